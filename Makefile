@@ -1,0 +1,39 @@
+# The two commands a newcomer needs: `make dev` and `make test`.
+# Both create .venv and install what they need on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+TEST_KEYSPACE ?= cassieq_test
+
+.PHONY: dev test lint cassandra-start cassandra-stop clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## dev: run the development server on http://127.0.0.1:8080
+dev: $(STAMP)
+	$(BIN)/cassieq dev
+
+## lint: ruff (lint + format check) and mypy
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy cassieq
+
+## test: lint, start the local Cassandra, apply the schema, run the whole suite
+test: lint cassandra-start
+	$(BIN)/cassieq schema apply --keyspace $(TEST_KEYSPACE)
+	CASSIEQ_TEST_KEYSPACE=$(TEST_KEYSPACE) $(BIN)/pytest
+
+cassandra-start: $(STAMP)
+	$(BIN)/cassieq cassandra start
+
+cassandra-stop: $(STAMP)
+	$(BIN)/cassieq cassandra stop
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

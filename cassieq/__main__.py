@@ -1,0 +1,3 @@
+from cassieq.cli import main
+
+main()

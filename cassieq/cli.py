@@ -1,0 +1,157 @@
+"""The ``cassieq`` command: server entry points and developer tooling."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from cassieq.config import Settings
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="cassieq")
+def cli() -> None:
+    """cassieq: a message queue on Apache Cassandra."""
+
+
+# --------------------------------------------------------------------------- cassandra
+
+
+@cli.group()
+def cassandra() -> None:
+    """Run a local single-node Apache Cassandra for development and tests."""
+
+
+@cassandra.command("start")
+@click.option(
+    "--port", type=int, default=None, help="CQL port (default 9042 or $CASSIEQ_CASSANDRA_PORT)."
+)
+@click.option("--version", "version", default=None, help="Cassandra 5.0.x version, or 'latest'.")
+def cassandra_start(port: int | None, version: str | None) -> None:
+    """Fetch (once), start and wait for the node; reuse it when already running."""
+    from cassieq.devtools import cassandra as tool
+
+    cfg = tool.NodeConfig.from_env(native_port=port)
+    if version == "latest":
+        version = tool.resolve_latest_version(cfg.home)
+    cfg = tool.NodeConfig.from_env(native_port=port, version=version)
+    try:
+        seconds = tool.start(cfg, log=_err)
+        status = tool.node_status(cfg)
+    except tool.CassandraToolError as exc:
+        raise click.ClickException(str(exc)) from exc
+    took = f", ready in {seconds:.1f} s" if seconds else ", already running"
+    pid = f"pid {status.pid}" if status.pid else "not started by cassieq"
+    click.echo(
+        f"Apache Cassandra {status.version} ready on {cfg.host}:{cfg.native_port} ({pid}{took})"
+    )
+
+
+@cassandra.command("stop")
+@click.option("--port", type=int, default=None, help="CQL port of the node to stop.")
+def cassandra_stop(port: int | None) -> None:
+    """Stop the node that `cassieq cassandra start` started (never another process)."""
+    from cassieq.devtools import cassandra as tool
+
+    tool.stop(tool.NodeConfig.from_env(native_port=port), log=click.echo)
+
+
+@cassandra.command("status")
+@click.option("--port", type=int, default=None, help="CQL port of the node.")
+def cassandra_status(port: int | None) -> None:
+    """Say whether a node runs; exit 3 when none answers."""
+    from cassieq.devtools import cassandra as tool
+
+    cfg = tool.NodeConfig.from_env(native_port=port)
+    st = tool.node_status(cfg)
+    if not st.reachable:
+        click.echo(f"not running on {cfg.host}:{cfg.native_port}")
+        sys.exit(3)
+    owner = f"pid {st.pid}, started by cassieq" if st.owned else "not started by cassieq"
+    click.echo(f"Apache Cassandra {st.version} on {cfg.host}:{cfg.native_port} ({owner})")
+
+
+# --------------------------------------------------------------------------- schema
+
+
+@cli.group()
+def schema() -> None:
+    """Create and migrate the cassieq keyspace."""
+
+
+@schema.command("apply")
+@click.option(
+    "--hosts", default=None, help="Comma-separated contact points ($CASSIEQ_CASSANDRA_HOSTS)."
+)
+@click.option("--port", type=int, default=None, help="CQL port ($CASSIEQ_CASSANDRA_PORT).")
+@click.option("--keyspace", default=None, help="Keyspace ($CASSIEQ_KEYSPACE, default cassieq).")
+@click.option("--replication", default=None, help="CQL replication map ($CASSIEQ_REPLICATION).")
+@click.option("--schema-dir", type=click.Path(path_type=Path, exists=True), default=None)
+def schema_apply(
+    hosts: str | None,
+    port: int | None,
+    keyspace: str | None,
+    replication: str | None,
+    schema_dir: Path | None,
+) -> None:
+    """Apply schema/cassandra/NNNN_*.cql in order; re-applying is harmless."""
+    from cassieq.store import cassandra as cql
+
+    settings = Settings.from_env(
+        cassandra_hosts=hosts.split(",") if hosts else None,
+        cassandra_port=port,
+        keyspace=keyspace,
+        replication=replication,
+    )
+    try:
+        cluster, session = cql.connect(settings.cassandra_hosts, settings.cassandra_port)
+    except cql.CassandraUnavailable as exc:
+        raise click.ClickException(str(exc)) from exc
+    try:
+        applied = cql.apply_schema(
+            session, settings.keyspace, settings.replication, schema_dir or cql.default_schema_dir()
+        )
+    except cql.SchemaError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        cluster.shutdown()
+    done = ", ".join(applied) if applied else "nothing new"
+    click.echo(f"schema of keyspace {settings.keyspace} is up to date (applied: {done})")
+
+
+# --------------------------------------------------------------------------- servers
+
+
+@cli.command()
+@click.option("--host", default=None, help="Bind address (default 127.0.0.1).")
+@click.option("--port", type=int, default=None, help="HTTP port (default 8080).")
+def dev(host: str | None, port: int | None) -> None:
+    """Run a development server."""
+    _serve(Settings.from_env(host=host, port=port))
+
+
+@cli.command()
+def serve() -> None:
+    """Run the production server, configured by CASSIEQ_* variables."""
+    _serve(Settings.from_env())
+
+
+def _serve(settings: Settings) -> None:
+    import uvicorn
+
+    from cassieq.api.app import create_app
+    from cassieq.logs import configure_logging
+
+    configure_logging(settings.log_format, settings.log_level)
+    app = create_app(settings)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level)
+
+
+def _err(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def main() -> None:
+    cli()

@@ -1,0 +1,49 @@
+"""One typed settings object, filled from ``CASSIEQ_*`` environment variables and flags.
+
+Every field is documented in the README's configuration table; keep the two in step.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import msgspec
+
+LogFormat = Literal["console", "json"]
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    cassandra_hosts: tuple[str, ...] = ("127.0.0.1",)
+    cassandra_port: int = 9042
+    keyspace: str = "cassieq"
+    replication: str = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
+    consistency: str = "LOCAL_QUORUM"
+    serial_consistency: str = "LOCAL_SERIAL"
+    host: str = "127.0.0.1"
+    port: int = 8080
+    admin_token: str | None = None
+    clock_skew_seconds: int = 60
+    log_format: LogFormat = "console"
+    log_level: str = "info"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Read ``CASSIEQ_<FIELD>`` for every field; flags (``overrides``) win over env."""
+        source = os.environ if env is None else env
+        raw: dict[str, Any] = {}
+        for name in cls.__struct_fields__:
+            value = source.get(f"CASSIEQ_{name.upper()}")
+            if value is not None:
+                raw[name] = _split_hosts(value) if name == "cassandra_hosts" else value
+        raw.update({k: v for k, v in overrides.items() if v is not None})
+        try:
+            # strict=False lets "9042" from the environment become an int.
+            return msgspec.convert(raw, cls, strict=False)
+        except msgspec.ValidationError as exc:
+            raise ValueError(f"invalid cassieq setting: {exc}") from exc
+
+
+def _split_hosts(value: str) -> list[str]:
+    return [h.strip() for h in value.split(",") if h.strip()]

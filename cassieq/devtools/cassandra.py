@@ -1,0 +1,431 @@
+"""Fetch, start, stop and inspect a local single-node Apache Cassandra.
+
+Apache Cassandra 5.0 is not published on Maven Central as a binary tarball
+(``org.apache.cassandra:apache-cassandra`` stops at 4.0-alpha2), so the node is
+assembled from ``org.apache.cassandra:cassandra-all`` and its runtime
+dependencies, fetched with ``mvn dependency:copy-dependencies`` and started as
+``CassandraDaemon`` with the project's own ``cassandra.yaml``.
+
+Everything lives outside the repository, under ``$CASSIEQ_HOME`` (default
+``~/.cache/cassieq``):
+
+    cassandra/<version>/lib/*.jar       the node's classpath (fetched once)
+    cassandra/<version>/MANIFEST.sha256  digests checked before every start
+    node-<port>/conf  data  logs  cassandra.pid
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+DEFAULT_VERSION = "5.0.9"  # newest 5.0 patch on Maven Central on 2026-11-21
+VERSION_RANGE_LATEST = "[5.0.0,5.0.99999]"
+MAIN_CLASS = "org.apache.cassandra.service.CassandraDaemon"
+START_TIMEOUT_S = 180.0
+_Log = Callable[[str], None]
+STOP_TIMEOUT_S = 60.0
+
+# Copied in spirit from Cassandra's conf/jvm17-server.options: JPMS openings the
+# daemon needs on Java 17, without which it fails at start-up reflecting into
+# java.base.
+JVM17_OPTIONS = (
+    "-XX:+UseG1GC",
+    "-XX:+ParallelRefProcEnabled",
+    "-XX:MaxTenuringThreshold=1",
+    "-XX:G1RSetUpdatingPauseTimePercent=5",
+    "-XX:MaxGCPauseMillis=300",
+    "-XX:+ExitOnOutOfMemoryError",
+    "-Djdk.attach.allowAttachSelf=true",
+    "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
+    "--add-exports=java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED",
+    "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
+    "--add-exports=java.rmi/sun.rmi.server=ALL-UNNAMED",
+    "--add-exports=java.sql/java.sql=ALL-UNNAMED",
+    "--add-exports=java.base/java.lang.ref=ALL-UNNAMED",
+    "--add-exports=jdk.unsupported/sun.misc=ALL-UNNAMED",
+    "--add-exports=jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED",
+    "--add-exports=jdk.attach/sun.tools.attach=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.module=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.loader=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.reflect=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.math=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.module=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.util.jar=ALL-UNNAMED",
+    "--add-opens=jdk.management/com.sun.management.internal=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+    "--add-opens=jdk.compiler/com.sun.tools.javac=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Dio.netty.allocator.useCacheForAllThreads=true",
+    "-Dio.netty.allocator.maxOrder=11",
+    # A single node has nobody to gossip with: do not wait for the ring to settle.
+    "-Dcassandra.skip_wait_for_gossip_to_settle=0",
+    "-Dcassandra.ring_delay_ms=0",
+    "-Dcassandra.load_ring_state=false",
+    "-Dcassandra.superuser_setup_delay_ms=0",
+    "-Dcassandra.migration_task_wait_in_seconds=0",
+)
+
+
+class CassandraToolError(RuntimeError):
+    """The local node could not be fetched, started or stopped."""
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    """Where and how the local node runs."""
+
+    version: str = DEFAULT_VERSION
+    host: str = "127.0.0.1"
+    native_port: int = 9042
+    storage_port: int = 7000
+    heap: str = "1G"
+    home: Path = Path.home() / ".cache" / "cassieq"
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> NodeConfig:
+        env = os.environ
+        values: dict[str, object] = {
+            "version": env.get("CASSIEQ_CASSANDRA_VERSION", DEFAULT_VERSION),
+            "native_port": int(env.get("CASSIEQ_CASSANDRA_PORT", "9042")),
+            "storage_port": int(env.get("CASSIEQ_CASSANDRA_STORAGE_PORT", "7000")),
+            "heap": env.get("CASSIEQ_CASSANDRA_HEAP", "1G"),
+            "home": Path(env.get("CASSIEQ_HOME", str(Path.home() / ".cache" / "cassieq"))),
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)  # type: ignore[arg-type]
+
+    @property
+    def dist_dir(self) -> Path:
+        return self.home / "cassandra" / self.version
+
+    @property
+    def node_dir(self) -> Path:
+        return self.home / f"node-{self.native_port}"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.node_dir / "cassandra.pid"
+
+    @property
+    def log_file(self) -> Path:
+        return self.node_dir / "logs" / "system.log"
+
+    @property
+    def stdout_file(self) -> Path:
+        return self.node_dir / "logs" / "stdout.log"
+
+
+@dataclass(frozen=True)
+class NodeStatus:
+    running: bool
+    pid: int | None
+    version: str | None
+    reachable: bool
+    owned: bool  # started by this tool (pid file points at a live CassandraDaemon)
+
+
+# --------------------------------------------------------------------------- fetch
+
+
+def resolve_latest_version(home: Path) -> str:
+    """Ask Maven Central (through mvn) for the newest 5.0.x of cassandra-all."""
+    with tempfile.TemporaryDirectory(dir=_ensure(home)) as tmp:
+        out = Path(tmp) / "lib"
+        _mvn_copy(VERSION_RANGE_LATEST, out, Path(tmp))
+        for jar in out.glob("cassandra-all-*.jar"):
+            return jar.name.removeprefix("cassandra-all-").removesuffix(".jar")
+    raise CassandraToolError("mvn resolved no cassandra-all 5.0.x artifact")
+
+
+def ensure_distribution(cfg: NodeConfig, *, log: _Log | None = None) -> Path:
+    """Fetch cassandra-all and its dependencies once, then verify them on every use."""
+    say = log or _silent
+    lib = cfg.dist_dir / "lib"
+    manifest = cfg.dist_dir / "MANIFEST.sha256"
+    if manifest.exists():
+        _verify_manifest(manifest, lib)
+        return lib
+    say(f"fetching Apache Cassandra {cfg.version} (cassandra-all + dependencies) with mvn ...")
+    staging = Path(tempfile.mkdtemp(prefix="fetch-", dir=_ensure(cfg.dist_dir.parent)))
+    try:
+        _mvn_copy(cfg.version, staging / "lib", staging)
+        jars = sorted((staging / "lib").glob("*.jar"))
+        if not any(j.name == f"cassandra-all-{cfg.version}.jar" for j in jars):
+            raise CassandraToolError(f"mvn did not produce cassandra-all-{cfg.version}.jar")
+        lines = [f"{_sha256(j)}  {j.name}\n" for j in jars]
+        (staging / "MANIFEST.sha256").write_text("".join(lines))
+        (staging / "pom.xml").unlink(missing_ok=True)
+        if cfg.dist_dir.exists():
+            shutil.rmtree(cfg.dist_dir)
+        # The rename is the commit point: a half-fetched tree never looks installed.
+        staging.rename(cfg.dist_dir)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    say(f"fetched {len(jars)} jars into {cfg.dist_dir}")
+    return lib
+
+
+def _mvn_copy(version: str, out: Path, workdir: Path) -> None:
+    if shutil.which("mvn") is None:
+        raise CassandraToolError("mvn is not on PATH; install Maven (apt-get install maven)")
+    pom = workdir / "pom.xml"
+    pom.write_text(_FETCH_POM.format(version=version))
+    cmd = [
+        "mvn",
+        "-B",
+        "-q",
+        "-f",
+        str(pom),
+        "dependency:copy-dependencies",
+        f"-DoutputDirectory={out}",
+        "-DincludeScope=runtime",
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-20:])
+        raise CassandraToolError(f"mvn could not fetch cassandra-all {version}:\n{tail}")
+
+
+_FETCH_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>cassieq.devtools</groupId><artifactId>fetch-cassandra</artifactId>
+  <version>1</version><packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>org.apache.cassandra</groupId><artifactId>cassandra-all</artifactId>
+      <version>{version}</version>
+    </dependency>
+  </dependencies>
+</project>
+"""
+
+
+def _verify_manifest(manifest: Path, lib: Path) -> None:
+    for line in manifest.read_text().splitlines():
+        digest, name = line.split("  ", 1)
+        jar = lib / name
+        if not jar.exists() or _sha256(jar) != digest:
+            raise CassandraToolError(
+                f"{jar} is missing or corrupt; delete {manifest.parent} and start again"
+            )
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# --------------------------------------------------------------------------- configure
+
+
+def write_node_conf(cfg: NodeConfig) -> Path:
+    conf = _ensure(cfg.node_dir / "conf")
+    data = cfg.node_dir / "data"
+    for sub in ("data", "commitlog", "saved_caches", "hints", "cdc_raw"):
+        _ensure(data / sub)
+    _ensure(cfg.node_dir / "logs")
+    template = resources.files("cassieq.devtools").joinpath("conf/cassandra.yaml").read_text()
+    yaml = template.format(
+        host=cfg.host,
+        native_port=cfg.native_port,
+        storage_port=cfg.storage_port,
+        data=data,
+    )
+    (conf / "cassandra.yaml").write_text(yaml)
+    logback = resources.files("cassieq.devtools").joinpath("conf/logback.xml").read_text()
+    (conf / "logback.xml").write_text(logback.replace("@LOG_FILE@", str(cfg.log_file)))
+    return conf
+
+
+# --------------------------------------------------------------------------- run
+
+
+def _silent(_: str) -> None:
+    return None
+
+
+def start(cfg: NodeConfig, *, log: _Log | None = None, timeout: float = START_TIMEOUT_S) -> float:
+    """Start the node unless it already runs; return the seconds it took to become ready."""
+    say = log or _silent
+    status = node_status(cfg)
+    if status.owned and status.running:
+        wait_until_ready(cfg, pid=status.pid, timeout=timeout)
+        say(f"reusing the running node (pid {status.pid}) on {cfg.host}:{cfg.native_port}")
+        return 0.0
+    if _port_open(cfg.host, cfg.native_port) and not status.owned:
+        # Someone else's Cassandra (or another program) holds the port: use it as it is,
+        # never touch a process this tool did not start.
+        say(f"a server already answers on {cfg.host}:{cfg.native_port}; using it")
+        return 0.0
+    if shutil.which("java") is None:
+        raise CassandraToolError("java is not on PATH; Cassandra 5.0 needs a JDK 11 or 17")
+    lib = ensure_distribution(cfg, log=say)
+    conf = write_node_conf(cfg)
+    cmd = [
+        "java",
+        f"-Xms{cfg.heap}",
+        f"-Xmx{cfg.heap}",
+        *JVM17_OPTIONS,
+        f"-Dcassandra.config=file://{conf / 'cassandra.yaml'}",
+        f"-Dlogback.configurationFile={conf / 'logback.xml'}",
+        f"-Dcassandra.logdir={cfg.node_dir / 'logs'}",
+        f"-Dcassandra.storagedir={cfg.node_dir / 'data'}",
+        "-Dcassandra-foreground=yes",
+        "-cp",
+        f"{conf}:{lib}/*",
+        MAIN_CLASS,
+    ]
+    began = time.monotonic()
+    with cfg.stdout_file.open("ab") as out:
+        proc = subprocess.Popen(
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=cfg.node_dir,
+            start_new_session=True,  # survives the shell that started it
+        )
+    cfg.pid_file.write_text(f"{proc.pid}\n")
+    say(f"starting Apache Cassandra {cfg.version} (pid {proc.pid}), logs in {cfg.log_file}")
+    wait_until_ready(cfg, pid=proc.pid, timeout=timeout)
+    return time.monotonic() - began
+
+
+def wait_until_ready(cfg: NodeConfig, *, pid: int | None, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pid is not None and not _alive(pid):
+            raise CassandraToolError(
+                f"Cassandra (pid {pid}) exited during start-up.\n{log_tail(cfg)}"
+            )
+        if _port_open(cfg.host, cfg.native_port) and query_version(cfg) is not None:
+            return
+        time.sleep(0.5)
+    raise CassandraToolError(
+        f"Cassandra did not accept CQL on {cfg.host}:{cfg.native_port} within {timeout:.0f} s.\n"
+        f"{log_tail(cfg)}"
+    )
+
+
+def stop(cfg: NodeConfig, *, log: _Log | None = None, timeout: float = STOP_TIMEOUT_S) -> bool:
+    """Stop the node this tool started (by its pid). Return False when none was running."""
+    say = log or _silent
+    pid = _owned_pid(cfg)
+    if pid is None:
+        cfg.pid_file.unlink(missing_ok=True)
+        say("no Cassandra started by cassieq is running")
+        return False
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if _alive(pid):
+        say(f"pid {pid} ignored SIGTERM for {timeout:.0f} s; sending SIGKILL")
+        os.kill(pid, signal.SIGKILL)
+        while _alive(pid):
+            time.sleep(0.1)
+    cfg.pid_file.unlink(missing_ok=True)
+    say(f"stopped Cassandra (pid {pid})")
+    return True
+
+
+def node_status(cfg: NodeConfig) -> NodeStatus:
+    pid = _owned_pid(cfg)
+    reachable = _port_open(cfg.host, cfg.native_port)
+    version = query_version(cfg) if reachable else None
+    return NodeStatus(
+        running=pid is not None or reachable,
+        pid=pid,
+        version=version,
+        reachable=reachable,
+        owned=pid is not None,
+    )
+
+
+def query_version(cfg: NodeConfig) -> str | None:
+    """The node's release_version over CQL, or None when it does not answer yet."""
+    from cassieq.store.cassandra import CassandraUnavailable, connect, server_version
+
+    try:
+        cluster, session = connect([cfg.host], cfg.native_port, connect_timeout=3.0)
+    except CassandraUnavailable:
+        return None
+    try:
+        return server_version(session)
+    except Exception:  # a node still starting may refuse queries: not ready yet
+        return None
+    finally:
+        cluster.shutdown()
+
+
+def log_tail(cfg: NodeConfig, lines: int = 40) -> str:
+    chunks = []
+    for path in (cfg.log_file, cfg.stdout_file):
+        if path.exists():
+            tail = path.read_text(errors="replace").splitlines()[-lines:]
+            chunks.append(f"--- last {len(tail)} lines of {path} ---\n" + "\n".join(tail))
+    return "\n".join(chunks) or "(no log written)"
+
+
+def _owned_pid(cfg: NodeConfig) -> int | None:
+    """The pid in our pid file, if it is alive and really is our CassandraDaemon."""
+    try:
+        pid = int(cfg.pid_file.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return None
+    # Pids are recycled: only a process running our daemon on our node dir is ours.
+    if MAIN_CLASS in cmdline and str(cfg.node_dir) in cmdline:
+        return pid
+    return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child of ours still "exists" to kill(0); /proc tells the truth.
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+def _ensure(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -1,0 +1,57 @@
+"""Shared fixtures. Tests that need Cassandra connect to the node that `make test` starts.
+
+A test that needs Cassandra fails (never skips) when none answers: the address
+comes from CASSIEQ_CASSANDRA_HOSTS / CASSIEQ_CASSANDRA_PORT (default 127.0.0.1:9042).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from cassandra.cluster import Cluster, Session
+
+from cassieq.config import Settings
+from cassieq.store.cassandra import CassandraUnavailable, connect, server_version
+
+TEST_KEYSPACE = os.environ.get("CASSIEQ_TEST_KEYSPACE", "cassieq_test")
+
+
+@dataclass
+class CassandraNode:
+    settings: Settings
+    cluster: Cluster
+    session: Session
+    version: str
+
+
+def _settings() -> Settings:
+    return Settings.from_env(keyspace=TEST_KEYSPACE)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    s = _settings()
+    where = f"{','.join(s.cassandra_hosts)}:{s.cassandra_port}"
+    try:
+        cluster, session = connect(s.cassandra_hosts, s.cassandra_port, connect_timeout=3.0)
+    except CassandraUnavailable:
+        return f"cassandra: NOT reachable at {where} (tests that need it will fail)"
+    try:
+        return f"cassandra: Apache Cassandra {server_version(session)} at {where}"
+    finally:
+        cluster.shutdown()
+
+
+@pytest.fixture(scope="session")
+def cassandra_node() -> Iterator[CassandraNode]:
+    s = _settings()
+    try:
+        cluster, session = connect(s.cassandra_hosts, s.cassandra_port)
+    except CassandraUnavailable as exc:
+        pytest.fail(f"this test needs a real Cassandra: {exc}", pytrace=False)
+    try:
+        yield CassandraNode(s, cluster, session, server_version(session))
+    finally:
+        cluster.shutdown()
