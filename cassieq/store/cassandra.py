@@ -1,16 +1,28 @@
-"""Everything that speaks CQL: connecting, applying the schema, and (later) the Store."""
+"""Everything that speaks CQL: connecting, applying the schema, and the Store."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
+import random
 import re
+import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC
 from pathlib import Path
+from typing import Any
 
-from cassandra import ConsistencyLevel
+from cassandra import (
+    ConsistencyLevel,
+    OperationTimedOut,
+    ReadTimeout,
+    Unavailable,
+    WriteFailure,
+    WriteTimeout,
+)
 from cassandra.cluster import (
     EXEC_PROFILE_DEFAULT,
     Cluster,
@@ -19,9 +31,25 @@ from cassandra.cluster import (
     Session,
 )
 from cassandra.policies import DCAwareRoundRobinPolicy
+from cassandra.query import BatchStatement, BatchType
+
+from cassieq.config import Settings
+from cassieq.model import (
+    Account,
+    BucketState,
+    Counts,
+    DeletionJob,
+    InvisibilityState,
+    MessageRow,
+    QueueDefinition,
+    QueueId,
+    QueueOptions,
+)
+from cassieq.store.base import PointerKind
 
 _KEYSPACE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,47}$")
 _MIGRATION_FILE_RE = re.compile(r"^(\d{4})_[a-z0-9_]+\.cql$")
+_TABLE_RE = re.compile(r"\b(FROM|INTO|UPDATE)\s+(\w+)")
 
 
 class CassandraUnavailable(RuntimeError):
@@ -180,3 +208,619 @@ def default_schema_dir() -> Path:
     if env:
         return Path(env)
     return Path(__file__).resolve().parents[2] / "schema" / "cassandra"
+
+
+# --------------------------------------------------------------------------- the Store
+
+# An LWT that ends in one of these may or may not have been applied.
+_OUTCOME_UNKNOWN = (WriteTimeout, WriteFailure, OperationTimedOut)
+# These fail before anything is written: safe to retry as they are.
+_RETRYABLE = (Unavailable, NoHostAvailable, ReadTimeout)
+_MAX_TRIES = 6
+MARKER_TTL_S = 7 * 24 * 3600  # markers of a dropped bucket outlive any writer
+
+
+class CassandraStore:
+    """The Store on Apache Cassandra: prepared statements, LWT for every change that
+    must not race, execution bridged from the driver's threads to asyncio."""
+
+    def __init__(
+        self, session: Session, keyspace: str, *, serial_consistency: str = "LOCAL_SERIAL"
+    ) -> None:
+        self._session = session
+        self._serial = _level(serial_consistency)
+        # Partitions here are bounded (a bucket, an account's queues): no paging needed.
+        session.default_fetch_size = None
+        self._q = _Statements(session, keyspace)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> tuple[Cluster, CassandraStore]:
+        cluster, session = connect(
+            settings.cassandra_hosts,
+            settings.cassandra_port,
+            consistency=settings.consistency,
+            serial_consistency=settings.serial_consistency,
+        )
+        store = cls(session, settings.keyspace, serial_consistency=settings.serial_consistency)
+        return cluster, store
+
+    # ----------------------------------------------------------------- execution
+
+    async def _run(self, statement: Any, params: Sequence[Any] | None = None) -> list[Any]:
+        for attempt in range(_MAX_TRIES):
+            try:
+                return await self._once(statement, params)
+            except _RETRYABLE:
+                if attempt == _MAX_TRIES - 1:
+                    raise
+                await asyncio.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def _once(self, statement: Any, params: Sequence[Any] | None) -> asyncio.Future[list[Any]]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[list[Any]] = loop.create_future()
+        response = self._session.execute_async(statement, params)
+
+        def done(rows: Any) -> None:
+            loop.call_soon_threadsafe(_resolve, future, list(rows or ()))
+
+        def failed(exc: BaseException) -> None:
+            loop.call_soon_threadsafe(_reject, future, exc)
+
+        response.add_callbacks(done, failed)
+        return future
+
+    async def _cas(
+        self,
+        statement: Any,
+        params: Sequence[Any],
+        resolve: Callable[[], Awaitable[bool]],
+    ) -> tuple[bool, Any]:
+        """Run an LWT; on an unknown outcome ask ``resolve`` (a SERIAL read) what happened."""
+        try:
+            rows = await self._run(statement, params)
+        except _OUTCOME_UNKNOWN:
+            return await resolve(), None
+        row = rows[0]
+        return bool(row.applied), row
+
+    async def _read_serial(self, statement: Any, params: Sequence[Any]) -> list[Any]:
+        bound = statement.bind(params)
+        bound.consistency_level = self._serial
+        return await self._run(bound)
+
+    # ----------------------------------------------------------------- accounts
+
+    async def insert_account(self, account: Account) -> bool:
+        async def resolve() -> bool:
+            rows = await self._read_serial(self._q.account_read, (account.name,))
+            return (
+                bool(rows)
+                and rows[0].created_at == account.created_at
+                and rows[0].keys == account.keys
+            )
+
+        applied, _ = await self._cas(
+            self._q.account_insert, (account.name, account.keys, account.created_at), resolve
+        )
+        return applied
+
+    async def read_account(self, name: str) -> Account | None:
+        rows = await self._run(self._q.account_read, (name,))
+        return _account(rows[0]) if rows else None
+
+    async def list_accounts(self) -> list[Account]:
+        rows = await self._run(self._q.account_list)
+        return sorted((_account(r) for r in rows), key=lambda a: a.name)
+
+    async def delete_account(self, name: str) -> None:
+        await self._run(self._q.account_delete, (name,))
+
+    async def add_key(self, account: str, key_name: str, key: str) -> bool:
+        async def resolve() -> bool:
+            rows = await self._read_serial(self._q.account_read, (account,))
+            return bool(rows) and (rows[0].keys or {}).get(key_name) == key
+
+        applied, _ = await self._cas(self._q.key_add, (key_name, key, account, key_name), resolve)
+        return applied
+
+    async def remove_key(self, account: str, key_name: str) -> None:
+        await self._run(self._q.key_remove, (key_name, account))
+
+    # ----------------------------------------------------------------- queues
+
+    async def insert_queue(self, queue: QueueDefinition) -> QueueDefinition | None:
+        async def resolve() -> bool:
+            rows = await self._read_serial(self._q.queue_read, (queue.account, queue.name))
+            return bool(rows) and _queue(rows[0]) == queue
+
+        applied, row = await self._cas(self._q.queue_insert, _queue_params(queue), resolve)
+        if applied:
+            return None
+        if row is not None and row.version is not None:
+            return _queue(row)
+        existing = await self.read_queue(queue.account, queue.name)
+        return existing
+
+    async def replace_queue(self, queue: QueueDefinition, expected_version: int) -> bool:
+        async def resolve() -> bool:
+            rows = await self._read_serial(self._q.queue_read, (queue.account, queue.name))
+            return bool(rows) and _queue(rows[0]) == queue
+
+        p = _queue_params(queue)
+        # UPDATE order: every column but the key, then the key, then the condition.
+        params = (*p[2:], p[0], p[1], expected_version)
+        applied, _ = await self._cas(self._q.queue_replace, params, resolve)
+        return applied
+
+    async def read_queue(self, account: str, name: str) -> QueueDefinition | None:
+        rows = await self._run(self._q.queue_read, (account, name))
+        return _queue(rows[0]) if rows else None
+
+    async def list_queues(self, account: str) -> list[QueueDefinition]:
+        rows = await self._run(self._q.queue_list, (account,))
+        return [_queue(r) for r in rows]
+
+    # ----------------------------------------------------------------- monotons
+
+    async def read_monoton(self, queue: QueueId) -> int:
+        rows = await self._run(self._q.monoton_read, (str(queue),))
+        return int(rows[0].value) if rows and rows[0].value is not None else 0
+
+    async def cas_monoton(self, queue: QueueId, expected: int, new: int) -> tuple[bool, int]:
+        token = _token()
+        qid = str(queue)
+
+        async def resolve() -> bool:
+            rows = await self._read_serial(self._q.monoton_read, (qid,))
+            return bool(rows) and rows[0].last_change == token
+
+        params: tuple[Any, ...]
+        if expected == 0:
+            stmt, params = self._q.monoton_cas_first, (new, token, qid)
+        else:
+            stmt, params = self._q.monoton_cas, (new, token, qid, expected)
+        applied, row = await self._cas(stmt, params, resolve)
+        if applied:
+            return True, new
+        if row is not None:
+            return False, int(row.value or 0)
+        return False, await self.read_monoton(queue)
+
+    # ----------------------------------------------------------------- buckets
+
+    async def read_bucket(self, queue: QueueId, bucket: int) -> BucketState:
+        rows = await self._run(self._q.bucket_read, (str(queue), bucket))
+        return _bucket(bucket, rows)
+
+    async def read_message(self, queue: QueueId, bucket: int, monoton: int) -> MessageRow | None:
+        rows = await self._run(self._q.message_read, (str(queue), bucket, monoton))
+        return _message(rows[0]) if rows and rows[0].version is not None else None
+
+    async def insert_messages(
+        self, queue: QueueId, bucket: int, rows: list[MessageRow], now: int
+    ) -> bool:
+        qid = str(queue)
+        batch = BatchStatement(batch_type=BatchType.UNLOGGED)
+        # The guard carries the condition: nothing is written into a finalized bucket.
+        batch.add(self._q.bucket_guard, (now, qid, bucket))
+        for r in rows:
+            batch.add(self._q.message_insert, (qid, bucket, *_message_values(r)))
+
+        async def resolve() -> bool:
+            stored = await self._read_serial(self._q.message_read, (qid, bucket, rows[0].monoton))
+            return bool(stored) and stored[0].last_change == rows[0].change
+
+        applied, _ = await self._cas(batch, (), resolve)
+        return applied
+
+    async def cas_message(
+        self, queue: QueueId, bucket: int, expected_version: int, row: MessageRow
+    ) -> bool:
+        qid = str(queue)
+
+        async def resolve() -> bool:
+            stored = await self._read_serial(self._q.message_read, (qid, bucket, row.monoton))
+            return bool(stored) and stored[0].last_change == row.change
+
+        values = _message_values(row)[1:]  # all but the monoton (it is in the key)
+        params = (*values, qid, bucket, row.monoton, expected_version)
+        applied, _ = await self._cas(self._q.message_cas, params, resolve)
+        return applied
+
+    async def seal_bucket(self, queue: QueueId, bucket: int, now: int) -> int:
+        qid = str(queue)
+
+        async def resolve() -> bool:
+            return True  # whoever sealed it, the answer is the stored time, read below
+
+        applied, row = await self._cas(self._q.bucket_seal, (now, qid, bucket), resolve)
+        if applied and row is not None:
+            return now
+        state = await self._read_serial(self._q.bucket_markers, (qid, bucket))
+        return int(state[0].sealed_at) if state and state[0].sealed_at is not None else now
+
+    async def finalize_bucket(self, queue: QueueId, bucket: int, now: int) -> None:
+        async def resolve() -> bool:
+            return True  # finalized by us or by someone else: finalized either way
+
+        await self._cas(self._q.bucket_finalize, (now, str(queue), bucket), resolve)
+
+    async def delete_bucket(self, queue: QueueId, bucket: int) -> None:
+        qid = str(queue)
+        markers = await self._run(self._q.bucket_markers, (qid, bucket))
+        await self._run(self._q.bucket_delete_rows, (qid, bucket))
+        if markers and markers[0].finalized_at is not None:
+            # Re-written with a TTL so the empty partition eventually goes too.
+            m = markers[0]
+            await self._run(
+                self._q.bucket_markers_ttl, (MARKER_TTL_S, m.sealed_at, m.finalized_at, qid, bucket)
+            )
+
+    # ----------------------------------------------------------------- pointers
+
+    async def read_pointer(self, queue: QueueId, kind: PointerKind) -> int:
+        rows = await self._run(self._q.pointer_read, (str(queue), kind))
+        return int(rows[0].value) if rows and rows[0].value is not None else 0
+
+    async def cas_pointer(self, queue: QueueId, kind: PointerKind, expected: int, new: int) -> bool:
+        qid = str(queue)
+
+        async def resolve() -> bool:
+            # A pointer only moves forward; anyone who moved it to `new` did our work.
+            rows = await self._read_serial(self._q.pointer_read, (qid, kind))
+            return bool(rows) and rows[0].value == new
+
+        params: tuple[Any, ...]
+        if expected == 0:
+            stmt, params = self._q.pointer_cas_first, (new, qid, kind)
+        else:
+            stmt, params = self._q.pointer_cas, (new, qid, kind, expected)
+        applied, _ = await self._cas(stmt, params, resolve)
+        return applied
+
+    async def read_invisibility(self, queue: QueueId) -> InvisibilityState:
+        rows = await self._run(self._q.invisibility_read, (str(queue),))
+        return _invisibility(rows[0]) if rows and rows[0].rev is not None else InvisibilityState()
+
+    async def cas_invisibility(
+        self, queue: QueueId, expected_rev: int, new: InvisibilityState
+    ) -> bool:
+        qid, token = str(queue), _token()
+
+        async def resolve() -> bool:
+            rows = await self._read_serial(self._q.invisibility_read, (qid,))
+            return bool(rows) and rows[0].last_change == token
+
+        s = new.summary
+        values = (
+            new.rev, new.bucket, new.stragglers, s.published, s.acked, s.dead_lettered,
+            s.delivered, token, qid,
+        )  # fmt: skip
+        params: tuple[Any, ...]
+        if expected_rev == 0:
+            stmt, params = self._q.invisibility_cas_first, values
+        else:
+            stmt, params = self._q.invisibility_cas, (*values, expected_rev)
+        applied, _ = await self._cas(stmt, params, resolve)
+        return applied
+
+    # ----------------------------------------------------------------- leases
+
+    async def acquire_lease(self, name: str, owner: str, now: int, ttl_ms: int) -> bool:
+        # The TTL only clears rows of owners long gone; expiry is decided by expires_at,
+        # on the engine's clock, so tests can move time.
+        ttl_s = max(60, ttl_ms * 10 // 1000)
+        expires = now + ttl_ms
+
+        async def resolve() -> bool:
+            rows = await self._read_serial(self._q.lease_read, (name,))
+            return bool(rows) and rows[0].owner == owner and rows[0].expires_at == expires
+
+        current = await self._read_serial(self._q.lease_read, (name,))
+        if not current:
+            applied, _ = await self._cas(
+                self._q.lease_insert, (name, owner, expires, ttl_s), resolve
+            )
+            return applied
+        held = current[0]
+        if held.owner != owner and held.expires_at > now:
+            return False
+        applied, _ = await self._cas(
+            self._q.lease_take, (ttl_s, owner, expires, name, held.owner, held.expires_at), resolve
+        )
+        return applied
+
+    async def release_lease(self, name: str, owner: str) -> None:
+        async def resolve() -> bool:
+            return True
+
+        await self._cas(self._q.lease_release, (name, owner), resolve)
+
+    # ----------------------------------------------------------------- deletion
+
+    async def add_deletion_job(self, job: DeletionJob) -> None:
+        q = job.queue
+        await self._run(
+            self._q.job_insert,
+            (str(q), q.account, q.queue, q.version, job.bucket_size, job.created_at),
+        )
+
+    async def list_deletion_jobs(self) -> list[DeletionJob]:
+        rows = await self._run(self._q.job_list)
+        return [
+            DeletionJob(
+                queue=QueueId(r.account_name, r.queue_name, r.version),
+                bucket_size=r.bucket_size,
+                created_at=r.created_at,
+            )
+            for r in rows
+        ]
+
+    async def remove_deletion_job(self, job: DeletionJob) -> None:
+        await self._run(self._q.job_delete, (str(job.queue),))
+
+    async def delete_queue_state(self, queue: QueueId, buckets: int) -> None:
+        qid = str(queue)
+        for start in range(0, buckets, 64):
+            await asyncio.gather(
+                *(
+                    self._run(self._q.bucket_drop, (qid, b))
+                    for b in range(start, min(start + 64, buckets))
+                )
+            )
+        await self._run(self._q.monoton_delete, (qid,))
+        await self._run(self._q.invisibility_delete, (qid,))
+        for kind in ("reader", "repair"):
+            await self._run(self._q.pointer_delete, (qid, kind))
+
+
+def _resolve(future: asyncio.Future[list[Any]], rows: list[Any]) -> None:
+    if not future.done():
+        future.set_result(rows)
+
+
+def _reject(future: asyncio.Future[list[Any]], exc: BaseException) -> None:
+    if not future.done():
+        future.set_exception(exc)
+
+
+def _token() -> str:
+    return secrets.token_hex(8)
+
+
+_MESSAGE_COLUMNS = (
+    "monoton, message, version, delivery_count, acked, dead_lettered, republished_to, "
+    "next_visible_on, tag, created_at, updated_at, acked_at, last_change"
+)
+_QUEUE_COLUMNS = (
+    "account_name, queue_name, version, status, bucket_size, max_delivery_count, "
+    "repair_poll_seconds, finalize_seconds, delete_buckets_after_finalize, dlq_name, "
+    "strict_fifo, created_at"
+)
+
+
+class _Statements:
+    """Every CQL statement of the store, prepared once."""
+
+    def __init__(self, s: Session, keyspace: str) -> None:
+        if not _KEYSPACE_RE.match(keyspace):
+            raise ValueError(f"invalid keyspace name {keyspace!r}")
+
+        def p(cql: str) -> Any:
+            # Fully qualified tables: a session-wide keyspace with prepared statements is
+            # ambiguous (Cassandra warns about it on every prepare).
+            return s.prepare(_TABLE_RE.sub(rf"\1 {keyspace}.\2", cql))
+
+        self.account_insert = p(
+            "INSERT INTO accounts (account_name, keys, created_at) VALUES (?, ?, ?) IF NOT EXISTS"
+        )
+        self.account_read = p(
+            "SELECT account_name, keys, created_at FROM accounts WHERE account_name = ?"
+        )
+        self.account_list = p("SELECT account_name, keys, created_at FROM accounts")
+        self.account_delete = p("DELETE FROM accounts WHERE account_name = ?")
+        self.key_add = p(
+            "UPDATE accounts SET keys[?] = ? WHERE account_name = ? "
+            "IF created_at != null AND keys[?] = null"
+        )
+        self.key_remove = p("DELETE keys[?] FROM accounts WHERE account_name = ?")
+
+        self.queue_insert = p(
+            f"INSERT INTO queues ({_QUEUE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "IF NOT EXISTS"
+        )
+        self.queue_replace = p(
+            "UPDATE queues SET version = ?, status = ?, bucket_size = ?, max_delivery_count = ?, "
+            "repair_poll_seconds = ?, finalize_seconds = ?, delete_buckets_after_finalize = ?, "
+            "dlq_name = ?, strict_fifo = ?, created_at = ? "
+            "WHERE account_name = ? AND queue_name = ? IF version = ?"
+        )
+        self.queue_read = p(
+            f"SELECT {_QUEUE_COLUMNS} FROM queues WHERE account_name = ? AND queue_name = ?"
+        )
+        self.queue_list = p(f"SELECT {_QUEUE_COLUMNS} FROM queues WHERE account_name = ?")
+
+        self.monoton_read = p("SELECT value, last_change FROM monotons WHERE queue_id = ?")
+        self.monoton_cas = p(
+            "UPDATE monotons SET value = ?, last_change = ? WHERE queue_id = ? IF value = ?"
+        )
+        self.monoton_cas_first = p(
+            "UPDATE monotons SET value = ?, last_change = ? WHERE queue_id = ? IF value = null"
+        )
+        self.monoton_delete = p("DELETE FROM monotons WHERE queue_id = ?")
+
+        self.bucket_read = p(
+            f"SELECT {_MESSAGE_COLUMNS}, sealed_at, finalized_at FROM messages "
+            "WHERE queue_id = ? AND bucket = ?"
+        )
+        self.bucket_markers = p(
+            "SELECT sealed_at, finalized_at FROM messages WHERE queue_id = ? AND bucket = ? LIMIT 1"
+        )
+        self.message_read = p(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages "
+            "WHERE queue_id = ? AND bucket = ? AND monoton = ?"
+        )
+        self.bucket_guard = p(
+            "UPDATE messages SET last_write_at = ? WHERE queue_id = ? AND bucket = ? "
+            "IF finalized_at = null"
+        )
+        self.message_insert = p(
+            f"INSERT INTO messages (queue_id, bucket, {_MESSAGE_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        )
+        self.message_cas = p(
+            "UPDATE messages SET message = ?, version = ?, delivery_count = ?, acked = ?, "
+            "dead_lettered = ?, republished_to = ?, next_visible_on = ?, tag = ?, created_at = ?, "
+            "updated_at = ?, acked_at = ?, last_change = ? "
+            "WHERE queue_id = ? AND bucket = ? AND monoton = ? IF version = ?"
+        )
+        self.bucket_seal = p(
+            "UPDATE messages SET sealed_at = ? WHERE queue_id = ? AND bucket = ? "
+            "IF sealed_at = null"
+        )
+        self.bucket_finalize = p(
+            "UPDATE messages SET finalized_at = ? WHERE queue_id = ? AND bucket = ? "
+            "IF finalized_at = null"
+        )
+        self.bucket_delete_rows = p(
+            "DELETE FROM messages WHERE queue_id = ? AND bucket = ? AND monoton >= 0"
+        )
+        self.bucket_markers_ttl = p(
+            "UPDATE messages USING TTL ? SET sealed_at = ?, finalized_at = ? "
+            "WHERE queue_id = ? AND bucket = ?"
+        )
+        self.bucket_drop = p("DELETE FROM messages WHERE queue_id = ? AND bucket = ?")
+
+        self.pointer_read = p("SELECT value FROM pointers WHERE queue_id = ? AND kind = ?")
+        self.pointer_cas = p(
+            "UPDATE pointers SET value = ? WHERE queue_id = ? AND kind = ? IF value = ?"
+        )
+        self.pointer_cas_first = p(
+            "UPDATE pointers SET value = ? WHERE queue_id = ? AND kind = ? IF value = null"
+        )
+        self.pointer_delete = p("DELETE FROM pointers WHERE queue_id = ? AND kind = ?")
+
+        invisibility_set = (
+            "UPDATE invisibility SET rev = ?, bucket = ?, stragglers = ?, published = ?, "
+            "acked = ?, dead_lettered = ?, delivered = ?, last_change = ? WHERE queue_id = ? "
+        )
+        self.invisibility_read = p(
+            "SELECT rev, bucket, stragglers, published, acked, dead_lettered, delivered, "
+            "last_change FROM invisibility WHERE queue_id = ?"
+        )
+        self.invisibility_cas = p(invisibility_set + "IF rev = ?")
+        self.invisibility_cas_first = p(invisibility_set + "IF rev = null")
+        self.invisibility_delete = p("DELETE FROM invisibility WHERE queue_id = ?")
+
+        self.lease_read = p("SELECT owner, expires_at FROM leases WHERE name = ?")
+        self.lease_insert = p(
+            "INSERT INTO leases (name, owner, expires_at) VALUES (?, ?, ?) "
+            "IF NOT EXISTS USING TTL ?"
+        )
+        self.lease_take = p(
+            "UPDATE leases USING TTL ? SET owner = ?, expires_at = ? WHERE name = ? "
+            "IF owner = ? AND expires_at = ?"
+        )
+        self.lease_release = p("DELETE FROM leases WHERE name = ? IF owner = ?")
+
+        self.job_insert = p(
+            "INSERT INTO deletion_jobs (shard, queue_id, account_name, queue_name, version, "
+            "bucket_size, created_at) VALUES (0, ?, ?, ?, ?, ?, ?)"
+        )
+        self.job_list = p(
+            "SELECT account_name, queue_name, version, bucket_size, created_at "
+            "FROM deletion_jobs WHERE shard = 0"
+        )
+        self.job_delete = p("DELETE FROM deletion_jobs WHERE shard = 0 AND queue_id = ?")
+
+
+# --------------------------------------------------------------------------- row mapping
+
+
+def _account(r: Any) -> Account:
+    # accounts.created_at is a CQL timestamp (0001): the driver reads it as a datetime.
+    created = r.created_at
+    created_ms = 0 if created is None else round(created.replace(tzinfo=UTC).timestamp() * 1000)
+    return Account(name=r.account_name, keys=dict(r.keys or {}), created_at=created_ms)
+
+
+def _queue(r: Any) -> QueueDefinition:
+    return QueueDefinition(
+        account=r.account_name,
+        name=r.queue_name,
+        version=int(r.version),
+        status=r.status,
+        options=QueueOptions(
+            bucket_size=r.bucket_size,
+            max_delivery_count=r.max_delivery_count,
+            repair_poll_seconds=r.repair_poll_seconds,
+            finalize_seconds=r.finalize_seconds,
+            delete_buckets_after_finalize=bool(r.delete_buckets_after_finalize),
+            dlq_name=r.dlq_name,
+            strict_fifo=bool(r.strict_fifo),
+        ),
+        created_at=int(r.created_at),
+    )
+
+
+def _queue_params(q: QueueDefinition) -> tuple[Any, ...]:
+    o = q.options
+    return (
+        q.account, q.name, q.version, q.status, o.bucket_size, o.max_delivery_count,
+        o.repair_poll_seconds, o.finalize_seconds, o.delete_buckets_after_finalize,
+        o.dlq_name, o.strict_fifo, q.created_at,
+    )  # fmt: skip
+
+
+def _message_values(m: MessageRow) -> tuple[Any, ...]:
+    return (
+        m.monoton, m.message, m.version, m.delivery_count, m.acked, m.dead_lettered,
+        m.republished_to, m.next_visible_on, m.tag, m.created_at, m.updated_at, m.acked_at,
+        m.change,
+    )  # fmt: skip
+
+
+def _message(r: Any) -> MessageRow:
+    return MessageRow(
+        monoton=int(r.monoton),
+        message=r.message,
+        version=int(r.version),
+        delivery_count=int(r.delivery_count),
+        acked=bool(r.acked),
+        dead_lettered=bool(r.dead_lettered),
+        republished_to=r.republished_to,
+        next_visible_on=int(r.next_visible_on),
+        tag=r.tag,
+        created_at=int(r.created_at),
+        updated_at=int(r.updated_at),
+        acked_at=r.acked_at,
+        change=r.last_change or "",
+    )
+
+
+def _bucket(bucket: int, rows: list[Any]) -> BucketState:
+    first = rows[0] if rows else None
+    return BucketState(
+        bucket=bucket,
+        sealed_at=first.sealed_at if first is not None else None,
+        finalized_at=first.finalized_at if first is not None else None,
+        # A partition holding only markers reads as one row without a monoton.
+        messages=tuple(
+            _message(r) for r in rows if r.monoton is not None and r.version is not None
+        ),
+    )
+
+
+def _invisibility(r: Any) -> InvisibilityState:
+    return InvisibilityState(
+        bucket=int(r.bucket or 0),
+        rev=int(r.rev),
+        stragglers={int(k): int(v) for k, v in (r.stragglers or {}).items()},
+        summary=Counts(
+            published=int(r.published or 0),
+            acked=int(r.acked or 0),
+            dead_lettered=int(r.dead_lettered or 0),
+            delivered=int(r.delivered or 0),
+        ),
+    )

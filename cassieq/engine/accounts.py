@@ -1,0 +1,73 @@
+"""Accounts and their keys."""
+
+from __future__ import annotations
+
+import base64
+import secrets
+
+from cassieq.engine.context import EngineContext
+from cassieq.engine.errors import (
+    AccountExists,
+    AccountNotFound,
+    InvalidArgument,
+    KeyExists,
+    KeyNotFound,
+)
+from cassieq.model import Account, valid_name
+
+DEFAULT_KEY_NAMES = ("primary", "secondary")
+
+
+def new_key() -> str:
+    """64 random bytes, base64url without padding (wire contract)."""
+    return base64.urlsafe_b64encode(secrets.token_bytes(64)).rstrip(b"=").decode()
+
+
+class Accounts:
+    def __init__(self, ctx: EngineContext) -> None:
+        self._ctx = ctx
+
+    async def create(self, name: str) -> Account:
+        if not valid_name(name):
+            raise InvalidArgument(
+                f"invalid account name {name!r}: use 1-64 letters, digits, '_' or '-'"
+            )
+        account = Account(
+            name=name,
+            keys={k: new_key() for k in DEFAULT_KEY_NAMES},
+            created_at=self._ctx.clock.now(),
+        )
+        if not await self._ctx.store.insert_account(account):
+            raise AccountExists(f"account {name!r} already exists")
+        self._ctx.log.info("account_created", account=name)
+        return account
+
+    async def get(self, name: str) -> Account:
+        account = await self._ctx.store.read_account(name)
+        if account is None:
+            raise AccountNotFound(f"account {name!r} not found")
+        return account
+
+    async def list(self) -> list[Account]:
+        return await self._ctx.store.list_accounts()
+
+    async def delete(self, name: str) -> None:
+        await self._ctx.store.delete_account(name)
+        self._ctx.log.info("account_deleted", account=name)
+
+    async def add_key(self, account: str, key_name: str) -> str:
+        if not valid_name(key_name):
+            raise InvalidArgument(f"invalid key name {key_name!r}")
+        await self.get(account)
+        key = new_key()
+        if not await self._ctx.store.add_key(account, key_name, key):
+            raise KeyExists(f"account {account!r} already has a key named {key_name!r}")
+        self._ctx.log.info("key_added", account=account, key_name=key_name)
+        return key
+
+    async def delete_key(self, account: str, key_name: str) -> None:
+        current = await self.get(account)
+        if key_name not in current.keys:
+            raise KeyNotFound(f"account {account!r} has no key named {key_name!r}")
+        await self._ctx.store.remove_key(account, key_name)
+        self._ctx.log.info("key_deleted", account=account, key_name=key_name)

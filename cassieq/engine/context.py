@@ -1,0 +1,43 @@
+"""What every engine part shares: the store, the clock, tuning and a logger."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+
+import structlog
+
+from cassieq.engine.clock import Clock
+from cassieq.store.base import Store
+
+
+@dataclass(frozen=True)
+class Tuning:
+    # A delivered message still invisible this long after its bucket is done no longer
+    # holds the invisibility pointer back; it is tracked as a straggler instead.
+    straggler_after_ms: int = 60_000
+    max_stragglers: int = 64
+    # Buckets behind the reader that one get may read looking for expired messages.
+    invisibility_scan_buckets: int = 8
+    # A repair or dead-letter claim hides a message this long while it is moved.
+    claim_ms: int = 60_000
+    # How long a queue definition is trusted without re-reading it.
+    queue_cache_ms: int = 2_000
+    lease_ttl_ms: int = 30_000
+    max_cas_attempts: int = 64
+
+
+@dataclass(frozen=True)
+class EngineContext:
+    store: Store
+    clock: Clock
+    tuning: Tuning = field(default_factory=Tuning)
+    instance_id: str = field(default_factory=lambda: secrets.token_hex(8))
+    log: structlog.typing.FilteringBoundLogger = field(
+        default_factory=lambda: structlog.get_logger("cassieq.engine")
+    )
+
+
+def new_token() -> str:
+    """A fresh random token: message tags and change ids."""
+    return secrets.token_urlsafe(12)

@@ -1,0 +1,100 @@
+"""QueueEngine: the one object the API, CLI and benchmarks talk to."""
+
+from __future__ import annotations
+
+import secrets
+
+from cassieq.engine.accounts import Accounts
+from cassieq.engine.acker import Acker
+from cassieq.engine.clock import Clock, SystemClock
+from cassieq.engine.context import EngineContext, Tuning
+from cassieq.engine.deleter import Deleter
+from cassieq.engine.delivery import Deliverer
+from cassieq.engine.errors import InvalidArgument
+from cassieq.engine.invisibility import InvisibilitySide
+from cassieq.engine.leases import Leases
+from cassieq.engine.monotons import MonotonStrategy, make_monotons
+from cassieq.engine.publisher import Publisher
+from cassieq.engine.queues import QueueDirectory
+from cassieq.engine.reader import Reader
+from cassieq.engine.repair import Repairer
+from cassieq.engine.stats import StatisticsReader
+from cassieq.model import Delivery, PopReceipt, QueueDefinition, QueueOptions, Statistics
+from cassieq.store.base import Store
+
+MAX_INVISIBILITY_S = 7 * 24 * 3600
+
+
+class QueueEngine:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock | None = None,
+        *,
+        tuning: Tuning | None = None,
+        monotons: MonotonStrategy = "grouped",
+        instance_id: str | None = None,
+    ) -> None:
+        self.ctx = EngineContext(
+            store=store,
+            clock=clock or SystemClock(),
+            tuning=tuning or Tuning(),
+            instance_id=instance_id or secrets.token_hex(8),
+        )
+        self.accounts = Accounts(self.ctx)
+        self.queues = QueueDirectory(self.ctx)
+        self.leases = Leases(self.ctx)
+        monoton_taker = make_monotons(self.ctx, monotons)
+        self.publisher = Publisher(self.ctx, monoton_taker)
+        deliverer = Deliverer(self.ctx, self.publisher, self.queues)
+        self.reader = Reader(self.ctx, deliverer, InvisibilitySide(self.ctx, deliverer))
+        self.acker = Acker(self.ctx)
+        self.repairer = Repairer(self.ctx, monoton_taker, self.leases)
+        self.deleter = Deleter(self.ctx, self.leases)
+        self.statistics_reader = StatisticsReader(self.ctx)
+
+    # The message operations by account and queue name, as the API sees them.
+
+    async def create_queue(
+        self, account: str, name: str, options: QueueOptions, *, error_if_exists: bool = False
+    ) -> tuple[QueueDefinition, bool]:
+        await self.accounts.get(account)
+        return await self.queues.create(account, name, options, error_if_exists=error_if_exists)
+
+    async def put(
+        self, account: str, queue: str, message: str, initial_invisibility_s: int = 0
+    ) -> int:
+        _check_seconds("initialInvisibilitySeconds", initial_invisibility_s)
+        definition = await self.queues.get(account, queue)
+        return await self.publisher.put(definition, message, initial_invisibility_s * 1000)
+
+    async def get_next(self, account: str, queue: str, invisibility_s: int = 30) -> Delivery | None:
+        _check_seconds("invisibilityTimeSeconds", invisibility_s)
+        definition = await self.queues.get(account, queue)
+        return await self.reader.get_next(definition, invisibility_s * 1000)
+
+    async def ack(self, account: str, queue: str, receipt: PopReceipt) -> None:
+        await self.acker.ack(await self.queues.get(account, queue), receipt)
+
+    async def update(
+        self,
+        account: str,
+        queue: str,
+        receipt: PopReceipt,
+        message: str | None,
+        invisibility_s: int,
+    ) -> PopReceipt:
+        _check_seconds("newInvisibilitySeconds", invisibility_s)
+        definition = await self.queues.get(account, queue)
+        return await self.acker.update(definition, receipt, message, invisibility_s * 1000)
+
+    async def statistics(self, account: str, queue: str) -> Statistics:
+        return await self.statistics_reader.read(await self.queues.get(account, queue))
+
+    async def repair(self, account: str, queue: str) -> int | None:
+        return await self.repairer.run_once(await self.queues.get(account, queue, fresh=True))
+
+
+def _check_seconds(name: str, value: int) -> None:
+    if not 0 <= value <= MAX_INVISIBILITY_S:
+        raise InvalidArgument(f"{name} must be between 0 and {MAX_INVISIBILITY_S}")

@@ -1,0 +1,51 @@
+"""The engine's errors: a small named hierarchy the API maps to status codes."""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """Base of every error the engine raises on purpose."""
+
+
+class NotFound(EngineError):
+    pass
+
+
+class AccountNotFound(NotFound):
+    pass
+
+
+class QueueNotFound(NotFound):
+    pass
+
+
+class KeyNotFound(NotFound):
+    pass
+
+
+class Conflict(EngineError):
+    pass
+
+
+class AccountExists(Conflict):
+    pass
+
+
+class QueueExists(Conflict):
+    pass
+
+
+class KeyExists(Conflict):
+    pass
+
+
+class StaleReceipt(Conflict):
+    """The receipt's delivery is over: acked, redelivered, updated, or never was."""
+
+
+class InvalidArgument(EngineError):
+    pass
+
+
+class Contention(EngineError):
+    """Compare-and-set kept losing; the caller may retry later."""

@@ -1,0 +1,152 @@
+"""The invisibility side: redelivery from the buckets the reader has left.
+
+Division of labour behind the reader (see ``MessageRow.late_write``):
+- this side owns every unacked message that was delivered, or written before the
+  bucket was sealed (an initial invisibility kept the reader from taking it);
+- repair owns late writes (written after the seal, never delivered).
+
+Improvement on the original design: a get looks at every bucket of a short window
+behind the reader, not only at the pointer's message, so one long-invisible message
+does not delay messages whose invisibility expired after it; and once the bucket
+holding such a message is otherwise done, the pointer moves on and keeps the bucket
+as a *straggler* (bucket -> when it is due), looked at only when due.
+"""
+
+from __future__ import annotations
+
+from cassieq.engine.context import EngineContext
+from cassieq.engine.delivery import Deliverer
+from cassieq.model import (
+    BucketState,
+    Counts,
+    Delivery,
+    InvisibilityState,
+    MessageRow,
+    QueueDefinition,
+)
+
+
+def pending(snap: BucketState) -> list[MessageRow]:
+    """Messages of a left bucket that this side must still see acked."""
+    return [
+        m
+        for m in snap.messages
+        if not m.acked and m.republished_to is None and not m.late_write(snap.sealed_at)
+    ]
+
+
+def settled_counts(snap: BucketState) -> Counts:
+    """Counts of a bucket the pointer is done with; late writes count where repair moves them."""
+    return Counts.of([m for m in snap.messages if not m.late_write(snap.sealed_at)])
+
+
+class InvisibilitySide:
+    def __init__(self, ctx: EngineContext, deliverer: Deliverer) -> None:
+        self._ctx = ctx
+        self._deliverer = deliverer
+
+    async def deliver(
+        self, queue: QueueDefinition, reader_bucket: int, invisibility_ms: int
+    ) -> Delivery | None:
+        store, now = self._ctx.store, self._ctx.clock.now()
+        state = await store.read_invisibility(queue.id)
+
+        for bucket, due in sorted(state.stragglers.items()):
+            if due > now:
+                continue
+            snap = await store.read_bucket(queue.id, bucket)
+            delivery = await self._deliver_from(queue, snap, invisibility_ms)
+            if delivery is not None:
+                return delivery
+            state = await self._settle_straggler(queue, state, snap)
+
+        bucket = state.bucket
+        limit = min(reader_bucket, bucket + self._ctx.tuning.invisibility_scan_buckets)
+        at_head = True
+        while bucket < limit:
+            snap = await store.read_bucket(queue.id, bucket)
+            delivery = await self._deliver_from(queue, snap, invisibility_ms)
+            if delivery is not None:
+                return delivery
+            if at_head:
+                moved = await self._try_pass(queue, state, snap)
+                if moved is None:
+                    at_head = False
+                else:
+                    state = moved
+            bucket += 1
+        return None
+
+    async def _deliver_from(
+        self, queue: QueueDefinition, snap: BucketState, invisibility_ms: int
+    ) -> Delivery | None:
+        now = self._ctx.clock.now()
+        ready = [m for m in pending(snap) if m.next_visible_on <= now]
+        if not ready:
+            return None
+        return await self._deliverer.first_of(queue, snap.bucket, ready, invisibility_ms)
+
+    async def _try_pass(
+        self, queue: QueueDefinition, state: InvisibilityState, snap: BucketState
+    ) -> InvisibilityState | None:
+        """Move the pointer past its bucket when nothing there needs it; None if it stays."""
+        if snap.bucket != state.bucket:
+            return None
+        tuning, now = self._ctx.tuning, self._ctx.clock.now()
+        left = pending(snap)
+        if not left:
+            new = InvisibilityState(
+                bucket=snap.bucket + 1,
+                rev=state.rev + 1,
+                stragglers=state.stragglers,
+                summary=state.summary + settled_counts(snap),
+            )
+        elif (
+            snap.finalized
+            and len(state.stragglers) < tuning.max_stragglers
+            and min(m.next_visible_on for m in left) > now + tuning.straggler_after_ms
+        ):
+            due = min(m.next_visible_on for m in left)
+            new = InvisibilityState(
+                bucket=snap.bucket + 1,
+                rev=state.rev + 1,
+                stragglers={**state.stragglers, snap.bucket: due},
+                summary=state.summary,  # counted when the straggler is settled
+            )
+        else:
+            return None
+        if not await self._ctx.store.cas_invisibility(queue.id, state.rev, new):
+            return None
+        self._ctx.log.debug("invisibility_pointer_moved", queue=str(queue.id), bucket=new.bucket)
+        if not left:
+            await self._drop_if_finished(queue, snap)
+        return new
+
+    async def _settle_straggler(
+        self, queue: QueueDefinition, state: InvisibilityState, snap: BucketState
+    ) -> InvisibilityState:
+        left = pending(snap)
+        stragglers = dict(state.stragglers)
+        summary = state.summary
+        if left:
+            stragglers[snap.bucket] = min(m.next_visible_on for m in left)
+        else:
+            del stragglers[snap.bucket]
+            summary = summary + settled_counts(snap)
+        if stragglers == state.stragglers:
+            return state
+        new = InvisibilityState(
+            bucket=state.bucket, rev=state.rev + 1, stragglers=stragglers, summary=summary
+        )
+        if await self._ctx.store.cas_invisibility(queue.id, state.rev, new):
+            if not left:
+                await self._drop_if_finished(queue, snap)
+            return new
+        return await self._ctx.store.read_invisibility(queue.id)
+
+    async def _drop_if_finished(self, queue: QueueDefinition, snap: BucketState) -> None:
+        # Only a finalized bucket is safe to drop: before that a late write may still land.
+        # Repair drops the ones that are not finalized yet when it finalizes them.
+        finished = snap.finalized and all(m.acked for m in snap.messages)
+        if finished and queue.options.delete_buckets_after_finalize:
+            await self._ctx.store.delete_bucket(queue.id, snap.bucket)

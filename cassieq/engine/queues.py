@@ -1,0 +1,115 @@
+"""Queue definitions: create, look up (briefly cached), list, delete (version bump)."""
+
+from __future__ import annotations
+
+from cassieq.engine.context import EngineContext
+from cassieq.engine.errors import InvalidArgument, QueueExists, QueueNotFound
+from cassieq.model import DeletionJob, QueueDefinition, QueueOptions, valid_name
+
+MAX_BUCKET_SIZE = 10_000
+
+
+class QueueDirectory:
+    def __init__(self, ctx: EngineContext) -> None:
+        self._ctx = ctx
+        self._cache: dict[tuple[str, str], tuple[QueueDefinition, int]] = {}
+
+    async def create(
+        self, account: str, name: str, options: QueueOptions, *, error_if_exists: bool = False
+    ) -> tuple[QueueDefinition, bool]:
+        """Return (definition, created). An existing active queue is returned as it is."""
+        validate_options(name, options)
+        store, now = self._ctx.store, self._ctx.clock.now()
+        fresh = QueueDefinition(
+            account=account, name=name, version=1, status="active", options=options, created_at=now
+        )
+        for _ in range(self._ctx.tuning.max_cas_attempts):
+            existing = await store.insert_queue(fresh)
+            if existing is None:
+                return self._remember(fresh), True
+            if existing.status == "active":
+                if error_if_exists:
+                    raise QueueExists(f"queue {name!r} already exists")
+                return self._remember(existing), False
+            # A deleted queue's row keeps its bumped version: the new queue takes it,
+            # so it shares no rows with the old one being cleaned up.
+            revived = QueueDefinition(
+                account=account,
+                name=name,
+                version=existing.version,
+                status="active",
+                options=options,
+                created_at=now,
+            )
+            if await store.replace_queue(revived, existing.version):
+                return self._remember(revived), True
+        raise QueueExists(f"queue {name!r} is being changed concurrently; retry")
+
+    async def get(self, account: str, name: str, *, fresh: bool = False) -> QueueDefinition:
+        now = self._ctx.clock.now()
+        cached = self._cache.get((account, name))
+        if cached and not fresh and now - cached[1] < self._ctx.tuning.queue_cache_ms:
+            return cached[0]
+        queue = await self._ctx.store.read_queue(account, name)
+        if queue is None or queue.status != "active":
+            self._cache.pop((account, name), None)
+            raise QueueNotFound(f"queue {name!r} not found in account {account!r}")
+        return self._remember(queue)
+
+    async def find(self, account: str, name: str) -> QueueDefinition | None:
+        try:
+            return await self.get(account, name)
+        except QueueNotFound:
+            return None
+
+    async def list(self, account: str) -> list[QueueDefinition]:
+        return [q for q in await self._ctx.store.list_queues(account) if q.status == "active"]
+
+    async def delete(self, account: str, name: str) -> QueueDefinition:
+        """Bump the version (the queue is gone at once) and leave a deletion job for the rows."""
+        store, now = self._ctx.store, self._ctx.clock.now()
+        for _ in range(self._ctx.tuning.max_cas_attempts):
+            queue = await store.read_queue(account, name)
+            if queue is None or queue.status != "active":
+                raise QueueNotFound(f"queue {name!r} not found in account {account!r}")
+            # The job is written first: a crash after it and before the bump leaves a
+            # job for a live queue, which the deleter recognises and drops.
+            job = DeletionJob(queue=queue.id, bucket_size=queue.options.bucket_size, created_at=now)
+            await store.add_deletion_job(job)
+            gone = QueueDefinition(
+                account=account,
+                name=name,
+                version=queue.version + 1,
+                status="deleted",
+                options=queue.options,
+                created_at=queue.created_at,
+            )
+            if await store.replace_queue(gone, queue.version):
+                self._cache.pop((account, name), None)
+                self._ctx.log.info("queue_deleted", queue=str(queue.id))
+                return queue
+        raise QueueNotFound(f"queue {name!r} is being changed concurrently; retry")
+
+    def _remember(self, queue: QueueDefinition) -> QueueDefinition:
+        self._cache[(queue.account, queue.name)] = (queue, self._ctx.clock.now())
+        return queue
+
+
+def validate_options(name: str, options: QueueOptions) -> None:
+    if not valid_name(name):
+        raise InvalidArgument(
+            f"invalid queue name {name!r}: use 1-64 letters, digits, '_' or '-', "
+            "starting with a letter or digit"
+        )
+    if not 1 <= options.bucket_size <= MAX_BUCKET_SIZE:
+        raise InvalidArgument(f"bucketSize must be between 1 and {MAX_BUCKET_SIZE}")
+    if options.max_delivery_count < 1:
+        raise InvalidArgument("maxDeliveryCount must be >= 1")
+    if options.repair_poll_seconds < 1:
+        raise InvalidArgument("repairWorkerPollSeconds must be >= 1")
+    if options.finalize_seconds < 1:
+        raise InvalidArgument("repairWorkerBucketFinalizeTimeSeconds must be >= 1")
+    if options.dlq_name is not None and not valid_name(options.dlq_name):
+        raise InvalidArgument(f"invalid dlqName {options.dlq_name!r}")
+    if options.dlq_name == name:
+        raise InvalidArgument("a queue cannot be its own dead-letter queue")

@@ -1,0 +1,46 @@
+"""Get next: the invisibility side first, then the reader bucket; seal and advance."""
+
+from __future__ import annotations
+
+from cassieq.engine.context import EngineContext
+from cassieq.engine.delivery import Deliverer
+from cassieq.engine.invisibility import InvisibilitySide
+from cassieq.model import Delivery, QueueDefinition
+
+MAX_STEPS = 64
+
+
+class Reader:
+    def __init__(
+        self, ctx: EngineContext, deliverer: Deliverer, invisibility: InvisibilitySide
+    ) -> None:
+        self._ctx = ctx
+        self._deliverer = deliverer
+        self._invisibility = invisibility
+
+    async def get_next(self, queue: QueueDefinition, invisibility_ms: int) -> Delivery | None:
+        store, qid = self._ctx.store, queue.id
+        bucket = await store.read_pointer(qid, "reader")
+        delivery = await self._invisibility.deliver(queue, bucket, invisibility_ms)
+        if delivery is not None:
+            return delivery
+        for _ in range(MAX_STEPS):
+            snap = await store.read_bucket(qid, bucket)
+            now = self._ctx.clock.now()
+            visible = [m for m in snap.messages if m.visible(now)]
+            if visible:
+                delivery = await self._deliverer.first_of(queue, bucket, visible, invisibility_ms)
+                if delivery is not None:
+                    return delivery
+                continue  # lost every race, or dead-lettered: look again
+            # Nothing to take here. Leave the bucket only when no writer can still be
+            # given a monoton in it; invisible messages stay for the invisibility side.
+            if await store.read_monoton(qid) < (bucket + 1) * queue.options.bucket_size:
+                return None
+            await store.seal_bucket(qid, bucket, now)
+            if await store.cas_pointer(qid, "reader", bucket, bucket + 1):
+                self._ctx.log.debug("reader_advanced", queue=str(qid), bucket=bucket + 1)
+                bucket += 1
+            else:
+                bucket = await store.read_pointer(qid, "reader")
+        return None

@@ -1,0 +1,224 @@
+"""Domain values of the queue, in the queue's own words.
+
+Times are integers: milliseconds since the Unix epoch (UTC), as given by the
+engine's clock. The engine never reads the wall clock itself.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from typing import Literal
+
+import msgspec
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+"""Account, queue and key names: letters, digits, '_' and '-', 1 to 64 characters.
+
+':' is excluded on purpose: it separates the parts of a queue id.
+"""
+_NAME_RE = re.compile(NAME_PATTERN)
+
+
+def valid_name(name: str) -> bool:
+    return bool(_NAME_RE.match(name))
+
+
+class AuthorizationLevel(enum.Enum):
+    """v1 authorization levels and their short forms (wire contract)."""
+
+    NONE = ("None", "n")
+    READ_MESSAGE = ("ReadMessage", "r")
+    PUT_MESSAGE = ("PutMessage", "p")
+    UPDATE_MESSAGE = ("UpdateMessage", "u")
+    ACK_MESSAGE = ("AckMessage", "a")
+    GET_QUEUE_INFORMATION = ("GetQueueInformation", "g")
+    CREATE_QUEUE = ("CreateQueue", "c")
+    DELETE_QUEUE = ("DeleteQueue", "d")
+
+    @property
+    def wire_name(self) -> str:
+        return self.value[0]
+
+    @property
+    def short_form(self) -> str:
+        return self.value[1]
+
+
+class QueueId(msgspec.Struct, frozen=True):
+    """``account:queue:version``. Deleting a queue bumps the version, so a re-created
+    queue of the same name shares no rows with the old one."""
+
+    account: str
+    queue: str
+    version: int
+
+    def __str__(self) -> str:
+        return f"{self.account}:{self.queue}:{self.version}"
+
+
+class QueueOptions(msgspec.Struct, frozen=True, kw_only=True):
+    bucket_size: int = 20
+    max_delivery_count: int = 5
+    repair_poll_seconds: int = 5
+    finalize_seconds: int = 15
+    delete_buckets_after_finalize: bool = True
+    dlq_name: str | None = None
+    strict_fifo: bool = True
+
+
+QueueStatus = Literal["active", "deleted"]
+
+
+class QueueDefinition(msgspec.Struct, frozen=True, kw_only=True):
+    account: str
+    name: str
+    version: int
+    status: QueueStatus
+    options: QueueOptions
+    created_at: int
+
+    @property
+    def id(self) -> QueueId:
+        return QueueId(self.account, self.name, self.version)
+
+    def bucket_of(self, monoton: int) -> int:
+        return monoton // self.options.bucket_size
+
+
+class Account(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    keys: dict[str, str]
+    created_at: int
+
+
+class MessageRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One message in its bucket partition. ``version`` is bumped by every change;
+    every change is a compare-and-set on the version the changer read."""
+
+    monoton: int
+    message: str
+    version: int
+    delivery_count: int
+    acked: bool
+    next_visible_on: int
+    tag: str
+    created_at: int
+    updated_at: int
+    dead_lettered: bool = False
+    republished_to: int | None = None  # repair moved this late write to that monoton
+    acked_at: int | None = None
+    change: str = ""  # token of the write that made this state (resolves unknown LWT outcomes)
+
+    def visible(self, now: int) -> bool:
+        return not self.acked and self.next_visible_on <= now
+
+    def late_write(self, sealed_at: int | None) -> bool:
+        """Written after the reader sealed its bucket and never delivered: repair's to move."""
+        return (
+            not self.acked
+            and self.delivery_count == 0
+            and sealed_at is not None
+            and self.created_at > sealed_at
+        )
+
+
+class BucketState(msgspec.Struct, frozen=True, kw_only=True):
+    """A bucket partition: its markers and its messages in monoton order.
+
+    The markers are static columns of the partition rather than rows at reserved
+    clustering keys, so that a writer's insert can be conditioned on the bucket not
+    being finalized in the same lightweight transaction.
+    """
+
+    bucket: int
+    sealed_at: int | None
+    finalized_at: int | None
+    messages: tuple[MessageRow, ...]
+
+    @property
+    def sealed(self) -> bool:
+        return self.sealed_at is not None
+
+    @property
+    def finalized(self) -> bool:
+        return self.finalized_at is not None
+
+
+class Counts(msgspec.Struct, frozen=True, kw_only=True):
+    published: int = 0
+    acked: int = 0
+    dead_lettered: int = 0
+    delivered: int = 0
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(
+            published=self.published + other.published,
+            acked=self.acked + other.acked,
+            dead_lettered=self.dead_lettered + other.dead_lettered,
+            delivered=self.delivered + other.delivered,
+        )
+
+    @classmethod
+    def of(cls, messages: tuple[MessageRow, ...] | list[MessageRow]) -> Counts:
+        kept = [m for m in messages if m.republished_to is None]
+        return cls(
+            published=len(kept),
+            acked=sum(1 for m in kept if m.acked and not m.dead_lettered),
+            dead_lettered=sum(1 for m in kept if m.dead_lettered),
+            delivered=sum(m.delivery_count for m in kept),
+        )
+
+
+class InvisibilityState(msgspec.Struct, frozen=True, kw_only=True):
+    """The invisibility pointer and what it has left behind.
+
+    ``bucket`` is the oldest bucket that may hold a message needing (re)delivery.
+    ``stragglers`` maps buckets behind it that still hold a long-invisible message to
+    the time that message becomes visible: the pointer moves on without waiting for
+    them (the original design's weakness), and gets look at them when they are due.
+    ``summary`` counts the messages of every bucket the pointer has finished with, so
+    statistics never re-read history. ``rev`` makes the whole row one compare-and-set.
+    """
+
+    bucket: int = 0
+    rev: int = 0
+    stragglers: dict[int, int] = msgspec.field(default_factory=dict)
+    summary: Counts = msgspec.field(default_factory=Counts)
+
+
+class PopReceipt(msgspec.Struct, frozen=True, array_like=True):
+    """Which delivery of which message a consumer holds. Signed by the API layer."""
+
+    queue_version: int
+    monoton: int
+    version: int
+    tag: str
+
+
+class Delivery(msgspec.Struct, frozen=True, kw_only=True):
+    receipt: PopReceipt
+    message: str
+    delivery_count: int
+    tag: str
+
+
+class Statistics(msgspec.Struct, frozen=True, kw_only=True):
+    size: int
+    in_flight: int
+    published: int
+    delivered: int
+    acked: int
+    dead_lettered: int
+
+
+class Lease(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    owner: str
+    expires_at: int
+
+
+class DeletionJob(msgspec.Struct, frozen=True, kw_only=True):
+    queue: QueueId
+    bucket_size: int
+    created_at: int

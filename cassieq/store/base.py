@@ -1,0 +1,138 @@
+"""The Store protocol: every persistence primitive the engine uses.
+
+Each primitive has one meaning in both implementations (Cassandra, memory).
+Compare-and-set primitives return whether *this* call's change was applied; an
+implementation that cannot tell at first (a timed-out lightweight transaction)
+must find out (read back at SERIAL) before it answers, never guess.
+Absent rows read as their zero value (monoton 0, pointer 0, empty bucket), so no
+row has to be created before first use.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+from cassieq.model import (
+    Account,
+    BucketState,
+    DeletionJob,
+    InvisibilityState,
+    MessageRow,
+    QueueDefinition,
+    QueueId,
+)
+
+PointerKind = Literal["reader", "repair"]
+
+
+class StoreError(RuntimeError):
+    """The store failed in a way the engine cannot work around (after retries)."""
+
+
+class Store(Protocol):
+    # ----------------------------------------------------------------- accounts
+    async def insert_account(self, account: Account) -> bool:
+        """Create the account unless one of that name exists; True when created."""
+        ...
+
+    async def read_account(self, name: str) -> Account | None: ...
+
+    async def list_accounts(self) -> list[Account]: ...
+
+    async def delete_account(self, name: str) -> None: ...
+
+    async def add_key(self, account: str, key_name: str, key: str) -> bool:
+        """Add a key unless the account lacks one or the name is taken; True when added."""
+        ...
+
+    async def remove_key(self, account: str, key_name: str) -> None: ...
+
+    # ----------------------------------------------------------------- queues
+    async def insert_queue(self, queue: QueueDefinition) -> QueueDefinition | None:
+        """Create the queue row unless one exists; None when created, else the existing row."""
+        ...
+
+    async def replace_queue(self, queue: QueueDefinition, expected_version: int) -> bool:
+        """Overwrite the queue row if its version is still ``expected_version``."""
+        ...
+
+    async def read_queue(self, account: str, name: str) -> QueueDefinition | None: ...
+
+    async def list_queues(self, account: str) -> list[QueueDefinition]: ...
+
+    # ----------------------------------------------------------------- monotons
+    async def read_monoton(self, queue: QueueId) -> int:
+        """The next monoton to hand out (0 for a new queue)."""
+        ...
+
+    async def cas_monoton(self, queue: QueueId, expected: int, new: int) -> tuple[bool, int]:
+        """Move the monoton from ``expected`` to ``new``; return (applied, value now)."""
+        ...
+
+    # ----------------------------------------------------------------- buckets
+    async def read_bucket(self, queue: QueueId, bucket: int) -> BucketState: ...
+
+    async def read_message(
+        self, queue: QueueId, bucket: int, monoton: int
+    ) -> MessageRow | None: ...
+
+    async def insert_messages(
+        self, queue: QueueId, bucket: int, rows: list[MessageRow], now: int
+    ) -> bool:
+        """Write new messages into one bucket in one conditional step; False (and
+        nothing written) when the bucket is already finalized."""
+        ...
+
+    async def cas_message(
+        self, queue: QueueId, bucket: int, expected_version: int, row: MessageRow
+    ) -> bool:
+        """Replace a message's state if its version is still ``expected_version``."""
+        ...
+
+    async def seal_bucket(self, queue: QueueId, bucket: int, now: int) -> int:
+        """Mark that the reader left the bucket (first seal wins); return the seal time."""
+        ...
+
+    async def finalize_bucket(self, queue: QueueId, bucket: int, now: int) -> None:
+        """Close the bucket: no insert_messages into it succeeds afterwards."""
+        ...
+
+    async def delete_bucket(self, queue: QueueId, bucket: int) -> None:
+        """Remove a finished bucket's messages. Its markers stay: a finalized bucket
+        must stay closed to a writer that is very late."""
+        ...
+
+    # ----------------------------------------------------------------- pointers
+    async def read_pointer(self, queue: QueueId, kind: PointerKind) -> int: ...
+
+    async def cas_pointer(
+        self, queue: QueueId, kind: PointerKind, expected: int, new: int
+    ) -> bool: ...
+
+    async def read_invisibility(self, queue: QueueId) -> InvisibilityState: ...
+
+    async def cas_invisibility(
+        self, queue: QueueId, expected_rev: int, new: InvisibilityState
+    ) -> bool:
+        """Replace the invisibility state if its rev is still ``expected_rev``
+        (``new.rev`` must be ``expected_rev + 1``)."""
+        ...
+
+    # ----------------------------------------------------------------- leases
+    async def acquire_lease(self, name: str, owner: str, now: int, ttl_ms: int) -> bool:
+        """Take, renew or take over (when expired by ``now``) a lease; True when held."""
+        ...
+
+    async def release_lease(self, name: str, owner: str) -> None: ...
+
+    # ----------------------------------------------------------------- deletion
+    async def add_deletion_job(self, job: DeletionJob) -> None: ...
+
+    async def list_deletion_jobs(self) -> list[DeletionJob]: ...
+
+    async def remove_deletion_job(self, job: DeletionJob) -> None: ...
+
+    async def delete_queue_state(self, queue: QueueId, buckets: int) -> None:
+        """Drop a deleted queue version: bucket partitions 0..buckets-1 whole, its
+        monoton, pointers and invisibility state."""
+        ...

@@ -1,0 +1,55 @@
+"""A Store wrapper that counts calls per primitive (tests and the benchmark)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+# Primitives that are a lightweight transaction in the Cassandra store.
+LWT_PRIMITIVES = frozenset(
+    {
+        "insert_account",
+        "add_key",
+        "insert_queue",
+        "replace_queue",
+        "cas_monoton",
+        "insert_messages",
+        "cas_message",
+        "seal_bucket",
+        "finalize_bucket",
+        "cas_pointer",
+        "cas_invisibility",
+        "acquire_lease",
+        "release_lease",
+    }
+)
+
+
+class CountingStore:
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.calls: Counter[str] = Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        target = getattr(self.inner, name)
+        if not callable(target):
+            return target
+
+        def counted(*args: Any, **kwargs: Any) -> Awaitable[Any]:
+            self.calls[name] += 1
+            fn: Callable[..., Awaitable[Any]] = target
+            return fn(*args, **kwargs)
+
+        return counted
+
+    def reset(self) -> None:
+        self.calls.clear()
+
+    @property
+    def lwts(self) -> int:
+        return sum(n for name, n in self.calls.items() if name in LWT_PRIMITIVES)
+
+    @property
+    def partition_reads(self) -> int:
+        return sum(n for name, n in self.calls.items() if name.startswith("read_"))

@@ -1,0 +1,213 @@
+"""The Store in process memory: dev mode and fast property tests.
+
+Same compare-and-set meaning as the Cassandra store. No method awaits between
+reading and writing its state, so each one is atomic on the event loop, as a
+lightweight transaction is atomic in Cassandra.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cassieq.model import (
+    Account,
+    BucketState,
+    DeletionJob,
+    InvisibilityState,
+    Lease,
+    MessageRow,
+    QueueDefinition,
+    QueueId,
+)
+from cassieq.store.base import PointerKind
+
+
+@dataclass
+class _Bucket:
+    sealed_at: int | None = None
+    finalized_at: int | None = None
+    messages: dict[int, MessageRow] = field(default_factory=dict)
+
+
+class MemoryStore:
+    def __init__(self) -> None:
+        self._accounts: dict[str, Account] = {}
+        self._queues: dict[tuple[str, str], QueueDefinition] = {}
+        self._monotons: dict[QueueId, int] = {}
+        self._buckets: dict[tuple[QueueId, int], _Bucket] = {}
+        self._pointers: dict[tuple[QueueId, PointerKind], int] = {}
+        self._invisibility: dict[QueueId, InvisibilityState] = {}
+        self._leases: dict[str, Lease] = {}
+        self._jobs: dict[QueueId, DeletionJob] = {}
+
+    # ----------------------------------------------------------------- accounts
+    async def insert_account(self, account: Account) -> bool:
+        if account.name in self._accounts:
+            return False
+        self._accounts[account.name] = account
+        return True
+
+    async def read_account(self, name: str) -> Account | None:
+        return self._accounts.get(name)
+
+    async def list_accounts(self) -> list[Account]:
+        return sorted(self._accounts.values(), key=lambda a: a.name)
+
+    async def delete_account(self, name: str) -> None:
+        self._accounts.pop(name, None)
+
+    async def add_key(self, account: str, key_name: str, key: str) -> bool:
+        current = self._accounts.get(account)
+        if current is None or key_name in current.keys:
+            return False
+        keys = {**current.keys, key_name: key}
+        self._accounts[account] = Account(name=account, keys=keys, created_at=current.created_at)
+        return True
+
+    async def remove_key(self, account: str, key_name: str) -> None:
+        current = self._accounts.get(account)
+        if current is not None:
+            keys = {k: v for k, v in current.keys.items() if k != key_name}
+            self._accounts[account] = Account(
+                name=account, keys=keys, created_at=current.created_at
+            )
+
+    # ----------------------------------------------------------------- queues
+    async def insert_queue(self, queue: QueueDefinition) -> QueueDefinition | None:
+        existing = self._queues.get((queue.account, queue.name))
+        if existing is not None:
+            return existing
+        self._queues[(queue.account, queue.name)] = queue
+        return None
+
+    async def replace_queue(self, queue: QueueDefinition, expected_version: int) -> bool:
+        existing = self._queues.get((queue.account, queue.name))
+        if existing is None or existing.version != expected_version:
+            return False
+        self._queues[(queue.account, queue.name)] = queue
+        return True
+
+    async def read_queue(self, account: str, name: str) -> QueueDefinition | None:
+        return self._queues.get((account, name))
+
+    async def list_queues(self, account: str) -> list[QueueDefinition]:
+        return sorted(
+            (q for (a, _), q in self._queues.items() if a == account), key=lambda q: q.name
+        )
+
+    # ----------------------------------------------------------------- monotons
+    async def read_monoton(self, queue: QueueId) -> int:
+        return self._monotons.get(queue, 0)
+
+    async def cas_monoton(self, queue: QueueId, expected: int, new: int) -> tuple[bool, int]:
+        current = self._monotons.get(queue, 0)
+        if current != expected:
+            return False, current
+        self._monotons[queue] = new
+        return True, new
+
+    # ----------------------------------------------------------------- buckets
+    async def read_bucket(self, queue: QueueId, bucket: int) -> BucketState:
+        b = self._buckets.get((queue, bucket))
+        if b is None:
+            return BucketState(bucket=bucket, sealed_at=None, finalized_at=None, messages=())
+        return BucketState(
+            bucket=bucket,
+            sealed_at=b.sealed_at,
+            finalized_at=b.finalized_at,
+            messages=tuple(b.messages[m] for m in sorted(b.messages)),
+        )
+
+    async def read_message(self, queue: QueueId, bucket: int, monoton: int) -> MessageRow | None:
+        b = self._buckets.get((queue, bucket))
+        return None if b is None else b.messages.get(monoton)
+
+    async def insert_messages(
+        self, queue: QueueId, bucket: int, rows: list[MessageRow], now: int
+    ) -> bool:
+        b = self._buckets.setdefault((queue, bucket), _Bucket())
+        if b.finalized_at is not None:
+            return False
+        for row in rows:
+            b.messages[row.monoton] = row
+        return True
+
+    async def cas_message(
+        self, queue: QueueId, bucket: int, expected_version: int, row: MessageRow
+    ) -> bool:
+        b = self._buckets.get((queue, bucket))
+        current = None if b is None else b.messages.get(row.monoton)
+        if b is None or current is None or current.version != expected_version:
+            return False
+        b.messages[row.monoton] = row
+        return True
+
+    async def seal_bucket(self, queue: QueueId, bucket: int, now: int) -> int:
+        b = self._buckets.setdefault((queue, bucket), _Bucket())
+        if b.sealed_at is None:
+            b.sealed_at = now
+        return b.sealed_at
+
+    async def finalize_bucket(self, queue: QueueId, bucket: int, now: int) -> None:
+        b = self._buckets.setdefault((queue, bucket), _Bucket())
+        if b.finalized_at is None:
+            b.finalized_at = now
+
+    async def delete_bucket(self, queue: QueueId, bucket: int) -> None:
+        # The markers stay (as in Cassandra): a finalized bucket must stay closed to writers.
+        b = self._buckets.get((queue, bucket))
+        if b is not None:
+            b.messages.clear()
+
+    # ----------------------------------------------------------------- pointers
+    async def read_pointer(self, queue: QueueId, kind: PointerKind) -> int:
+        return self._pointers.get((queue, kind), 0)
+
+    async def cas_pointer(self, queue: QueueId, kind: PointerKind, expected: int, new: int) -> bool:
+        if self._pointers.get((queue, kind), 0) != expected:
+            return False
+        self._pointers[(queue, kind)] = new
+        return True
+
+    async def read_invisibility(self, queue: QueueId) -> InvisibilityState:
+        return self._invisibility.get(queue) or InvisibilityState()
+
+    async def cas_invisibility(
+        self, queue: QueueId, expected_rev: int, new: InvisibilityState
+    ) -> bool:
+        current = self._invisibility.get(queue) or InvisibilityState()
+        if current.rev != expected_rev:
+            return False
+        self._invisibility[queue] = new
+        return True
+
+    # ----------------------------------------------------------------- leases
+    async def acquire_lease(self, name: str, owner: str, now: int, ttl_ms: int) -> bool:
+        current = self._leases.get(name)
+        if current is None or current.owner == owner or current.expires_at <= now:
+            self._leases[name] = Lease(name=name, owner=owner, expires_at=now + ttl_ms)
+            return True
+        return False
+
+    async def release_lease(self, name: str, owner: str) -> None:
+        current = self._leases.get(name)
+        if current is not None and current.owner == owner:
+            del self._leases[name]
+
+    # ----------------------------------------------------------------- deletion
+    async def add_deletion_job(self, job: DeletionJob) -> None:
+        self._jobs[job.queue] = job
+
+    async def list_deletion_jobs(self) -> list[DeletionJob]:
+        return list(self._jobs.values())
+
+    async def remove_deletion_job(self, job: DeletionJob) -> None:
+        self._jobs.pop(job.queue, None)
+
+    async def delete_queue_state(self, queue: QueueId, buckets: int) -> None:
+        for key in [k for k in self._buckets if k[0] == queue and k[1] < buckets]:
+            del self._buckets[key]
+        self._monotons.pop(queue, None)
+        self._invisibility.pop(queue, None)
+        self._pointers.pop((queue, "reader"), None)
+        self._pointers.pop((queue, "repair"), None)

@@ -1,0 +1,61 @@
+"""One engine suite, two stores: every test runs on memory and on the real Cassandra."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from cassieq.engine import FakeClock, QueueEngine
+from cassieq.model import QueueDefinition, QueueOptions
+from cassieq.store.base import Store
+from cassieq.store.cassandra import CassandraStore, apply_schema, connect, default_schema_dir
+from cassieq.store.counting import CountingStore
+from cassieq.store.memory import MemoryStore
+from tests.conftest import CassandraNode
+
+
+@pytest.fixture(scope="session")
+def cassandra_store(cassandra_node: CassandraNode) -> Iterator[CassandraStore]:
+    s = cassandra_node.settings
+    apply_schema(cassandra_node.session, s.keyspace, s.replication, default_schema_dir())
+    cluster, session = connect(s.cassandra_hosts, s.cassandra_port)
+    try:
+        yield CassandraStore(session, s.keyspace)
+    finally:
+        cluster.shutdown()
+
+
+@pytest.fixture(params=["memory", "cassandra"])
+def store(request: pytest.FixtureRequest) -> CountingStore:
+    inner: Store = (
+        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
+    )
+    return CountingStore(inner)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def engine(store: CountingStore, clock: FakeClock) -> QueueEngine:
+    return QueueEngine(store, clock)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def account(engine: QueueEngine) -> str:
+    # A fresh account per test keeps tests apart on the shared Cassandra keyspace.
+    name = f"t-{uuid.uuid4().hex[:12]}"
+    await engine.accounts.create(name)
+    return name
+
+
+async def make_queue(
+    engine: QueueEngine, account: str, name: str = "q", **options: object
+) -> QueueDefinition:
+    queue, created = await engine.create_queue(account, name, QueueOptions(**options))  # type: ignore[arg-type]
+    assert created
+    return queue
