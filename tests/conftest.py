@@ -55,3 +55,9 @@ def cassandra_node() -> Iterator[CassandraNode]:
         yield CassandraNode(s, cluster, session, server_version(session))
     finally:
         cluster.shutdown()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from cassieq.logs import configure_logging
+
+    configure_logging("console", os.environ.get("CASSIEQ_TEST_LOG_LEVEL", "warning"))

@@ -24,6 +24,8 @@ class Tuning:
     # How long a queue definition is trusted without re-reading it.
     queue_cache_ms: int = 2_000
     lease_ttl_ms: int = 30_000
+    # How long the reader waits for a taken monoton's row before calling it a hole.
+    hole_grace_ms: int = 2_000
     max_cas_attempts: int = 64
 
 

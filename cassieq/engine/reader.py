@@ -5,7 +5,7 @@ from __future__ import annotations
 from cassieq.engine.context import EngineContext
 from cassieq.engine.delivery import Deliverer
 from cassieq.engine.invisibility import InvisibilitySide
-from cassieq.model import Delivery, QueueDefinition
+from cassieq.model import Delivery, QueueDefinition, QueueId
 
 MAX_STEPS = 64
 
@@ -17,6 +17,8 @@ class Reader:
         self._ctx = ctx
         self._deliverer = deliverer
         self._invisibility = invisibility
+        # queue -> (reader bucket, when this server first saw monotons of it unwritten)
+        self._missing_since: dict[QueueId, tuple[int, int]] = {}
 
     async def get_next(self, queue: QueueDefinition, invisibility_ms: int) -> Delivery | None:
         store, qid = self._ctx.store, queue.id
@@ -37,6 +39,8 @@ class Reader:
             # given a monoton in it; invisible messages stay for the invisibility side.
             if await store.read_monoton(qid) < (bucket + 1) * queue.options.bucket_size:
                 return None
+            if self._writes_may_be_in_flight(queue, snap.bucket, len(snap.messages), now):
+                return None
             await store.seal_bucket(qid, bucket, now)
             if await store.cas_pointer(qid, "reader", bucket, bucket + 1):
                 self._ctx.log.debug("reader_advanced", queue=str(qid), bucket=bucket + 1)
@@ -44,3 +48,20 @@ class Reader:
             else:
                 bucket = await store.read_pointer(qid, "reader")
         return None
+
+    def _writes_may_be_in_flight(
+        self, queue: QueueDefinition, bucket: int, written: int, now: int
+    ) -> bool:
+        """A taken monoton whose row is missing is a write in flight or a dead writer's hole.
+
+        Sealing at once would turn every in-flight write into a late write that only
+        repair delivers, after the finalize wait (the original design's behaviour under
+        concurrent puts). Waiting a short grace lets them land; after it they are holes.
+        """
+        if written >= queue.options.bucket_size:
+            return False
+        seen = self._missing_since.get(queue.id)
+        if seen is None or seen[0] != bucket:
+            self._missing_since[queue.id] = (bucket, now)
+            return True
+        return now - seen[1] < self._ctx.tuning.hole_grace_ms

@@ -1,0 +1,134 @@
+"""Holes, late writes, repair ownership, queue deletion (acceptance 5, 6, 7)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from cassieq.engine import FakeClock, QueueEngine
+from cassieq.model import MessageRow, QueueDefinition
+from cassieq.store.counting import CountingStore
+from tests.engine.conftest import make_queue
+
+
+async def drain(engine: QueueEngine, account: str, queue: str) -> list[str]:
+    """Get and ack until the queue answers empty; the payloads in delivery order."""
+    seen = []
+    while (got := await engine.get_next(account, queue, 30)) is not None:
+        seen.append(got.message)
+        await engine.ack(account, queue, got.receipt)
+    return seen
+
+
+async def write_late(
+    engine: QueueEngine, queue: QueueDefinition, monoton: int, payload: str
+) -> bool:
+    """What a writer that took ``monoton`` long ago and stalled finally writes."""
+    now = engine.ctx.clock.now()
+    row = MessageRow(
+        monoton=monoton,
+        message=payload,
+        version=1,
+        delivery_count=0,
+        acked=False,
+        next_visible_on=now,
+        tag=f"tag-{monoton}",
+        created_at=now,
+        updated_at=now,
+        change=f"change-{monoton}",
+    )
+    return await engine.ctx.store.insert_messages(queue.id, queue.bucket_of(monoton), [row], now)
+
+
+async def test_a_hole_does_not_block_later_messages(engine: QueueEngine, account: str) -> None:
+    queue = await make_queue(engine, account, bucket_size=2)
+    # Two writers take monotons 0 and 1 and die before writing: bucket 0 is all holes.
+    await engine.publisher._monotons.take(queue.id)
+    await engine.publisher._monotons.take(queue.id)
+    await engine.put(account, "q", "after the holes")
+    assert await drain(engine, account, "q") == []  # the writers may still be on their way
+    engine.ctx.clock.advance(engine.ctx.tuning.hole_grace_ms / 1000)  # type: ignore[attr-defined]
+    assert await drain(engine, account, "q") == ["after the holes"]
+
+
+async def _sealed_bucket_with_late_write(
+    engine: QueueEngine, account: str, clock: FakeClock
+) -> QueueDefinition:
+    queue = await make_queue(engine, account, bucket_size=2, finalize_seconds=15)
+    await engine.put(account, "q", "a")  # monoton 0
+    slow = await engine.publisher._monotons.take(queue.id)  # monoton 1: a slow writer
+    await engine.put(account, "q", "b")  # monoton 2, bucket 1
+    assert await drain(engine, account, "q") == ["a"]  # waits for monoton 1 a while
+    clock.advance(engine.ctx.tuning.hole_grace_ms / 1000)
+    assert await drain(engine, account, "q") == ["b"]  # then calls it a hole and moves on
+    clock.advance(1)
+    assert await write_late(engine, queue, slow, "late")
+    return queue
+
+
+async def test_late_write_is_delivered_once_via_repair_after_finalize_timeout(
+    engine: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    queue = await _sealed_bucket_with_late_write(engine, account, clock)
+    assert await engine.get_next(account, "q", 30) is None  # the reader has moved on
+    assert await engine.repair(account, "q") == 0  # too early: the finalize wait
+    assert await engine.get_next(account, "q", 30) is None
+    clock.advance(15)
+    assert await engine.repair(account, "q") == 1
+    assert await drain(engine, account, "q") == ["late"]
+    clock.advance(60)
+    await engine.repair(account, "q")
+    assert await drain(engine, account, "q") == []
+    # Bucket 0 is finalized now: a writer later still cannot slip a message into it.
+    assert not await write_late(engine, queue, 1, "too late")
+    stats = await engine.statistics(account, "q")
+    assert (stats.published, stats.acked, stats.size) == (3, 3, 0)
+
+
+async def test_two_instances_republish_a_late_write_once(
+    store: CountingStore, clock: FakeClock, account: str, engine: QueueEngine
+) -> None:
+    other = QueueEngine(store, clock, instance_id="other")  # type: ignore[arg-type]
+    await _sealed_bucket_with_late_write(engine, account, clock)
+    clock.advance(16)
+    results = await asyncio.gather(engine.repair(account, "q"), other.repair(account, "q"))
+    assert sorted(results, key=str) == [1, None]  # exactly one held the lease
+    await asyncio.gather(engine.repair(account, "q"), other.repair(account, "q"))
+    delivered = await drain(engine, account, "q") + await drain(other, account, "q")
+    assert delivered == ["late"]
+
+
+async def test_a_dead_lease_owner_hands_repair_over_within_the_ttl(
+    store: CountingStore, clock: FakeClock, account: str, engine: QueueEngine
+) -> None:
+    other = QueueEngine(store, clock, instance_id="other")  # type: ignore[arg-type]
+    await make_queue(engine, account)
+    assert await engine.repair(account, "q") == 0  # `engine` owns the lease now...
+    # ...and is killed: it never renews. The other instance waits out the TTL only.
+    assert await other.repair(account, "q") is None
+    clock.advance(engine.ctx.tuning.lease_ttl_ms / 1000 - 1)
+    assert await other.repair(account, "q") is None
+    clock.advance(1)
+    assert await other.repair(account, "q") == 0
+
+
+async def test_delete_and_recreate_gives_an_empty_queue_and_old_rows_go(
+    engine: QueueEngine, account: str
+) -> None:
+    old = await make_queue(engine, account, bucket_size=3)
+    for i in range(7):
+        await engine.put(account, "q", f"old-{i}")
+    await engine.queues.delete(account, "q")
+    new = await make_queue(engine, account, bucket_size=3)
+    assert new.version == old.version + 1
+    assert await engine.get_next(account, "q", 30) is None
+    assert (await engine.statistics(account, "q")).size == 0
+
+    store = engine.ctx.store
+    assert len((await store.read_bucket(old.id, 0)).messages) == 3
+    assert await engine.deleter.run_once() >= 1
+    for bucket in range(4):
+        assert (await store.read_bucket(old.id, bucket)).messages == ()
+    assert await store.read_monoton(old.id) == 0
+    assert all(job.queue != old.id for job in await store.list_deletion_jobs())
+    await engine.put(account, "q", "new")
+    assert await drain(engine, account, "q") == ["new"]
