@@ -14,7 +14,14 @@ import pytest
 from cassandra.cluster import Cluster, Session
 
 from cassieq.config import Settings
-from cassieq.store.cassandra import CassandraUnavailable, connect, server_version
+from cassieq.store.cassandra import (
+    CassandraStore,
+    CassandraUnavailable,
+    apply_schema,
+    connect,
+    default_schema_dir,
+    server_version,
+)
 
 TEST_KEYSPACE = os.environ.get("CASSIEQ_TEST_KEYSPACE", "cassieq_test")
 
@@ -53,6 +60,17 @@ def cassandra_node() -> Iterator[CassandraNode]:
         pytest.fail(f"this test needs a real Cassandra: {exc}", pytrace=False)
     try:
         yield CassandraNode(s, cluster, session, server_version(session))
+    finally:
+        cluster.shutdown()
+
+
+@pytest.fixture(scope="session")
+def cassandra_store(cassandra_node: CassandraNode) -> Iterator[CassandraStore]:
+    s = cassandra_node.settings
+    apply_schema(cassandra_node.session, s.keyspace, s.replication, default_schema_dir())
+    cluster, session = connect(s.cassandra_hosts, s.cassandra_port)
+    try:
+        yield CassandraStore(session, s.keyspace)
     finally:
         cluster.shutdown()
 

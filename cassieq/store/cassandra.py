@@ -231,6 +231,7 @@ class CassandraStore:
         self._serial = _level(serial_consistency)
         # Partitions here are bounded (a bucket, an account's queues): no paging needed.
         session.default_fetch_size = None
+        self.keyspace = keyspace
         self._q = _Statements(session, keyspace)
 
     @classmethod

@@ -3,28 +3,14 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
 import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.model import QueueDefinition, QueueOptions
 from cassieq.store.base import Store
-from cassieq.store.cassandra import CassandraStore, apply_schema, connect, default_schema_dir
 from cassieq.store.counting import CountingStore
 from cassieq.store.memory import MemoryStore
-from tests.conftest import CassandraNode
-
-
-@pytest.fixture(scope="session")
-def cassandra_store(cassandra_node: CassandraNode) -> Iterator[CassandraStore]:
-    s = cassandra_node.settings
-    apply_schema(cassandra_node.session, s.keyspace, s.replication, default_schema_dir())
-    cluster, session = connect(s.cassandra_hosts, s.cassandra_port)
-    try:
-        yield CassandraStore(session, s.keyspace)
-    finally:
-        cluster.shutdown()
 
 
 @pytest.fixture(params=["memory", "cassandra"])

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine.background import BackgroundWorker
+from tests.engine.conftest import make_queue
+from tests.engine.test_holes_and_repair import drain, write_late
+
+
+async def test_a_tick_repairs_due_queues_and_runs_deletion_jobs(
+    engine: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    queue = await make_queue(engine, account, bucket_size=2, finalize_seconds=5)
+    await engine.put(account, "q", "a")
+    slow = await engine.publisher._monotons.take(queue.id)
+    await engine.put(account, "q", "b")
+    await drain(engine, account, "q")
+    clock.advance(engine.ctx.tuning.hole_grace_ms / 1000)
+    assert await drain(engine, account, "q") == ["b"]
+    clock.advance(1)
+    assert await write_late(engine, queue, slow, "late")
+
+    worker = BackgroundWorker(engine)
+    clock.advance(5)
+    await worker.tick()
+    assert await drain(engine, account, "q") == ["late"]
+
+    await make_queue(engine, account, "doomed")
+    await engine.put(account, "doomed", "x")
+    doomed = await engine.queues.delete(account, "doomed")
+    await worker.tick()
+    assert await engine.ctx.store.read_monoton(doomed.id) == 0
