@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -127,26 +128,141 @@ def schema_apply(
 @cli.command()
 @click.option("--host", default=None, help="Bind address (default 127.0.0.1).")
 @click.option("--port", type=int, default=None, help="HTTP port (default 8080).")
-def dev(host: str | None, port: int | None) -> None:
-    """Run a development server."""
-    _serve(Settings.from_env(host=host, port=port))
+@click.option(
+    "--cassandra",
+    "use_cassandra",
+    is_flag=True,
+    help="Use the local Cassandra node (started if needed, schema applied) instead of memory.",
+)
+@click.option(
+    "--admin-token", default=None, help="Operator token ($CASSIEQ_ADMIN_TOKEN; default: random)."
+)
+@click.option(
+    "--dev-key", default=None, help="Primary key of the 'dev' account ($CASSIEQ_DEV_KEY)."
+)
+def dev(
+    host: str | None,
+    port: int | None,
+    use_cassandra: bool,
+    admin_token: str | None,
+    dev_key: str | None,
+) -> None:
+    """Run a development server with an account 'dev' (memory store unless --cassandra)."""
+    import asyncio
+    import os
+    import secrets
+
+    from cassieq.engine.accounts import new_key
+
+    token = admin_token or os.environ.get("CASSIEQ_ADMIN_TOKEN") or secrets.token_urlsafe(24)
+    settings = Settings.from_env(host=host, port=port, admin_token=token)
+    store = _dev_cassandra_store(settings) if use_cassandra else _memory_store()
+    primary = dev_key or os.environ.get("CASSIEQ_DEV_KEY") or new_key()
+
+    async def ensure_dev_account() -> dict[str, str]:
+        from cassieq.engine import QueueEngine
+        from cassieq.engine.errors import AccountExists
+
+        accounts = QueueEngine(store).accounts
+        try:
+            created = await accounts.create("dev", {"primary": primary, "secondary": new_key()})
+        except AccountExists:
+            return (await accounts.get("dev")).keys
+        return created.keys
+
+    keys = asyncio.run(ensure_dev_account())
+    url = f"http://{settings.host}:{settings.port}"
+    click.echo(f"cassieq dev server on {url} ({'Cassandra' if use_cassandra else 'memory'} store)")
+    click.echo("account: dev")
+    for name, key in sorted(keys.items()):
+        click.echo(f"key {name}: {key}")
+    click.echo(f"operator token: {token}")
+    click.echo(f"Swagger UI: {url}/schema/swagger")
+    _serve(settings, store)
 
 
 @cli.command()
 def serve() -> None:
-    """Run the production server, configured by CASSIEQ_* variables."""
-    _serve(Settings.from_env())
+    """Run the production server on Cassandra, configured by CASSIEQ_* variables."""
+    from cassieq.store.cassandra import CassandraStore, CassandraUnavailable
+
+    settings = Settings.from_env()
+    try:
+        _, store = CassandraStore.from_settings(settings)
+    except CassandraUnavailable as exc:
+        raise click.ClickException(str(exc)) from exc
+    _serve(settings, store)
 
 
-def _serve(settings: Settings) -> None:
+@cli.command()
+@click.option(
+    "--output",
+    type=click.Path(path_type=Path),
+    default=Path("api_spec/openapi.json"),
+    show_default=True,
+)
+@click.option("--check", is_flag=True, help="Exit 1 when the file differs from the code.")
+def openapi(output: Path, check: bool) -> None:
+    """Write the OpenAPI document generated from the app (or check it is current)."""
+    text = openapi_document()
+    if check:
+        if not output.exists() or output.read_text() != text:
+            raise click.ClickException(f"{output} is stale: run `cassieq openapi`")
+        click.echo(f"{output} is up to date")
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text)
+    click.echo(f"wrote {output}")
+
+
+def openapi_document() -> str:
+    import json
+
+    from cassieq.api.app import create_app
+
+    app = create_app(Settings(), _memory_store(), background=False)
+    from litestar.serialization import encode_json
+
+    schema = json.loads(encode_json(app.openapi_schema.to_schema()))
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def _memory_store() -> Any:
+    from cassieq.store.memory import MemoryStore
+
+    return MemoryStore()
+
+
+def _dev_cassandra_store(settings: Settings) -> Any:
+    from cassieq.devtools import cassandra as tool
+    from cassieq.store.cassandra import CassandraStore, apply_schema, connect, default_schema_dir
+
+    cfg = tool.NodeConfig.from_env(native_port=settings.cassandra_port)
+    try:
+        tool.start(cfg, log=_err)
+    except tool.CassandraToolError as exc:
+        raise click.ClickException(str(exc)) from exc
+    _cluster, session = connect([cfg.host], cfg.native_port)
+    apply_schema(session, settings.keyspace, settings.replication, default_schema_dir())
+    return CassandraStore(session, settings.keyspace)
+
+
+def _serve(settings: Settings, store: Any) -> None:
     import uvicorn
 
     from cassieq.api.app import create_app
     from cassieq.logs import configure_logging
 
     configure_logging(settings.log_format, settings.log_level)
-    app = create_app(settings)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level)
+    app = create_app(settings, store)
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        access_log=False,  # request logs would carry signed query strings
+        timeout_graceful_shutdown=10,
+    )
 
 
 def _err(message: str) -> None:

@@ -24,6 +24,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     host: str = "127.0.0.1"
     port: int = 8080
     admin_token: str | None = None
+    receipt_secret: str | None = None
     clock_skew_seconds: int = 60
     log_format: LogFormat = "console"
     log_level: str = "info"

@@ -2,13 +2,90 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from litestar import Litestar
+from litestar.datastructures import State
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import SwaggerRenderPlugin
 
+from cassieq import __version__
+from cassieq.api.accounts import AccountController
+from cassieq.api.debug import DebugController
+from cassieq.api.errors import EXCEPTION_HANDLERS
 from cassieq.api.health import health
+from cassieq.api.messages import MessageController
+from cassieq.api.permissions import PermissionController
+from cassieq.api.queues import QueueController
+from cassieq.api.state import AppState
+from cassieq.auth.receipts import ReceiptCodec
 from cassieq.config import Settings
+from cassieq.engine import Clock, QueueEngine
+from cassieq.engine.background import BackgroundWorker
+from cassieq.store.base import Store
 
 
-def create_app(settings: Settings) -> Litestar:
-    app = Litestar(route_handlers=[health], debug=False)
-    app.state.settings = settings
-    return app
+def receipt_secret(settings: Settings) -> str:
+    """Receipts must verify on every server: an explicit secret, else one derived from the
+    operator token, else (dev only) a random one that lives as long as the process."""
+    if settings.receipt_secret:
+        return settings.receipt_secret
+    if settings.admin_token:
+        return hmac.new(
+            settings.admin_token.encode(), b"cassieq pop receipts", hashlib.sha256
+        ).hexdigest()
+    return secrets.token_hex(32)
+
+
+def create_app(
+    settings: Settings,
+    store: Store,
+    *,
+    clock: Clock | None = None,
+    background: bool = True,
+) -> Litestar:
+    engine = QueueEngine(store, clock)
+    state = AppState(
+        settings=settings, engine=engine, receipts=ReceiptCodec(receipt_secret(settings))
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: Litestar) -> AsyncIterator[None]:
+        worker = BackgroundWorker(engine)
+        if background:
+            worker.start()
+        try:
+            yield
+        finally:
+            await worker.stop()
+
+    return Litestar(
+        route_handlers=[
+            health,
+            QueueController,
+            MessageController,
+            AccountController,
+            PermissionController,
+            DebugController,
+        ],
+        state=State({"cassieq": state}),
+        exception_handlers=EXCEPTION_HANDLERS,
+        lifespan=[lifespan],
+        openapi_config=OpenAPIConfig(
+            title="cassieq",
+            version=__version__,
+            description=(
+                "A message queue on Apache Cassandra, wire-compatible with the CassieQ v1 API. "
+                "Queue routes take `Authorization: Key <key>`, `Authorization: Signed <sig>` with "
+                "`x-cassieq-request-time`, or a signed query string; operator routes take "
+                "`Authorization: Bearer <CASSIEQ_ADMIN_TOKEN>`."
+            ),
+            path="/schema",
+            render_plugins=[SwaggerRenderPlugin()],
+        ),
+        debug=False,
+    )

@@ -27,14 +27,14 @@ class Accounts:
     def __init__(self, ctx: EngineContext) -> None:
         self._ctx = ctx
 
-    async def create(self, name: str) -> Account:
+    async def create(self, name: str, keys: dict[str, str] | None = None) -> Account:
         if not valid_name(name):
             raise InvalidArgument(
                 f"invalid account name {name!r}: use 1-64 letters, digits, '_' or '-'"
             )
         account = Account(
             name=name,
-            keys={k: new_key() for k in DEFAULT_KEY_NAMES},
+            keys=keys or {k: new_key() for k in DEFAULT_KEY_NAMES},
             created_at=self._ctx.clock.now(),
         )
         if not await self._ctx.store.insert_account(account):

@@ -1,0 +1,110 @@
+"""Operator routes: accounts and their keys."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+from litestar import Controller, Request, delete, get, post
+from litestar.datastructures import State
+from litestar.exceptions import ValidationException
+from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody, Schema
+
+from cassieq.api.dto import AccountBody, AccountCreateRequest, KeyCreateRequest
+from cassieq.api.errors import errors
+from cassieq.api.security import admin_guard
+from cassieq.api.state import AppState
+from cassieq.model import NAME_PATTERN
+
+
+@dataclass
+class _AccountNameBody(Operation):
+    """The contract's body is the name as a JSON string; {"accountName": ...} is accepted too."""
+
+    request_body: RequestBody | None = field(
+        default_factory=lambda: RequestBody(
+            content={
+                "application/json": OpenAPIMediaType(
+                    schema=Schema(
+                        one_of=[
+                            Schema(type="string", pattern=NAME_PATTERN),  # type: ignore[arg-type]
+                            Schema(
+                                type="object",  # type: ignore[arg-type]
+                                properties={
+                                    "accountName": Schema(type="string", pattern=NAME_PATTERN)  # type: ignore[arg-type]
+                                },
+                                required=["accountName"],
+                            ),
+                        ]
+                    )
+                )
+            },
+            required=True,
+        )
+    )
+
+
+class AccountController(Controller):
+    path = "/api/v1/accounts"
+    tags = ["accounts (operator)"]
+    guards = [admin_guard]
+
+    @get(summary="List accounts", responses=errors(401, 403))
+    async def list_accounts(self, state: State) -> list[AccountBody]:
+        app: AppState = state.cassieq
+        return [AccountBody.of(a) for a in await app.engine.accounts.list()]
+
+    @post(
+        summary="Create an account with keys 'primary' and 'secondary'",
+        status_code=201,
+        operation_class=_AccountNameBody,
+        responses=errors(400, 401, 403, 409),
+    )
+    async def create_account(self, state: State, request: Request[Any, Any, Any]) -> AccountBody:
+        app: AppState = state.cassieq
+        name = _account_name(await request.body())
+        return AccountBody.of(await app.engine.accounts.create(name))
+
+    @get("/{account:str}", summary="Show an account", responses=errors(401, 403, 404))
+    async def get_account(self, state: State, account: str) -> AccountBody:
+        app: AppState = state.cassieq
+        return AccountBody.of(await app.engine.accounts.get(account))
+
+    @delete(
+        "/{account:str}", summary="Delete an account", status_code=204, responses=errors(401, 403)
+    )
+    async def delete_account(self, state: State, account: str) -> None:
+        app: AppState = state.cassieq
+        await app.engine.accounts.delete(account)
+
+    @post(
+        "/{account:str}/keys",
+        summary="Add a key; the answer is the new key (a JSON string)",
+        status_code=201,
+        responses=errors(400, 401, 403, 404, 409),
+    )
+    async def add_key(self, state: State, account: str, data: KeyCreateRequest) -> str:
+        app: AppState = state.cassieq
+        return await app.engine.accounts.add_key(account, data.key_name)
+
+    @delete(
+        "/{account:str}/keys/{key_name:str}",
+        summary="Delete a key: its signatures stop working at once",
+        status_code=204,
+        responses=errors(401, 403, 404),
+    )
+    async def delete_key(self, state: State, account: str, key_name: str) -> None:
+        app: AppState = state.cassieq
+        await app.engine.accounts.delete_key(account, key_name)
+
+
+def _account_name(body: bytes) -> str:
+    try:
+        value = msgspec.json.decode(body, type=str | AccountCreateRequest)
+    except msgspec.DecodeError as exc:
+        raise ValidationException(
+            f'the body must be the account name as a JSON string ("acme") or '
+            f'{{"accountName": "acme"}}: {exc}'
+        ) from None
+    return value if isinstance(value, str) else value.account_name

@@ -1,0 +1,127 @@
+"""Operator routes: read-only inspection of a queue's buckets, monoton and pointers."""
+
+from __future__ import annotations
+
+from litestar import Controller, get
+from litestar.datastructures import State
+
+from cassieq.api.dto import (
+    MessageDebugBody,
+    MonotonBody,
+    PointersBody,
+    QueueDefinitionBody,
+    TombstoneBody,
+)
+from cassieq.api.errors import errors
+from cassieq.api.security import admin_guard
+from cassieq.api.state import AppState
+from cassieq.engine.errors import NotFound
+from cassieq.model import MessageRow, QueueDefinition
+
+BASE = "/accounts/{account:str}/queues/{queue:str}"
+ERRORS = errors(401, 403, 404)
+
+
+class DebugController(Controller):
+    path = "/api/v1/debug"
+    tags = ["debug (operator)"]
+    guards = [admin_guard]
+
+    @get("/accounts/{account:str}/queues", summary="Queues of an account", responses=ERRORS)
+    async def queues(self, state: State, account: str) -> list[QueueDefinitionBody]:
+        app: AppState = state.cassieq
+        await app.engine.accounts.get(account)
+        return [QueueDefinitionBody.of(q) for q in await app.engine.queues.list(account)]
+
+    @get(
+        f"{BASE}/buckets/current/messages",
+        summary="Messages of the reader's bucket",
+        responses=ERRORS,
+    )
+    async def current_bucket(
+        self, state: State, account: str, queue: str
+    ) -> list[MessageDebugBody]:
+        app: AppState = state.cassieq
+        q = await _queue(app, account, queue)
+        bucket = await app.engine.ctx.store.read_pointer(q.id, "reader")
+        snap = await app.engine.ctx.store.read_bucket(q.id, bucket)
+        return [_message(m) for m in snap.messages]
+
+    @get(
+        f"{BASE}/buckets/{{bucket:int}}/messages",
+        summary="Messages of one bucket",
+        responses=ERRORS,
+    )
+    async def bucket(
+        self, state: State, account: str, queue: str, bucket: int
+    ) -> list[MessageDebugBody]:
+        app: AppState = state.cassieq
+        q = await _queue(app, account, queue)
+        return [
+            _message(m) for m in (await app.engine.ctx.store.read_bucket(q.id, bucket)).messages
+        ]
+
+    @get(
+        f"{BASE}/buckets/{{bucket:int}}/tombstone",
+        summary="When the bucket was sealed (and finalized)",
+        responses=ERRORS,
+    )
+    async def tombstone(self, state: State, account: str, queue: str, bucket: int) -> TombstoneBody:
+        app: AppState = state.cassieq
+        q = await _queue(app, account, queue)
+        snap = await app.engine.ctx.store.read_bucket(q.id, bucket)
+        if snap.sealed_at is None:
+            raise NotFound(f"bucket {bucket} is not sealed")
+        return TombstoneBody(
+            bucket=bucket, sealed_at=snap.sealed_at, finalized_at=snap.finalized_at
+        )
+
+    @get(f"{BASE}/messages/{{monoton:int}}", summary="One raw message", responses=ERRORS)
+    async def message(
+        self, state: State, account: str, queue: str, monoton: int
+    ) -> MessageDebugBody:
+        app: AppState = state.cassieq
+        q = await _queue(app, account, queue)
+        row = await app.engine.ctx.store.read_message(q.id, q.bucket_of(monoton), monoton)
+        if row is None:
+            raise NotFound(f"no message at monoton {monoton}")
+        return _message(row)
+
+    @get(f"{BASE}/monotons/current", summary="The next monoton to hand out", responses=ERRORS)
+    async def monoton(self, state: State, account: str, queue: str) -> MonotonBody:
+        app: AppState = state.cassieq
+        q = await _queue(app, account, queue)
+        return MonotonBody(value=await app.engine.ctx.store.read_monoton(q.id))
+
+    @get(f"{BASE}/pointers", summary="Reader, repair and invisibility pointers", responses=ERRORS)
+    async def pointers(self, state: State, account: str, queue: str) -> PointersBody:
+        app: AppState = state.cassieq
+        q = await _queue(app, account, queue)
+        store = app.engine.ctx.store
+        invisibility = await store.read_invisibility(q.id)
+        return PointersBody(
+            reader=await store.read_pointer(q.id, "reader"),
+            repair=await store.read_pointer(q.id, "repair"),
+            invisibility=invisibility.bucket,
+            stragglers={str(b): due for b, due in sorted(invisibility.stragglers.items())},
+        )
+
+
+async def _queue(app: AppState, account: str, queue: str) -> QueueDefinition:
+    return await app.engine.queues.get(account, queue, fresh=True)
+
+
+def _message(m: MessageRow) -> MessageDebugBody:
+    return MessageDebugBody(
+        monoton=m.monoton,
+        message=m.message,
+        version=m.version,
+        delivery_count=m.delivery_count,
+        acked=m.acked,
+        dead_lettered=m.dead_lettered,
+        republished_to=m.republished_to,
+        next_visible_on=m.next_visible_on,
+        tag=m.tag,
+        created_at=m.created_at,
+        updated_at=m.updated_at,
+    )

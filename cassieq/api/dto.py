@@ -1,0 +1,187 @@
+"""Request and response bodies of the v1 wire contract (field names exactly as clients use)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+from cassieq.model import (
+    NAME_PATTERN,
+    Account,
+    AuthorizationLevel,
+    QueueDefinition,
+    QueueOptions,
+    Statistics,
+)
+
+Name = Annotated[str, msgspec.Meta(pattern=NAME_PATTERN, max_length=64)]
+Seconds = Annotated[int, msgspec.Meta(ge=0, le=7 * 24 * 3600)]
+
+
+class ErrorBody(msgspec.Struct, frozen=True):
+    """The one error shape of every 4xx/5xx answer."""
+
+    status: int
+    error: str
+    message: str
+
+
+class QueueCreateOptions(msgspec.Struct, frozen=True, rename="camel"):
+    queue_name: Name
+    bucket_size: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 20
+    max_delivery_count: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = 5
+    repair_worker_poll_seconds: Annotated[int, msgspec.Meta(ge=1, le=86_400)] = 5
+    repair_worker_bucket_finalize_time_seconds: Annotated[int, msgspec.Meta(ge=1, le=86_400)] = 15
+    delete_buckets_after_finalize: bool = True
+    dlq_name: Name | None = None
+    strict_fifo: bool = True
+
+    def options(self) -> QueueOptions:
+        return QueueOptions(
+            bucket_size=self.bucket_size,
+            max_delivery_count=self.max_delivery_count,
+            repair_poll_seconds=self.repair_worker_poll_seconds,
+            finalize_seconds=self.repair_worker_bucket_finalize_time_seconds,
+            delete_buckets_after_finalize=self.delete_buckets_after_finalize,
+            dlq_name=self.dlq_name,
+            strict_fifo=self.strict_fifo,
+        )
+
+
+class QueueDefinitionBody(msgspec.Struct, frozen=True, rename="camel"):
+    account_name: str
+    queue_name: str
+    bucket_size: int
+    max_delivery_count: int
+    status: str
+    version: int
+    repair_worker_poll_frequency_seconds: int
+    repair_worker_tombstoned_bucket_timeout_seconds: int
+    delete_buckets_after_finalization: bool
+    dlq_name: str | None
+    strict_fifo: bool
+
+    @classmethod
+    def of(cls, q: QueueDefinition) -> QueueDefinitionBody:
+        o = q.options
+        return cls(
+            account_name=q.account,
+            queue_name=q.name,
+            bucket_size=o.bucket_size,
+            max_delivery_count=o.max_delivery_count,
+            status="Active" if q.status == "active" else "Deleted",
+            version=q.version,
+            repair_worker_poll_frequency_seconds=o.repair_poll_seconds,
+            repair_worker_tombstoned_bucket_timeout_seconds=o.finalize_seconds,
+            delete_buckets_after_finalization=o.delete_buckets_after_finalize,
+            dlq_name=o.dlq_name,
+            strict_fifo=o.strict_fifo,
+        )
+
+
+class StatisticsBody(msgspec.Struct, frozen=True, rename="camel"):
+    size: int
+    in_flight: int
+    published: int
+    delivered: int
+    acked: int
+    dead_lettered: int
+
+    @classmethod
+    def of(cls, s: Statistics) -> StatisticsBody:
+        return cls(
+            size=s.size,
+            in_flight=s.in_flight,
+            published=s.published,
+            delivered=s.delivered,
+            acked=s.acked,
+            dead_lettered=s.dead_lettered,
+        )
+
+
+class GetMessageBody(msgspec.Struct, frozen=True, rename="camel"):
+    pop_receipt: str
+    message: str
+    delivery_count: int
+    message_tag: str
+
+
+class UpdateMessageRequest(msgspec.Struct, frozen=True, rename="camel"):
+    new_invisibility_seconds: Seconds
+    message: str | None = None
+
+
+class UpdateMessageBody(msgspec.Struct, frozen=True, rename="camel"):
+    pop_receipt: str
+    message_tag: str
+
+
+class AccountBody(msgspec.Struct, frozen=True, rename="camel"):
+    account_name: str
+    keys: dict[str, str]
+
+    @classmethod
+    def of(cls, a: Account) -> AccountBody:
+        return cls(account_name=a.name, keys=dict(sorted(a.keys.items())))
+
+
+class AccountCreateRequest(msgspec.Struct, frozen=True, rename="camel"):
+    account_name: Name
+
+
+class KeyCreateRequest(msgspec.Struct, frozen=True, rename="camel"):
+    key_name: Name
+
+
+class PermissionRequest(msgspec.Struct, frozen=True, rename="camel"):
+    account_name: Name
+    key_name: Name
+    levels: Annotated[list[str], msgspec.Meta(min_length=1, max_length=16)]
+    start_time: str | None = None
+    end_time: str | None = None
+    queue_name: Name | None = None
+
+
+class PermissionBody(msgspec.Struct, frozen=True, rename="camel"):
+    query_param: str
+
+
+class LevelBody(msgspec.Struct, frozen=True, rename="camel"):
+    level: str
+    short_form: str
+
+    @classmethod
+    def of(cls, level: AuthorizationLevel) -> LevelBody:
+        return cls(level=level.wire_name, short_form=level.short_form)
+
+
+class MessageDebugBody(msgspec.Struct, frozen=True, rename="camel"):
+    monoton: int
+    message: str
+    version: int
+    delivery_count: int
+    acked: bool
+    dead_lettered: bool
+    republished_to: int | None
+    next_visible_on: int
+    tag: str
+    created_at: int
+    updated_at: int
+
+
+class TombstoneBody(msgspec.Struct, frozen=True, rename="camel"):
+    bucket: int
+    sealed_at: int | None
+    finalized_at: int | None
+
+
+class PointersBody(msgspec.Struct, frozen=True, rename="camel"):
+    reader: int
+    repair: int
+    invisibility: int
+    stragglers: dict[str, int]
+
+
+class MonotonBody(msgspec.Struct, frozen=True, rename="camel"):
+    value: int

@@ -1,0 +1,137 @@
+"""Message routes of the v1 API: put, get next, update, ack."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from litestar import Controller, Request, Response, delete, get, post, put
+from litestar.datastructures import State
+from litestar.exceptions import HTTPException
+from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody, Schema
+from litestar.params import Parameter
+
+from cassieq.api.dto import GetMessageBody, UpdateMessageBody, UpdateMessageRequest
+from cassieq.api.errors import error_response, errors
+from cassieq.api.security import account_guard
+from cassieq.api.state import AppState
+from cassieq.model import AuthorizationLevel as L
+
+MAX_MESSAGE_BYTES = 256 * 1024
+
+
+@dataclass
+class _RawMessageBody(Operation):
+    """The put body is opaque text stored verbatim, whatever the content type."""
+
+    request_body: RequestBody | None = field(
+        default_factory=lambda: RequestBody(
+            content={"text/plain": OpenAPIMediaType(schema=Schema(type="string"))},  # type: ignore[arg-type]
+            description="The message, stored as sent (UTF-8), at most 256 KiB",
+            required=True,
+        )
+    )
+
+
+class MessageController(Controller):
+    path = "/api/v1/accounts/{account:str}/queues/{queue:str}/messages"
+    tags = ["messages"]
+    guards = [account_guard]
+
+    @post(
+        opt={"level": L.PUT_MESSAGE},
+        summary="Put a message (the raw request body)",
+        status_code=201,
+        operation_class=_RawMessageBody,
+        responses=errors(400, 401, 403, 404, 413),
+    )
+    async def put_message(
+        self,
+        state: State,
+        request: Request[Any, Any, Any],
+        account: str,
+        queue: str,
+        initial_invisibility_seconds: Annotated[
+            int, Parameter(query="initialInvisibilitySeconds", ge=0, le=7 * 24 * 3600)
+        ] = 0,
+    ) -> Response[Any]:
+        app: AppState = state.cassieq
+        body = await request.body()
+        if len(body) > MAX_MESSAGE_BYTES:
+            return error_response(413, f"the message is larger than {MAX_MESSAGE_BYTES} bytes")
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return error_response(400, "the message must be UTF-8 text")
+        await app.engine.put(account, queue, text, initial_invisibility_seconds)
+        return Response(b"", status_code=201, media_type="text/plain")
+
+    @get(
+        "/next",
+        opt={"level": L.READ_MESSAGE},
+        summary="Get the next visible message (204 when there is none)",
+        responses=errors(400, 401, 403, 404),
+    )
+    async def next_message(
+        self,
+        state: State,
+        account: str,
+        queue: str,
+        invisibility_time_seconds: Annotated[
+            int, Parameter(query="invisibilityTimeSeconds", ge=0, le=7 * 24 * 3600)
+        ] = 30,
+    ) -> Response[GetMessageBody | None]:
+        app: AppState = state.cassieq
+        got = await app.engine.get_next(account, queue, invisibility_time_seconds)
+        if got is None:
+            return Response(None, status_code=204)
+        return Response(
+            GetMessageBody(
+                pop_receipt=app.receipts.encode(account, queue, got.receipt),
+                message=got.message,
+                delivery_count=got.delivery_count,
+                message_tag=got.tag,
+            )
+        )
+
+    @put(
+        opt={"level": L.UPDATE_MESSAGE},
+        summary="Update a message's payload and/or invisibility; returns a new receipt",
+        responses=errors(400, 401, 403, 404, 409, 413),
+    )
+    async def update_message(
+        self,
+        state: State,
+        account: str,
+        queue: str,
+        data: UpdateMessageRequest,
+        pop_receipt: Annotated[str, Parameter(query="popReceipt", min_length=1, max_length=1024)],
+    ) -> UpdateMessageBody:
+        app: AppState = state.cassieq
+        receipt = app.receipts.decode(account, queue, pop_receipt)
+        if data.message is not None and len(data.message.encode()) > MAX_MESSAGE_BYTES:
+            raise HTTPException(
+                status_code=413, detail=f"the message is larger than {MAX_MESSAGE_BYTES} bytes"
+            )
+        new = await app.engine.update(
+            account, queue, receipt, data.message, data.new_invisibility_seconds
+        )
+        return UpdateMessageBody(
+            pop_receipt=app.receipts.encode(account, queue, new), message_tag=new.tag
+        )
+
+    @delete(
+        opt={"level": L.ACK_MESSAGE},
+        summary="Ack a message (204); 409 when the receipt is stale",
+        status_code=204,
+        responses=errors(400, 401, 403, 404, 409),
+    )
+    async def ack_message(
+        self,
+        state: State,
+        account: str,
+        queue: str,
+        pop_receipt: Annotated[str, Parameter(query="popReceipt", min_length=1, max_length=1024)],
+    ) -> None:
+        app: AppState = state.cassieq
+        await app.engine.ack(account, queue, app.receipts.decode(account, queue, pop_receipt))

@@ -1,0 +1,67 @@
+"""Operator routes: issue signed query strings (scoped, shareable grants)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from litestar import Controller, get, post
+from litestar.datastructures import State
+
+from cassieq.api.dto import LevelBody, PermissionBody, PermissionRequest
+from cassieq.api.errors import errors
+from cassieq.api.security import admin_guard
+from cassieq.api.state import AppState
+from cassieq.auth.signing import BadTime, canonical_time, parse_time, query_string_to_sign, sign
+from cassieq.engine.errors import InvalidArgument, KeyNotFound
+from cassieq.model import AuthorizationLevel
+
+_BY_NAME = {level.wire_name.lower(): level for level in AuthorizationLevel}
+_BY_SHORT = {level.short_form: level for level in AuthorizationLevel}
+
+
+class PermissionController(Controller):
+    path = "/api/v1/permissions"
+    tags = ["permissions (operator)"]
+    guards = [admin_guard]
+
+    @post(
+        summary="Issue a signed query string for an account key",
+        status_code=201,
+        responses=errors(400, 401, 403, 404),
+    )
+    async def grant(self, state: State, data: PermissionRequest) -> PermissionBody:
+        app: AppState = state.cassieq
+        account = await app.engine.accounts.get(data.account_name)
+        key = account.keys.get(data.key_name)
+        if key is None:
+            raise KeyNotFound(f"account {data.account_name!r} has no key named {data.key_name!r}")
+        levels = "".join(sorted({_level(v).short_form for v in data.levels}, key="rpuagcdn".index))
+        try:
+            start = canonical_time(parse_time(data.start_time)) if data.start_time else None
+            end = canonical_time(parse_time(data.end_time)) if data.end_time else None
+        except BadTime as exc:
+            raise InvalidArgument(str(exc)) from None
+        params: dict[str, str] = {"auth": levels}
+        if start:
+            params["st"] = start
+        if end:
+            params["et"] = end
+        if data.queue_name:
+            params["q"] = data.queue_name
+        to_sign = query_string_to_sign(data.account_name, levels, start, end, data.queue_name)
+        params["sig"] = sign(key, to_sign)
+        return PermissionBody(query_param=urlencode(params))
+
+    @get("/supportedAuthorizationLevels", summary="The authorization levels and short forms")
+    async def levels(self) -> list[LevelBody]:
+        return [LevelBody.of(level) for level in AuthorizationLevel]
+
+
+def _level(value: str) -> AuthorizationLevel:
+    level = _BY_SHORT.get(value) or _BY_NAME.get(value.lower())
+    if level is None:
+        raise InvalidArgument(
+            f"unknown authorization level {value!r}: "
+            "use a name such as ReadMessage or a short form such as r"
+        )
+    return level

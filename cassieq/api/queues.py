@@ -1,0 +1,88 @@
+"""Queue routes of the v1 API: list, create, show, delete, statistics."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, Response, delete, get, post
+from litestar.datastructures import State
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import Parameter
+
+from cassieq.api.dto import QueueCreateOptions, QueueDefinitionBody, StatisticsBody
+from cassieq.api.errors import errors
+from cassieq.api.security import account_guard
+from cassieq.api.state import AppState
+from cassieq.model import AuthorizationLevel as L
+
+AUTH_ERRORS = (400, 401, 403)
+
+
+class QueueController(Controller):
+    path = "/api/v1/accounts/{account:str}/queues"
+    tags = ["queues"]
+    guards = [account_guard]
+
+    @get(
+        opt={"level": L.GET_QUEUE_INFORMATION},
+        summary="List the account's queues",
+        responses=errors(*AUTH_ERRORS),
+    )
+    async def list_queues(self, state: State, account: str) -> list[QueueDefinitionBody]:
+        app: AppState = state.cassieq
+        return [QueueDefinitionBody.of(q) for q in await app.engine.queues.list(account)]
+
+    @post(
+        opt={"level": L.CREATE_QUEUE},
+        summary="Create a queue (201), or find it existing (200; 409 with errorIfExists=true)",
+        responses={
+            200: ResponseSpec(data_container=QueueDefinitionBody, description="It already existed"),
+            **errors(*AUTH_ERRORS, 404, 409),
+        },
+        status_code=201,
+    )
+    async def create_queue(
+        self,
+        state: State,
+        account: str,
+        data: QueueCreateOptions,
+        error_if_exists: Annotated[bool, Parameter(query="errorIfExists")] = False,
+    ) -> Response[QueueDefinitionBody]:
+        app: AppState = state.cassieq
+        queue, created = await app.engine.create_queue(
+            account, data.queue_name, data.options(), error_if_exists=error_if_exists
+        )
+        return Response(QueueDefinitionBody.of(queue), status_code=201 if created else 200)
+
+    @get(
+        "/{queue:str}",
+        opt={"level": L.GET_QUEUE_INFORMATION},
+        summary="Show a queue",
+        responses=errors(*AUTH_ERRORS, 404),
+    )
+    async def get_queue(self, state: State, account: str, queue: str) -> QueueDefinitionBody:
+        app: AppState = state.cassieq
+        return QueueDefinitionBody.of(await app.engine.queues.get(account, queue, fresh=True))
+
+    @delete(
+        "/{queue:str}",
+        opt={"level": L.DELETE_QUEUE},
+        summary="Delete a queue (its rows are removed in the background)",
+        status_code=200,
+        responses=errors(*AUTH_ERRORS, 404),
+    )
+    async def delete_queue(self, state: State, account: str, queue: str) -> Response[bytes]:
+        app: AppState = state.cassieq
+        await app.engine.queues.delete(account, queue)
+        return Response(b"", status_code=200, media_type="text/plain")
+
+    @get(
+        "/{queue:str}/statistics",
+        opt={"level": L.GET_QUEUE_INFORMATION},
+        summary="Queue statistics: size, and (additive) inFlight, published, delivered, acked, "
+        "deadLettered",
+        responses=errors(*AUTH_ERRORS, 404),
+    )
+    async def statistics(self, state: State, account: str, queue: str) -> StatisticsBody:
+        app: AppState = state.cassieq
+        return StatisticsBody.of(await app.engine.statistics(account, queue))

@@ -1,0 +1,53 @@
+"""Route guards: account credentials per level on the queue API, the operator token on admin."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from litestar.connection import ASGIConnection
+from litestar.handlers.base import BaseRouteHandler
+
+from cassieq.api.state import AppState
+from cassieq.auth.access import (
+    AccessRequest,
+    Forbidden,
+    Unauthenticated,
+    admin_token_matches,
+    authorize,
+)
+from cassieq.engine.errors import AccountNotFound
+from cassieq.model import AuthorizationLevel
+
+
+async def account_guard(
+    connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
+) -> None:
+    level: AuthorizationLevel = handler.opt["level"]
+    state: AppState = connection.app.state.cassieq
+    account_name = str(connection.path_params.get("account", ""))
+    queue = connection.path_params.get("queue")
+    try:
+        account = await state.engine.accounts.get(account_name)
+    except AccountNotFound:
+        account = None  # answered exactly like a wrong key: no account enumeration
+    request = AccessRequest(
+        account_name=account_name,
+        account=account,
+        method=str(connection.scope.get("method", "GET")),
+        path=connection.scope["path"],
+        headers=connection.headers,
+        query={k: v for k, v in connection.query_params.items()},
+        now=datetime.now(UTC),
+        clock_skew_seconds=state.settings.clock_skew_seconds,
+    )
+    authorize(request, level, None if queue is None else str(queue))
+
+
+async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    state: AppState = connection.app.state.cassieq
+    token = state.settings.admin_token
+    if token is None:
+        raise Forbidden("operator routes are disabled: set CASSIEQ_ADMIN_TOKEN")
+    if not admin_token_matches(connection.headers.get("authorization", ""), token):
+        raise Unauthenticated("operator routes need 'Authorization: Bearer <CASSIEQ_ADMIN_TOKEN>'")

@@ -1,0 +1,16 @@
+"""What the app keeps for its handlers: settings, the engine, the receipt codec."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cassieq.auth.receipts import ReceiptCodec
+from cassieq.config import Settings
+from cassieq.engine import QueueEngine
+
+
+@dataclass(frozen=True)
+class AppState:
+    settings: Settings
+    engine: QueueEngine
+    receipts: ReceiptCodec

@@ -1,0 +1,139 @@
+"""Who may do what on the queue API: the three credential schemes of the wire contract.
+
+No or malformed credentials -> Unauthenticated (401); valid credentials that lack the
+route's level, are for another queue, or are outside their time window -> Forbidden (403).
+Every secret comparison is constant-time; a signature is checked against every key of
+the account, so keys rotate without downtime.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from cassieq.auth.signing import (
+    BadTime,
+    matches,
+    parse_time,
+    query_string_to_sign,
+    request_string_to_sign,
+)
+from cassieq.model import Account, AuthorizationLevel
+
+REQUEST_TIME_HEADER = "x-cassieq-request-time"
+SHORT_FORMS = {level.short_form: level for level in AuthorizationLevel}
+
+
+class AuthError(Exception):
+    status = 401
+
+
+class Unauthenticated(AuthError):
+    status = 401
+
+
+class Forbidden(AuthError):
+    status = 403
+
+
+@dataclass(frozen=True)
+class AccessRequest:
+    account_name: str
+    account: Account | None  # None: no such account (answered like a bad key)
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    query: Mapping[str, str]
+    now: datetime
+    clock_skew_seconds: int
+
+
+def authorize(req: AccessRequest, level: AuthorizationLevel, queue: str | None) -> None:
+    if "sig" in req.query or "auth" in req.query:
+        _signed_query(req, level, queue)
+        return
+    header = req.headers.get("authorization", "")
+    scheme, _, credential = header.partition(" ")
+    credential = credential.strip()
+    if not header:
+        raise Unauthenticated("credentials required: Authorization header or a signed query string")
+    if scheme == "Key" and credential:
+        _key(req, credential)
+    elif scheme == "Signed" and credential:
+        _signed_request(req, credential)
+    else:
+        raise Unauthenticated("unsupported Authorization scheme: use 'Key <key>' or 'Signed <sig>'")
+
+
+def _keys(req: AccessRequest) -> list[str]:
+    return list(req.account.keys.values()) if req.account is not None else []
+
+
+def _key(req: AccessRequest, credential: str) -> None:
+    # Compare against every key without stopping early: timing tells nothing.
+    found = False
+    for key in _keys(req):
+        found |= hmac.compare_digest(key.encode(), credential.encode())
+    if not found:
+        raise Unauthenticated("unknown account or invalid key")
+
+
+def _signed_request(req: AccessRequest, signature: str) -> None:
+    raw_time = req.headers.get(REQUEST_TIME_HEADER)
+    if not raw_time:
+        raise Unauthenticated(f"a Signed request needs the {REQUEST_TIME_HEADER} header")
+    try:
+        request_time = parse_time(raw_time)
+        to_sign = request_string_to_sign(req.account_name, req.method, req.path, raw_time)
+    except BadTime as exc:
+        raise Unauthenticated(f"{REQUEST_TIME_HEADER}: {exc}") from None
+    if abs((req.now - request_time).total_seconds()) > req.clock_skew_seconds:
+        raise Unauthenticated(
+            f"{REQUEST_TIME_HEADER} is more than {req.clock_skew_seconds} s from the server's clock"
+        )
+    if not _any_key_signed(req, signature, to_sign):
+        raise Unauthenticated("unknown account or invalid signature")
+
+
+def _signed_query(req: AccessRequest, level: AuthorizationLevel, queue: str | None) -> None:
+    q = req.query
+    levels, signature = q.get("auth"), q.get("sig")
+    if not levels or not signature:
+        raise Unauthenticated("a signed query string needs both 'auth' and 'sig'")
+    unknown = sorted(set(levels) - set(SHORT_FORMS))
+    if unknown:
+        raise Unauthenticated(f"unknown authorization levels in 'auth': {''.join(unknown)}")
+    try:
+        start = parse_time(q["st"]) if "st" in q else None
+        end = parse_time(q["et"]) if "et" in q else None
+        to_sign = query_string_to_sign(
+            req.account_name, levels, q.get("st"), q.get("et"), q.get("q")
+        )
+    except BadTime as exc:
+        raise Unauthenticated(f"st/et: {exc}") from None
+    if not _any_key_signed(req, signature, to_sign):
+        raise Unauthenticated("unknown account or invalid signature")
+    if level.short_form not in levels:
+        raise Forbidden(f"this grant does not include {level.wire_name} ({level.short_form})")
+    if "q" in q and q["q"] != queue:
+        raise Forbidden("this grant is for another queue")
+    if start is not None and req.now < start:
+        raise Forbidden("this grant is not valid yet (st)")
+    if end is not None and req.now > end:
+        raise Forbidden("this grant has expired (et)")
+
+
+def _any_key_signed(req: AccessRequest, signature: str, to_sign: str) -> bool:
+    found = False
+    for key in _keys(req):
+        found |= matches(signature, key, to_sign)
+    return found
+
+
+def admin_token_matches(header: str, token: str | None) -> bool:
+    scheme, _, presented = header.partition(" ")
+    if token is None or scheme != "Bearer":
+        return False
+    return hmac.compare_digest(presented.strip().encode(), token.encode())

@@ -1,0 +1,34 @@
+"""Pop receipts: opaque to clients, signed so a forged or edited one is refused."""
+
+from __future__ import annotations
+
+import msgspec
+from itsdangerous import BadSignature, URLSafeSerializer
+
+from cassieq.model import PopReceipt
+
+
+class InvalidReceipt(ValueError):
+    """Not a receipt this service issued (forged, edited or truncated)."""
+
+
+class ReceiptCodec:
+    def __init__(self, secret: str) -> None:
+        self._serializer = URLSafeSerializer(secret, salt="cassieq.pop-receipt")
+
+    def encode(self, account: str, queue: str, receipt: PopReceipt) -> str:
+        return str(self._serializer.dumps([account, queue, *msgspec.to_builtins(receipt)]))
+
+    def decode(self, account: str, queue: str, token: str) -> PopReceipt:
+        try:
+            payload = self._serializer.loads(token)
+        except BadSignature as exc:
+            raise InvalidReceipt("the pop receipt is not valid (forged or edited)") from exc
+        try:
+            receipt_account, receipt_queue, *fields = payload
+            receipt = msgspec.convert(fields, PopReceipt)
+        except (ValueError, TypeError, msgspec.ValidationError) as exc:
+            raise InvalidReceipt("the pop receipt is malformed") from exc
+        if (receipt_account, receipt_queue) != (account, queue):
+            raise InvalidReceipt("the pop receipt belongs to another queue")
+        return receipt

@@ -1,0 +1,175 @@
+"""Every queue and message route of the v1 contract, over HTTP, on Cassandra."""
+
+from __future__ import annotations
+
+from tests.api.conftest import AccountCtx
+
+Q = {"queueName": "orders"}
+
+
+def test_create_queue_twice_then_conflict_when_asked(account: AccountCtx) -> None:
+    with account.client() as c:
+        first = c.post("/queues", json={**Q, "bucketSize": 10})
+        assert first.status_code == 201
+        body = first.json()
+        assert body["queueName"] == "orders" and body["accountName"] == account.name
+        assert body["bucketSize"] == 10 and body["maxDeliveryCount"] == 5
+        for field in (
+            "status", "version", "repairWorkerPollFrequencySeconds",
+            "repairWorkerTombstonedBucketTimeoutSeconds", "deleteBucketsAfterFinalization",
+            "dlqName", "strictFifo",
+        ):  # fmt: skip
+            assert field in body
+        again = c.post("/queues", json=Q)
+        assert again.status_code == 200 and again.json()["bucketSize"] == 10
+        conflict = c.post("/queues", json=Q, params={"errorIfExists": "true"})
+        assert conflict.status_code == 409
+        assert "already exists" in conflict.json()["message"]
+
+
+def test_list_show_and_delete_queue(account: AccountCtx) -> None:
+    with account.client() as c:
+        assert c.post("/queues", json=Q).status_code == 201
+        assert c.post("/queues", json={"queueName": "audit"}).status_code == 201
+        names = sorted(q["queueName"] for q in c.get("/queues").json())
+        assert names == ["audit", "orders"]
+        assert c.get("/queues/orders").json()["queueName"] == "orders"
+        assert c.delete("/queues/orders").status_code == 200
+        assert c.get("/queues/orders").status_code == 404
+        assert c.delete("/queues/orders").status_code == 404
+        assert [q["queueName"] for q in c.get("/queues").json()] == ["audit"]
+        recreated = c.post("/queues", json=Q)
+        assert recreated.status_code == 201 and recreated.json()["version"] == 2
+
+
+def test_put_get_update_ack_cycle(account: AccountCtx) -> None:
+    with account.client() as c:
+        c.post("/queues", json=Q)
+        assert c.get("/queues/orders/messages/next").status_code == 204
+        put = c.post("/queues/orders/messages", content=b'"hi"')
+        assert put.status_code == 201
+        got = c.get("/queues/orders/messages/next", params={"invisibilityTimeSeconds": 30})
+        assert got.status_code == 200
+        body = got.json()
+        assert body["message"] == '"hi"' and body["deliveryCount"] == 1
+        assert set(body) == {"popReceipt", "message", "deliveryCount", "messageTag"}
+
+        updated = c.put(
+            "/queues/orders/messages",
+            params={"popReceipt": body["popReceipt"]},
+            json={"message": "changed", "newInvisibilitySeconds": 0},
+        )
+        assert updated.status_code == 200
+        assert set(updated.json()) == {"popReceipt", "messageTag"}
+        stale = c.delete("/queues/orders/messages", params={"popReceipt": body["popReceipt"]})
+        assert stale.status_code == 409
+
+        again = c.get("/queues/orders/messages/next").json()
+        assert again["message"] == "changed" and again["deliveryCount"] == 2
+        ack = c.delete("/queues/orders/messages", params={"popReceipt": again["popReceipt"]})
+        assert ack.status_code == 204
+        twice = c.delete("/queues/orders/messages", params={"popReceipt": again["popReceipt"]})
+        assert twice.status_code == 409
+        assert c.get("/queues/orders/messages/next").status_code == 204
+
+
+def test_statistics(account: AccountCtx) -> None:
+    with account.client() as c:
+        c.post("/queues", json=Q)
+        for i in range(3):
+            c.post("/queues/orders/messages", content=f"m{i}".encode())
+        got = c.get("/queues/orders/messages/next").json()
+        c.delete("/queues/orders/messages", params={"popReceipt": got["popReceipt"]})
+        c.get("/queues/orders/messages/next")
+        stats = c.get("/queues/orders/statistics")
+        assert stats.status_code == 200
+        assert stats.json() == {
+            "size": 2, "inFlight": 1, "published": 3, "delivered": 2, "acked": 1, "deadLettered": 0,
+        }  # fmt: skip
+
+
+def test_initial_invisibility_via_query(account: AccountCtx) -> None:
+    with account.client() as c:
+        c.post("/queues", json=Q)
+        c.post(
+            "/queues/orders/messages", content=b"later", params={"initialInvisibilitySeconds": 3600}
+        )
+        assert c.get("/queues/orders/messages/next").status_code == 204
+        assert c.get("/queues/orders/statistics").json()["size"] == 1
+
+
+def test_bad_input_gets_a_clear_4xx(account: AccountCtx) -> None:
+    with account.client() as c:
+        c.post("/queues", json=Q)
+
+        def problem(response: object, status: int, words: str) -> None:
+            assert response.status_code == status, response.text  # type: ignore[attr-defined]
+            body = response.json()  # type: ignore[attr-defined]
+            assert body["status"] == status and words in body["message"], body
+
+        problem(c.get("/queues/nope"), 404, "nope")
+        problem(c.post("/queues/nope/messages", content=b"x"), 404, "nope")
+        problem(
+            c.get("/queues/orders/messages/next", params={"invisibilityTimeSeconds": -1}),
+            400,
+            "invisibilityTimeSeconds",
+        )
+        problem(
+            c.post(
+                "/queues/orders/messages",
+                content=b"x",
+                params={"initialInvisibilitySeconds": "soon"},
+            ),
+            400,
+            "initialInvisibilitySeconds",
+        )
+        problem(c.post("/queues", json={"queueName": "bad:name"}), 400, "queueName")
+        problem(c.post("/queues", json={"queueName": "x" * 65}), 400, "queueName")
+        problem(c.post("/queues", json={"queueName": "ok", "bucketSize": 0}), 400, "bucketSize")
+        problem(
+            c.post("/queues", content=b"{not json", headers={"content-type": "application/json"}),
+            400,
+            "malformed",
+        )
+        problem(c.post("/queues/orders/messages", content=b"x" * (256 * 1024 + 1)), 413, "larger")
+        problem(c.post("/queues/orders/messages", content=b"\xff\xfe"), 400, "UTF-8")
+        problem(
+            c.delete("/queues/orders/messages", params={"popReceipt": "forged"}), 400, "receipt"
+        )
+        problem(c.delete("/queues/orders/messages"), 400, "popReceipt")
+        problem(
+            c.put(
+                "/queues/orders/messages",
+                params={"popReceipt": "x"},
+                json={"newInvisibilitySeconds": -5},
+            ),
+            400,
+            "newInvisibilitySeconds",
+        )
+
+        # An edited receipt (a valid one with a changed field) is refused too.
+        c.post("/queues/orders/messages", content=b"m")
+        receipt = c.get("/queues/orders/messages/next").json()["popReceipt"]
+        payload, _, signature = receipt.partition(".")
+        edited = payload[:-2] + ("A" if payload[-2] != "A" else "B") + payload[-1] + "." + signature
+        problem(c.delete("/queues/orders/messages", params={"popReceipt": edited}), 400, "receipt")
+        # A receipt for one queue does not ack in another.
+        c.post("/queues", json={"queueName": "other"})
+        problem(
+            c.delete("/queues/other/messages", params={"popReceipt": receipt}), 400, "another queue"
+        )
+        assert (
+            c.delete("/queues/orders/messages", params={"popReceipt": receipt}).status_code == 204
+        )
+
+
+def test_max_delivery_count_moves_messages_to_the_dlq(account: AccountCtx) -> None:
+    with account.client() as c:
+        c.post("/queues", json={"queueName": "dead"})
+        c.post("/queues", json={"queueName": "work", "maxDeliveryCount": 1, "dlqName": "dead"})
+        c.post("/queues/work/messages", content=b"poison")
+        first = c.get("/queues/work/messages/next", params={"invisibilityTimeSeconds": 0})
+        assert first.status_code == 200
+        assert c.get("/queues/work/messages/next").status_code == 204
+        assert c.get("/queues/dead/messages/next").json()["message"] == "poison"
+        assert c.get("/queues/work/statistics").json()["deadLettered"] == 1
