@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
-from litestar import Controller, Request, delete, get, post
+from litestar import Controller, Request, Response, delete, get, post
 from litestar.datastructures import State
 from litestar.exceptions import ValidationException
 from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody, Schema
@@ -84,9 +84,11 @@ class AccountController(Controller):
         status_code=201,
         responses=errors(400, 401, 403, 404, 409),
     )
-    async def add_key(self, state: State, account: str, data: KeyCreateRequest) -> str:
+    async def add_key(self, state: State, account: str, data: KeyCreateRequest) -> Response[bytes]:
         app: AppState = state.cassieq
-        return await app.engine.accounts.add_key(account, data.key_name)
+        key = await app.engine.accounts.add_key(account, data.key_name)
+        # A JSON string, like every body of the contract (Litestar would send str as text).
+        return Response(msgspec.json.encode(key), status_code=201, media_type="application/json")
 
     @delete(
         "/{account:str}/keys/{key_name:str}",

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from litestar import Controller, Request, Response, delete, get, post, put
 from litestar.datastructures import State
 from litestar.exceptions import HTTPException
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody, Schema
 from litestar.params import Parameter
 
@@ -42,6 +43,7 @@ class MessageController(Controller):
         opt={"level": L.PUT_MESSAGE},
         summary="Put a message (the raw request body)",
         status_code=201,
+        media_type="text/plain",
         operation_class=_RawMessageBody,
         responses=errors(400, 401, 403, 404, 413),
     )
@@ -70,7 +72,10 @@ class MessageController(Controller):
         "/next",
         opt={"level": L.READ_MESSAGE},
         summary="Get the next visible message (204 when there is none)",
-        responses=errors(400, 401, 403, 404),
+        responses={
+            204: ResponseSpec(data_container=None, description="No visible message"),
+            **errors(400, 401, 403, 404),
+        },
     )
     async def next_message(
         self,

@@ -69,6 +69,7 @@ class QueueController(Controller):
         opt={"level": L.DELETE_QUEUE},
         summary="Delete a queue (its rows are removed in the background)",
         status_code=200,
+        media_type="text/plain",
         responses=errors(*AUTH_ERRORS, 404),
     )
     async def delete_queue(self, state: State, account: str, queue: str) -> Response[bytes]:

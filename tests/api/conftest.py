@@ -52,10 +52,10 @@ def start_server(node: CassandraNode, log: Path, port: int | None = None, **env:
         "CASSIEQ_LOG_FORMAT": "json",
         **env,
     }
-    out = log.open("ab")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "cassieq", "serve"], env=environment, stdout=out, stderr=out
-    )
+    with log.open("ab") as out:  # the child keeps its own copy of the descriptor
+        process = subprocess.Popen(
+            [sys.executable, "-m", "cassieq", "serve"], env=environment, stdout=out, stderr=out
+        )
     server = Server(f"http://127.0.0.1:{port}", process, log)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
