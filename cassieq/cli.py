@@ -14,7 +14,11 @@ from cassieq.config import Settings
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="cassieq")
 def cli() -> None:
-    """cassieq: a message queue on Apache Cassandra."""
+    """cassieq: a message queue on Apache Cassandra.
+
+    Server and tooling: dev, serve, cassandra, schema, openapi. Client commands (they talk
+    to a server over HTTP): account, key, queue, put, get, ack, update, drain, stats, grant.
+    """
 
 
 # --------------------------------------------------------------------------- cassandra
@@ -201,18 +205,36 @@ def serve() -> None:
     default=Path("api_spec/openapi.json"),
     show_default=True,
 )
-@click.option("--check", is_flag=True, help="Exit 1 when the file differs from the code.")
-def openapi(output: Path, check: bool) -> None:
-    """Write the OpenAPI document generated from the app (or check it is current)."""
+@click.option(
+    "--client-dir",
+    type=click.Path(path_type=Path),
+    default=Path("api_spec/client"),
+    show_default=True,
+)
+@click.option("--check", is_flag=True, help="Exit 1 when the spec or the client is stale.")
+def openapi(output: Path, client_dir: Path, check: bool) -> None:
+    """Write the OpenAPI document generated from the app, and the client generated from it."""
+    from cassieq.devtools import client
+
     text = openapi_document()
-    if check:
-        if not output.exists() or output.read_text() != text:
-            raise click.ClickException(f"{output} is stale: run `cassieq openapi`")
-        click.echo(f"{output} is up to date")
-        return
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text)
-    click.echo(f"wrote {output}")
+    try:
+        if check:
+            if not output.exists() or output.read_text() != text:
+                raise click.ClickException(f"{output} is stale: run `cassieq openapi`")
+            stale = client.stale_files(output, client_dir)
+            if stale:
+                raise click.ClickException(
+                    f"the client in {client_dir} is stale ({', '.join(stale[:5])}): "
+                    "run `cassieq openapi`"
+                )
+            click.echo(f"{output} and {client_dir} are up to date")
+            return
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text)
+        client.regenerate(output, client_dir)
+    except client.ClientGenerationError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"wrote {output} and {client_dir / client.PACKAGE}")
 
 
 def openapi_document() -> str:
@@ -270,4 +292,8 @@ def _err(message: str) -> None:
 
 
 def main() -> None:
+    from cassieq.console.commands import COMMANDS
+
+    for command in COMMANDS:
+        cli.add_command(command)
     cli()

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 from litestar import Controller, Request, Response, delete, get, post
 from litestar.datastructures import State
 from litestar.exceptions import ValidationException
-from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody, Schema
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
+from litestar.params import FromPath, JSONBody
 
 from cassieq.api.dto import AccountBody, AccountCreateRequest, KeyCreateRequest
 from cassieq.api.errors import errors
@@ -22,18 +23,18 @@ from cassieq.model import NAME_PATTERN
 class _AccountNameBody(Operation):
     """The contract's body is the name as a JSON string; {"accountName": ...} is accepted too."""
 
-    request_body: RequestBody | None = field(
-        default_factory=lambda: RequestBody(
+    def __post_init__(self) -> None:
+        # Litestar passes request_body=None for a handler without `data`: document ours.
+        name = Schema(type=OpenAPIType.STRING, pattern=NAME_PATTERN, max_length=64)
+        self.request_body = RequestBody(
             content={
                 "application/json": OpenAPIMediaType(
                     schema=Schema(
                         one_of=[
-                            Schema(type="string", pattern=NAME_PATTERN),  # type: ignore[arg-type]
+                            name,
                             Schema(
-                                type="object",  # type: ignore[arg-type]
-                                properties={
-                                    "accountName": Schema(type="string", pattern=NAME_PATTERN)  # type: ignore[arg-type]
-                                },
+                                type=OpenAPIType.OBJECT,
+                                properties={"accountName": name},
                                 required=["accountName"],
                             ),
                         ]
@@ -42,7 +43,6 @@ class _AccountNameBody(Operation):
             },
             required=True,
         )
-    )
 
 
 class AccountController(Controller):
@@ -50,12 +50,13 @@ class AccountController(Controller):
     tags = ["accounts (operator)"]
     guards = [admin_guard]
 
-    @get(summary="List accounts", responses=errors(401, 403))
+    @get(operation_id="listAccounts", summary="List accounts", responses=errors(401, 403))
     async def list_accounts(self, state: State) -> list[AccountBody]:
         app: AppState = state.cassieq
         return [AccountBody.of(a) for a in await app.engine.accounts.list()]
 
     @post(
+        operation_id="createAccount",
         summary="Create an account with keys 'primary' and 'secondary'",
         status_code=201,
         operation_class=_AccountNameBody,
@@ -66,25 +67,37 @@ class AccountController(Controller):
         name = _account_name(await request.body())
         return AccountBody.of(await app.engine.accounts.create(name))
 
-    @get("/{account:str}", summary="Show an account", responses=errors(401, 403, 404))
-    async def get_account(self, state: State, account: str) -> AccountBody:
+    @get(
+        "/{account:str}",
+        operation_id="getAccount",
+        summary="Show an account",
+        responses=errors(401, 403, 404),
+    )
+    async def get_account(self, state: State, account: FromPath[str]) -> AccountBody:
         app: AppState = state.cassieq
         return AccountBody.of(await app.engine.accounts.get(account))
 
     @delete(
-        "/{account:str}", summary="Delete an account", status_code=204, responses=errors(401, 403)
+        "/{account:str}",
+        operation_id="deleteAccount",
+        summary="Delete an account",
+        status_code=204,
+        responses=errors(401, 403),
     )
-    async def delete_account(self, state: State, account: str) -> None:
+    async def delete_account(self, state: State, account: FromPath[str]) -> None:
         app: AppState = state.cassieq
         await app.engine.accounts.delete(account)
 
     @post(
         "/{account:str}/keys",
+        operation_id="addKey",
         summary="Add a key; the answer is the new key (a JSON string)",
         status_code=201,
         responses=errors(400, 401, 403, 404, 409),
     )
-    async def add_key(self, state: State, account: str, data: KeyCreateRequest) -> Response[bytes]:
+    async def add_key(
+        self, state: State, account: FromPath[str], data: JSONBody[KeyCreateRequest]
+    ) -> Response[bytes]:
         app: AppState = state.cassieq
         key = await app.engine.accounts.add_key(account, data.key_name)
         # A JSON string, like every body of the contract (Litestar would send str as text).
@@ -92,11 +105,14 @@ class AccountController(Controller):
 
     @delete(
         "/{account:str}/keys/{key_name:str}",
+        operation_id="deleteKey",
         summary="Delete a key: its signatures stop working at once",
         status_code=204,
         responses=errors(401, 403, 404),
     )
-    async def delete_key(self, state: State, account: str, key_name: str) -> None:
+    async def delete_key(
+        self, state: State, account: FromPath[str], key_name: FromPath[str]
+    ) -> None:
         app: AppState = state.cassieq
         await app.engine.accounts.delete_key(account, key_name)
 

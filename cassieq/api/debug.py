@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from litestar import Controller, get
 from litestar.datastructures import State
+from litestar.params import FromPath
 
 from cassieq.api.dto import (
     MessageDebugBody,
@@ -27,19 +28,25 @@ class DebugController(Controller):
     tags = ["debug (operator)"]
     guards = [admin_guard]
 
-    @get("/accounts/{account:str}/queues", summary="Queues of an account", responses=ERRORS)
-    async def queues(self, state: State, account: str) -> list[QueueDefinitionBody]:
+    @get(
+        "/accounts/{account:str}/queues",
+        operation_id="debugListQueues",
+        summary="Queues of an account",
+        responses=ERRORS,
+    )
+    async def queues(self, state: State, account: FromPath[str]) -> list[QueueDefinitionBody]:
         app: AppState = state.cassieq
         await app.engine.accounts.get(account)
         return [QueueDefinitionBody.of(q) for q in await app.engine.queues.list(account)]
 
     @get(
         f"{BASE}/buckets/current/messages",
+        operation_id="debugCurrentBucket",
         summary="Messages of the reader's bucket",
         responses=ERRORS,
     )
     async def current_bucket(
-        self, state: State, account: str, queue: str
+        self, state: State, account: FromPath[str], queue: FromPath[str]
     ) -> list[MessageDebugBody]:
         app: AppState = state.cassieq
         q = await _queue(app, account, queue)
@@ -49,11 +56,12 @@ class DebugController(Controller):
 
     @get(
         f"{BASE}/buckets/{{bucket:int}}/messages",
+        operation_id="debugBucket",
         summary="Messages of one bucket",
         responses=ERRORS,
     )
     async def bucket(
-        self, state: State, account: str, queue: str, bucket: int
+        self, state: State, account: FromPath[str], queue: FromPath[str], bucket: FromPath[int]
     ) -> list[MessageDebugBody]:
         app: AppState = state.cassieq
         q = await _queue(app, account, queue)
@@ -63,10 +71,13 @@ class DebugController(Controller):
 
     @get(
         f"{BASE}/buckets/{{bucket:int}}/tombstone",
+        operation_id="debugTombstone",
         summary="When the bucket was sealed (and finalized)",
         responses=ERRORS,
     )
-    async def tombstone(self, state: State, account: str, queue: str, bucket: int) -> TombstoneBody:
+    async def tombstone(
+        self, state: State, account: FromPath[str], queue: FromPath[str], bucket: FromPath[int]
+    ) -> TombstoneBody:
         app: AppState = state.cassieq
         q = await _queue(app, account, queue)
         snap = await app.engine.ctx.store.read_bucket(q.id, bucket)
@@ -76,9 +87,14 @@ class DebugController(Controller):
             bucket=bucket, sealed_at=snap.sealed_at, finalized_at=snap.finalized_at
         )
 
-    @get(f"{BASE}/messages/{{monoton:int}}", summary="One raw message", responses=ERRORS)
+    @get(
+        f"{BASE}/messages/{{monoton:int}}",
+        operation_id="debugMessage",
+        summary="One raw message",
+        responses=ERRORS,
+    )
     async def message(
-        self, state: State, account: str, queue: str, monoton: int
+        self, state: State, account: FromPath[str], queue: FromPath[str], monoton: FromPath[int]
     ) -> MessageDebugBody:
         app: AppState = state.cassieq
         q = await _queue(app, account, queue)
@@ -87,14 +103,28 @@ class DebugController(Controller):
             raise NotFound(f"no message at monoton {monoton}")
         return _message(row)
 
-    @get(f"{BASE}/monotons/current", summary="The next monoton to hand out", responses=ERRORS)
-    async def monoton(self, state: State, account: str, queue: str) -> MonotonBody:
+    @get(
+        f"{BASE}/monotons/current",
+        operation_id="debugMonoton",
+        summary="The next monoton to hand out",
+        responses=ERRORS,
+    )
+    async def monoton(
+        self, state: State, account: FromPath[str], queue: FromPath[str]
+    ) -> MonotonBody:
         app: AppState = state.cassieq
         q = await _queue(app, account, queue)
         return MonotonBody(value=await app.engine.ctx.store.read_monoton(q.id))
 
-    @get(f"{BASE}/pointers", summary="Reader, repair and invisibility pointers", responses=ERRORS)
-    async def pointers(self, state: State, account: str, queue: str) -> PointersBody:
+    @get(
+        f"{BASE}/pointers",
+        operation_id="debugPointers",
+        summary="Reader, repair and invisibility pointers",
+        responses=ERRORS,
+    )
+    async def pointers(
+        self, state: State, account: FromPath[str], queue: FromPath[str]
+    ) -> PointersBody:
         app: AppState = state.cassieq
         q = await _queue(app, account, queue)
         store = app.engine.ctx.store
@@ -107,7 +137,7 @@ class DebugController(Controller):
         )
 
 
-async def _queue(app: AppState, account: str, queue: str) -> QueueDefinition:
+async def _queue(app: AppState, account: FromPath[str], queue: FromPath[str]) -> QueueDefinition:
     return await app.engine.queues.get(account, queue, fresh=True)
 
 

@@ -31,6 +31,7 @@ def error_response(
         ErrorBody(status=status, error=HTTPStatus(status).phrase, message=message),
         status_code=status,
         headers=headers,
+        media_type="application/json",  # even on routes whose success is text/plain
     )
 
 
@@ -93,8 +94,12 @@ EXCEPTION_HANDLERS: dict[int | type[Exception], Any] = {
 
 
 def errors(*statuses: int) -> dict[int, ResponseSpec]:
-    """OpenAPI entries for a route's error answers (all share ErrorBody)."""
+    """OpenAPI entries for a route's error answers (all share ErrorBody).
+
+    400 is always listed: any route answers it for a malformed parameter, and without it
+    Litestar documents its own validation body, which is not what this API sends.
+    """
     return {
         s: ResponseSpec(data_container=ErrorBody, description=HTTPStatus(s).phrase)
-        for s in statuses
+        for s in sorted({400, *statuses})
     }

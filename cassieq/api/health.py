@@ -13,6 +13,12 @@ class Health(msgspec.Struct, frozen=True):
     version: str
 
 
-@get("/health", summary="Liveness check", tags=["health"], sync_to_thread=False)
+@get(
+    "/health",
+    operation_id="health",
+    summary="Liveness check",
+    tags=["health"],
+    sync_to_thread=False,
+)
 def health() -> Health:
     return Health(status="ok", version=__version__)

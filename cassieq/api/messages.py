@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, delete, get, post, put
 from litestar.datastructures import State
 from litestar.exceptions import HTTPException
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody, Schema
-from litestar.params import Parameter
+from litestar.openapi.spec import (
+    OpenAPIFormat,
+    OpenAPIMediaType,
+    OpenAPIType,
+    Operation,
+    RequestBody,
+    Schema,
+)
+from litestar.params import FromPath, JSONBody, QueryParameter
 
 from cassieq.api.dto import GetMessageBody, UpdateMessageBody, UpdateMessageRequest
 from cassieq.api.errors import error_response, errors
@@ -25,13 +32,18 @@ MAX_MESSAGE_BYTES = 256 * 1024
 class _RawMessageBody(Operation):
     """The put body is opaque text stored verbatim, whatever the content type."""
 
-    request_body: RequestBody | None = field(
-        default_factory=lambda: RequestBody(
-            content={"text/plain": OpenAPIMediaType(schema=Schema(type="string"))},  # type: ignore[arg-type]
+    def __post_init__(self) -> None:
+        # Litestar passes request_body=None for a handler without `data`: document ours.
+        self.request_body = RequestBody(
+            # Opaque: any bytes of valid UTF-8 are stored exactly as sent.
+            content={
+                "text/plain": OpenAPIMediaType(
+                    schema=Schema(type=OpenAPIType.STRING, format=OpenAPIFormat.BINARY)
+                )
+            },
             description="The message, stored as sent (UTF-8), at most 256 KiB",
             required=True,
         )
-    )
 
 
 class MessageController(Controller):
@@ -40,6 +52,7 @@ class MessageController(Controller):
     guards = [account_guard]
 
     @post(
+        operation_id="putMessage",
         opt={"level": L.PUT_MESSAGE},
         summary="Put a message (the raw request body)",
         status_code=201,
@@ -51,10 +64,10 @@ class MessageController(Controller):
         self,
         state: State,
         request: Request[Any, Any, Any],
-        account: str,
-        queue: str,
+        account: FromPath[str],
+        queue: FromPath[str],
         initial_invisibility_seconds: Annotated[
-            int, Parameter(query="initialInvisibilitySeconds", ge=0, le=7 * 24 * 3600)
+            int, QueryParameter(name="initialInvisibilitySeconds", ge=0, le=7 * 24 * 3600)
         ] = 0,
     ) -> Response[Any]:
         app: AppState = state.cassieq
@@ -70,6 +83,7 @@ class MessageController(Controller):
 
     @get(
         "/next",
+        operation_id="getNextMessage",
         opt={"level": L.READ_MESSAGE},
         summary="Get the next visible message (204 when there is none)",
         responses={
@@ -80,10 +94,10 @@ class MessageController(Controller):
     async def next_message(
         self,
         state: State,
-        account: str,
-        queue: str,
+        account: FromPath[str],
+        queue: FromPath[str],
         invisibility_time_seconds: Annotated[
-            int, Parameter(query="invisibilityTimeSeconds", ge=0, le=7 * 24 * 3600)
+            int, QueryParameter(name="invisibilityTimeSeconds", ge=0, le=7 * 24 * 3600)
         ] = 30,
     ) -> Response[GetMessageBody | None]:
         app: AppState = state.cassieq
@@ -100,6 +114,7 @@ class MessageController(Controller):
         )
 
     @put(
+        operation_id="updateMessage",
         opt={"level": L.UPDATE_MESSAGE},
         summary="Update a message's payload and/or invisibility; returns a new receipt",
         responses=errors(400, 401, 403, 404, 409, 413),
@@ -107,10 +122,12 @@ class MessageController(Controller):
     async def update_message(
         self,
         state: State,
-        account: str,
-        queue: str,
-        data: UpdateMessageRequest,
-        pop_receipt: Annotated[str, Parameter(query="popReceipt", min_length=1, max_length=1024)],
+        account: FromPath[str],
+        queue: FromPath[str],
+        data: JSONBody[UpdateMessageRequest],
+        pop_receipt: Annotated[
+            str, QueryParameter(name="popReceipt", min_length=1, max_length=1024)
+        ],
     ) -> UpdateMessageBody:
         app: AppState = state.cassieq
         receipt = app.receipts.decode(account, queue, pop_receipt)
@@ -126,6 +143,7 @@ class MessageController(Controller):
         )
 
     @delete(
+        operation_id="ackMessage",
         opt={"level": L.ACK_MESSAGE},
         summary="Ack a message (204); 409 when the receipt is stale",
         status_code=204,
@@ -134,9 +152,11 @@ class MessageController(Controller):
     async def ack_message(
         self,
         state: State,
-        account: str,
-        queue: str,
-        pop_receipt: Annotated[str, Parameter(query="popReceipt", min_length=1, max_length=1024)],
+        account: FromPath[str],
+        queue: FromPath[str],
+        pop_receipt: Annotated[
+            str, QueryParameter(name="popReceipt", min_length=1, max_length=1024)
+        ],
     ) -> None:
         app: AppState = state.cassieq
         await app.engine.ack(account, queue, app.receipts.decode(account, queue, pop_receipt))

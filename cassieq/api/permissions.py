@@ -6,6 +6,7 @@ from urllib.parse import urlencode
 
 from litestar import Controller, get, post
 from litestar.datastructures import State
+from litestar.params import JSONBody
 
 from cassieq.api.dto import LevelBody, PermissionBody, PermissionRequest
 from cassieq.api.errors import errors
@@ -25,11 +26,12 @@ class PermissionController(Controller):
     guards = [admin_guard]
 
     @post(
+        operation_id="grantPermission",
         summary="Issue a signed query string for an account key",
         status_code=201,
         responses=errors(400, 401, 403, 404),
     )
-    async def grant(self, state: State, data: PermissionRequest) -> PermissionBody:
+    async def grant(self, state: State, data: JSONBody[PermissionRequest]) -> PermissionBody:
         app: AppState = state.cassieq
         account = await app.engine.accounts.get(data.account_name)
         key = account.keys.get(data.key_name)
@@ -52,7 +54,11 @@ class PermissionController(Controller):
         params["sig"] = sign(key, to_sign)
         return PermissionBody(query_param=urlencode(params))
 
-    @get("/supportedAuthorizationLevels", summary="The authorization levels and short forms")
+    @get(
+        "/supportedAuthorizationLevels",
+        operation_id="listAuthorizationLevels",
+        summary="The authorization levels and short forms",
+    )
     async def levels(self) -> list[LevelBody]:
         return [LevelBody.of(level) for level in AuthorizationLevel]
 

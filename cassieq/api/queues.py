@@ -7,7 +7,7 @@ from typing import Annotated
 from litestar import Controller, Response, delete, get, post
 from litestar.datastructures import State
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import Parameter
+from litestar.params import FromPath, JSONBody, QueryParameter
 
 from cassieq.api.dto import QueueCreateOptions, QueueDefinitionBody, StatisticsBody
 from cassieq.api.errors import errors
@@ -24,15 +24,17 @@ class QueueController(Controller):
     guards = [account_guard]
 
     @get(
+        operation_id="listQueues",
         opt={"level": L.GET_QUEUE_INFORMATION},
         summary="List the account's queues",
         responses=errors(*AUTH_ERRORS),
     )
-    async def list_queues(self, state: State, account: str) -> list[QueueDefinitionBody]:
+    async def list_queues(self, state: State, account: FromPath[str]) -> list[QueueDefinitionBody]:
         app: AppState = state.cassieq
         return [QueueDefinitionBody.of(q) for q in await app.engine.queues.list(account)]
 
     @post(
+        operation_id="createQueue",
         opt={"level": L.CREATE_QUEUE},
         summary="Create a queue (201), or find it existing (200; 409 with errorIfExists=true)",
         responses={
@@ -44,9 +46,9 @@ class QueueController(Controller):
     async def create_queue(
         self,
         state: State,
-        account: str,
-        data: QueueCreateOptions,
-        error_if_exists: Annotated[bool, Parameter(query="errorIfExists")] = False,
+        account: FromPath[str],
+        data: JSONBody[QueueCreateOptions],
+        error_if_exists: Annotated[bool, QueryParameter(name="errorIfExists")] = False,
     ) -> Response[QueueDefinitionBody]:
         app: AppState = state.cassieq
         queue, created = await app.engine.create_queue(
@@ -56,34 +58,43 @@ class QueueController(Controller):
 
     @get(
         "/{queue:str}",
+        operation_id="getQueue",
         opt={"level": L.GET_QUEUE_INFORMATION},
         summary="Show a queue",
         responses=errors(*AUTH_ERRORS, 404),
     )
-    async def get_queue(self, state: State, account: str, queue: str) -> QueueDefinitionBody:
+    async def get_queue(
+        self, state: State, account: FromPath[str], queue: FromPath[str]
+    ) -> QueueDefinitionBody:
         app: AppState = state.cassieq
         return QueueDefinitionBody.of(await app.engine.queues.get(account, queue, fresh=True))
 
     @delete(
         "/{queue:str}",
+        operation_id="deleteQueue",
         opt={"level": L.DELETE_QUEUE},
         summary="Delete a queue (its rows are removed in the background)",
         status_code=200,
         media_type="text/plain",
         responses=errors(*AUTH_ERRORS, 404),
     )
-    async def delete_queue(self, state: State, account: str, queue: str) -> Response[bytes]:
+    async def delete_queue(
+        self, state: State, account: FromPath[str], queue: FromPath[str]
+    ) -> Response[bytes]:
         app: AppState = state.cassieq
         await app.engine.queues.delete(account, queue)
         return Response(b"", status_code=200, media_type="text/plain")
 
     @get(
         "/{queue:str}/statistics",
+        operation_id="getStatistics",
         opt={"level": L.GET_QUEUE_INFORMATION},
         summary="Queue statistics: size, and (additive) inFlight, published, delivered, acked, "
         "deadLettered",
         responses=errors(*AUTH_ERRORS, 404),
     )
-    async def statistics(self, state: State, account: str, queue: str) -> StatisticsBody:
+    async def statistics(
+        self, state: State, account: FromPath[str], queue: FromPath[str]
+    ) -> StatisticsBody:
         app: AppState = state.cassieq
         return StatisticsBody.of(await app.engine.statistics(account, queue))

@@ -6,12 +6,14 @@ import msgspec
 
 from cassieq.engine.context import EngineContext, new_token
 from cassieq.engine.errors import InvalidArgument, StaleReceipt
+from cassieq.engine.invisibility import InvisibilitySide
 from cassieq.model import MessageRow, PopReceipt, QueueDefinition
 
 
 class Acker:
-    def __init__(self, ctx: EngineContext) -> None:
+    def __init__(self, ctx: EngineContext, invisibility: InvisibilitySide) -> None:
         self._ctx = ctx
+        self._invisibility = invisibility
 
     async def ack(self, queue: QueueDefinition, receipt: PopReceipt) -> None:
         row = await self._held(queue, receipt)
@@ -48,10 +50,11 @@ class Acker:
             updated_at=now,
             change=new_token(),
         )
-        if not await self._ctx.store.cas_message(
-            queue.id, queue.bucket_of(row.monoton), row.version, changed
-        ):
+        bucket = queue.bucket_of(row.monoton)
+        if not await self._ctx.store.cas_message(queue.id, bucket, row.version, changed):
             raise StaleReceipt("the message changed since this receipt was issued")
+        if changed.next_visible_on < row.next_visible_on:
+            await self._invisibility.lower_due(queue, bucket, changed.next_visible_on)
         return PopReceipt(queue.version, row.monoton, changed.version, row.tag)
 
     async def _held(self, queue: QueueDefinition, receipt: PopReceipt) -> MessageRow:

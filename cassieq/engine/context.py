@@ -13,10 +13,9 @@ from cassieq.store.base import Store
 
 @dataclass(frozen=True)
 class Tuning:
-    # A delivered message still invisible this long after its bucket is done no longer
-    # holds the invisibility pointer back; it is tracked as a straggler instead.
-    straggler_after_ms: int = 60_000
-    max_stragglers: int = 64
+    # Finalized buckets whose only unacked messages are deliveries in force, kept aside
+    # (with their due time) so that they do not hold the invisibility pointer back.
+    max_stragglers: int = 256
     # Buckets behind the reader that one get may read looking for expired messages.
     invisibility_scan_buckets: int = 8
     # A repair or dead-letter claim hides a message this long while it is moved.
@@ -24,6 +23,8 @@ class Tuning:
     # How long a queue definition is trusted without re-reading it.
     queue_cache_ms: int = 2_000
     lease_ttl_ms: int = 30_000
+    # Deletion jobs wait this long (well past queue_cache_ms) before removing rows.
+    deletion_grace_ms: int = 10_000
     # How long the reader waits for a taken monoton's row before calling it a hole.
     hole_grace_ms: int = 2_000
     max_cas_attempts: int = 64

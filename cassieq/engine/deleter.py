@@ -15,7 +15,12 @@ class Deleter:
     async def run_once(self) -> int:
         """Run every pending job this instance can take; the number finished."""
         finished = 0
+        now = self._ctx.clock.now()
         for job in await self._ctx.store.list_deletion_jobs():
+            # A young job waits: the version bump may still be on its way, and other
+            # servers may still put into the old version from their queue cache.
+            if now - job.created_at < self._ctx.tuning.deletion_grace_ms:
+                continue
             name = f"delete:{job.queue}"
             if not await self._leases.hold(name):
                 continue

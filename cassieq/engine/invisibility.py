@@ -51,8 +51,9 @@ class InvisibilitySide:
         store, now = self._ctx.store, self._ctx.clock.now()
         state = await store.read_invisibility(queue.id)
 
-        for bucket, due in sorted(state.stragglers.items()):
-            if due > now:
+        for bucket in sorted(state.stragglers):
+            # Another server may have settled or moved it since: go by the latest state.
+            if state.stragglers.get(bucket, now + 1) > now:
                 continue
             snap = await store.read_bucket(queue.id, bucket)
             delivery = await self._deliver_from(queue, snap, invisibility_ms)
@@ -104,8 +105,10 @@ class InvisibilitySide:
         elif (
             snap.finalized
             and len(state.stragglers) < tuning.max_stragglers
-            and min(m.next_visible_on for m in left) > now + tuning.straggler_after_ms
+            and min(m.next_visible_on for m in left) > now
         ):
+            # Only deliveries in force are left (a long lease, or one kept alive by updates):
+            # keep the bucket aside, due when the first of them ends, and move on.
             due = min(m.next_visible_on for m in left)
             new = InvisibilityState(
                 bucket=snap.bucket + 1,
@@ -125,6 +128,8 @@ class InvisibilitySide:
     async def _settle_straggler(
         self, queue: QueueDefinition, state: InvisibilityState, snap: BucketState
     ) -> InvisibilityState:
+        if snap.bucket not in state.stragglers:
+            return state  # settled by someone else meanwhile
         left = pending(snap)
         stragglers = dict(state.stragglers)
         summary = state.summary
@@ -143,6 +148,24 @@ class InvisibilitySide:
                 await self._drop_if_finished(queue, snap)
             return new
         return await self._ctx.store.read_invisibility(queue.id)
+
+    async def lower_due(self, queue: QueueDefinition, bucket: int, due: int) -> None:
+        """A delivery behind the pointer now ends earlier (an update): make sure its
+        straggler is looked at then, not at the old, later time."""
+        store = self._ctx.store
+        for _ in range(self._ctx.tuning.max_cas_attempts):
+            state = await store.read_invisibility(queue.id)
+            current = state.stragglers.get(bucket)
+            if current is None or current <= due:
+                return
+            new = InvisibilityState(
+                bucket=state.bucket,
+                rev=state.rev + 1,
+                stragglers={**state.stragglers, bucket: due},
+                summary=state.summary,
+            )
+            if await store.cas_invisibility(queue.id, state.rev, new):
+                return
 
     async def _drop_if_finished(self, queue: QueueDefinition, snap: BucketState) -> None:
         # Only a finalized bucket is safe to drop: before that a late write may still land.

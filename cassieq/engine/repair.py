@@ -45,11 +45,20 @@ class Repairer:
                 await store.finalize_bucket(qid, bucket, now)
                 # Writes that landed between the read and the finalize are in this one.
                 snap = await store.read_bucket(qid, bucket)
+            # Read after the finalize: no row can appear in the bucket any more.
             state = await store.read_invisibility(qid)
+            if bucket >= state.bucket and bucket not in state.stragglers:
+                # The invisibility side has not settled this bucket yet. Deciding now would
+                # race its pass (it may be about to move past a row it read before it landed):
+                # come back when it has moved on.
+                break
             for row in snap.messages:
-                if _needs_move(row, snap, state, now):
-                    await self._move(queue, snap, row)
-            await self._drop_if_finished(queue, bucket, state)
+                if _needs_move(row, snap, state):
+                    await self._move(queue, snap.bucket, row)
+            snap = await store.read_bucket(qid, bucket)
+            if any(_needs_move(row, snap, state) for row in snap.messages):
+                break  # a move did not finish (contention, an error): never skip past it
+            await self._drop_if_finished(queue, snap, state)
             if not await store.cas_pointer(qid, "repair", bucket, bucket + 1):
                 break  # someone else repairs this queue now (our lease lapsed)
             ctx.log.debug("bucket_repaired", queue=str(qid), bucket=bucket)
@@ -59,27 +68,29 @@ class Repairer:
                 break
         return done
 
-    async def _move(self, queue: QueueDefinition, snap: BucketState, row: MessageRow) -> None:
-        """Re-publish a late write at a fresh monoton and retire the original.
+    async def _move(self, queue: QueueDefinition, bucket: int, row: MessageRow) -> None:
+        """Re-publish a message at a fresh monoton and retire the original, exactly once.
 
-        Claim (record the target monoton on the original), write the copy, ack the
-        original. After a crash the claim expires and the next owner finishes the same
-        move: the copy is written only if it is not there yet.
+        Claim (record the target monoton on the original), write the copy at that target
+        (only if it is not there yet), retire the original. Whoever finds a claimed,
+        unretired original finishes that same move: same target, no second copy.
         """
         ctx, store, qid = self._ctx, self._ctx.store, queue.id
-        now = ctx.clock.now()
-        target = await self._monotons.take(qid)
-        claim = msgspec.structs.replace(
-            row,
-            version=row.version + 1,
-            republished_to=target,
-            next_visible_on=now + ctx.tuning.claim_ms,
-            updated_at=now,
-            change=new_token(),
-        )
-        if not await store.cas_message(qid, snap.bucket, row.version, claim):
-            return  # someone delivered or moved it first
+        claim = row
+        if row.republished_to is None:
+            now = ctx.clock.now()
+            claim = msgspec.structs.replace(
+                row,
+                version=row.version + 1,
+                republished_to=await self._monotons.take(qid),
+                updated_at=now,
+                change=new_token(),
+            )
+            if not await store.cas_message(qid, bucket, row.version, claim):
+                return  # it changed (delivered, acked, moved): the caller re-reads it
         for _ in range(ctx.tuning.max_cas_attempts):
+            target = claim.republished_to or 0  # set by the claim above
+            now = ctx.clock.now()
             copy = MessageRow(
                 monoton=target,
                 message=row.message,
@@ -92,45 +103,50 @@ class Repairer:
                 updated_at=now,
                 change=new_token(),
             )
-            if await store.read_message(qid, queue.bucket_of(target), target) is not None:
-                break
             if await store.insert_messages(qid, queue.bucket_of(target), [copy], now):
-                break
-            # The target's bucket was finalized meanwhile: point the claim at a new one.
-            target = await self._monotons.take(qid)
+                break  # written now, or already there from an earlier try
+            # The target's bucket was finalized before the copy landed: retarget.
             retarget = msgspec.structs.replace(
-                claim, version=claim.version + 1, republished_to=target, change=new_token()
+                claim,
+                version=claim.version + 1,
+                republished_to=await self._monotons.take(qid),
+                change=new_token(),
             )
-            if not await store.cas_message(qid, snap.bucket, claim.version, retarget):
+            if not await store.cas_message(qid, bucket, claim.version, retarget):
                 return
             claim = retarget
         else:
             raise Contention(f"could not re-publish {qid} monoton {row.monoton}")
+        now = ctx.clock.now()
         retired = msgspec.structs.replace(
             claim, version=claim.version + 1, acked=True, acked_at=now, change=new_token()
         )
-        await store.cas_message(qid, snap.bucket, claim.version, retired)
-        ctx.log.info("late_write_republished", queue=str(qid), monoton=row.monoton, to=target)
+        await store.cas_message(qid, bucket, claim.version, retired)
+        ctx.log.info(
+            "message_republished", queue=str(qid), monoton=row.monoton, to=claim.republished_to
+        )
 
     async def _drop_if_finished(
-        self, queue: QueueDefinition, bucket: int, state: InvisibilityState
+        self, queue: QueueDefinition, snap: BucketState, state: InvisibilityState
     ) -> None:
-        if not queue.options.delete_buckets_after_finalize:
-            return
-        if bucket >= state.bucket or bucket in state.stragglers:
-            return  # the invisibility side still needs it; it drops it when done
-        snap = await self._ctx.store.read_bucket(queue.id, bucket)
+        if not queue.options.delete_buckets_after_finalize or snap.bucket in state.stragglers:
+            return  # a straggler is dropped by the invisibility side when it settles it
         if all(m.acked for m in snap.messages):
-            await self._ctx.store.delete_bucket(queue.id, bucket)
+            await self._ctx.store.delete_bucket(queue.id, snap.bucket)
 
 
-def _needs_move(row: MessageRow, snap: BucketState, state: InvisibilityState, now: int) -> bool:
+def _needs_move(row: MessageRow, snap: BucketState, state: InvisibilityState) -> bool:
+    """Repair's rows: late writes, unfinished moves, and rows the invisibility side passed.
+
+    Called only once the invisibility side has settled the bucket (passed it, or keeps
+    it as a straggler), so "passed and not a straggler" is final.
+    """
     if row.acked:
         return False
     if row.republished_to is not None:
-        return row.next_visible_on <= now  # a move whose owner died: finish it
+        return True  # a move that did not finish: finish it (we hold the lease)
     if row.late_write(snap.sealed_at):
         return True
-    # An unacked message the invisibility side has already passed (a reader that stalled
-    # past the seal delivered it): nobody else will look at it again.
-    return snap.bucket < state.bucket and snap.bucket not in state.stragglers
+    # An unacked row the invisibility side moved past (it landed after its read, or a
+    # reader that stalled past the seal delivered it): nobody else will look at it again.
+    return snap.bucket not in state.stragglers

@@ -7,7 +7,7 @@ only the live buckets (pointer to monoton, plus stragglers) are read.
 from __future__ import annotations
 
 from cassieq.engine.context import EngineContext
-from cassieq.model import Counts, QueueDefinition, Statistics
+from cassieq.model import Counts, InvisibilityState, QueueDefinition, Statistics
 
 MAX_LIVE_BUCKETS = 100_000
 
@@ -17,8 +17,17 @@ class StatisticsReader:
         self._ctx = ctx
 
     async def read(self, queue: QueueDefinition) -> Statistics:
+        # The pointer may pass (and drop) a bucket between reading its state and reading
+        # the buckets: then the bucket is in neither. Read again until the state held.
+        for _ in range(8):
+            state = await self._ctx.store.read_invisibility(queue.id)
+            stats = await self._read(queue, state)
+            if (await self._ctx.store.read_invisibility(queue.id)).rev == state.rev:
+                return stats
+        return stats
+
+    async def _read(self, queue: QueueDefinition, state: InvisibilityState) -> Statistics:
         store, qid = self._ctx.store, queue.id
-        state = await store.read_invisibility(qid)
         monoton = await store.read_monoton(qid)
         now = self._ctx.clock.now()
         # One past the monoton's bucket: a repair copy may sit there.

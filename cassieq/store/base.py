@@ -80,7 +80,8 @@ class Store(Protocol):
         self, queue: QueueId, bucket: int, rows: list[MessageRow], now: int
     ) -> bool:
         """Write new messages into one bucket in one conditional step; False (and
-        nothing written) when the bucket is already finalized."""
+        nothing written) when the bucket is already finalized. Idempotent: when the rows
+        are already there (an earlier try of this write), True and nothing changes."""
         ...
 
     async def cas_message(

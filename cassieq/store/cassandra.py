@@ -19,8 +19,8 @@ from cassandra import (
     ConsistencyLevel,
     OperationTimedOut,
     ReadTimeout,
+    RequestValidationException,
     Unavailable,
-    WriteFailure,
     WriteTimeout,
 )
 from cassandra.cluster import (
@@ -30,7 +30,8 @@ from cassandra.cluster import (
     NoHostAvailable,
     Session,
 )
-from cassandra.policies import DCAwareRoundRobinPolicy
+from cassandra.connection import ConnectionException
+from cassandra.policies import DCAwareRoundRobinPolicy, FallthroughRetryPolicy
 from cassandra.query import BatchStatement, BatchType
 
 from cassieq.config import Settings
@@ -75,6 +76,9 @@ def connect(
         consistency_level=_level(consistency),
         serial_consistency_level=_level(serial_consistency),
         request_timeout=15.0,
+        # The driver's default policy re-sends a request after a connection error, which
+        # would replay an LWT; the store retries what is safe to retry itself.
+        retry_policy=FallthroughRetryPolicy(),
     )
     cluster = Cluster(
         list(hosts),
@@ -212,10 +216,15 @@ def default_schema_dir() -> Path:
 
 # --------------------------------------------------------------------------- the Store
 
-# An LWT that ends in one of these may or may not have been applied.
-_OUTCOME_UNKNOWN = (WriteTimeout, WriteFailure, OperationTimedOut)
-# These fail before anything is written: safe to retry as they are.
-_RETRYABLE = (Unavailable, NoHostAvailable, ReadTimeout)
+# Reads and idempotent writes (never an LWT) are retried on these.
+_RETRYABLE = (
+    Unavailable,
+    NoHostAvailable,
+    ReadTimeout,
+    WriteTimeout,
+    OperationTimedOut,
+    ConnectionException,
+)
 _MAX_TRIES = 6
 MARKER_TTL_S = 7 * 24 * 3600  # markers of a dropped bucket outlive any writer
 
@@ -277,10 +286,18 @@ class CassandraStore:
         params: Sequence[Any],
         resolve: Callable[[], Awaitable[bool]],
     ) -> tuple[bool, Any]:
-        """Run an LWT; on an unknown outcome ask ``resolve`` (a SERIAL read) what happened."""
+        """Run an LWT once; if its answer does not arrive, ask ``resolve`` (a SERIAL read).
+
+        Any failure after sending (a timeout, a lost connection, Unavailable raised after
+        the proposal was accepted, CAS_WRITE_UNKNOWN, which this driver does not map) may
+        hide an applied write. Re-sending could apply it twice or report "not applied" for
+        our own write, so it is never re-sent: Cassandra is asked what happened.
+        """
         try:
-            rows = await self._run(statement, params)
-        except _OUTCOME_UNKNOWN:
+            rows = await self._once(statement, params)
+        except RequestValidationException:
+            raise  # refused before executing: a bug in the statement, not an outcome
+        except Exception:
             return await resolve(), None
         row = rows[0]
         return bool(row.applied), row
@@ -295,11 +312,8 @@ class CassandraStore:
     async def insert_account(self, account: Account) -> bool:
         async def resolve() -> bool:
             rows = await self._read_serial(self._q.account_read, (account.name,))
-            return (
-                bool(rows)
-                and rows[0].created_at == account.created_at
-                and rows[0].keys == account.keys
-            )
+            # Keys are 64 random bytes each: equal keys mean this very insert.
+            return bool(rows) and dict(rows[0].keys or {}) == account.keys
 
         applied, _ = await self._cas(
             self._q.account_insert, (account.name, account.keys, account.created_at), resolve
@@ -403,17 +417,19 @@ class CassandraStore:
     ) -> bool:
         qid = str(queue)
         batch = BatchStatement(batch_type=BatchType.UNLOGGED)
-        # The guard carries the condition: nothing is written into a finalized bucket.
+        # The guard carries the bucket's condition: nothing is written into a finalized
+        # bucket. IF NOT EXISTS on each row makes a second try of the same write a no-op.
         batch.add(self._q.bucket_guard, (now, qid, bucket))
         for r in rows:
             batch.add(self._q.message_insert, (qid, bucket, *_message_values(r)))
 
-        async def resolve() -> bool:
+        async def written() -> bool:
+            # Monotons are never handed out twice: a row at ours is our write.
             stored = await self._read_serial(self._q.message_read, (qid, bucket, rows[0].monoton))
-            return bool(stored) and stored[0].last_change == rows[0].change
+            return bool(stored) and stored[0].version is not None
 
-        applied, _ = await self._cas(batch, (), resolve)
-        return applied
+        applied, _ = await self._cas(batch, (), written)
+        return applied or await written()
 
     async def cas_message(
         self, queue: QueueId, bucket: int, expected_version: int, row: MessageRow
@@ -668,7 +684,7 @@ class _Statements:
         )
         self.message_insert = p(
             f"INSERT INTO messages (queue_id, bucket, {_MESSAGE_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS"
         )
         self.message_cas = p(
             "UPDATE messages SET message = ?, version = ?, delivery_count = ?, acked = ?, "

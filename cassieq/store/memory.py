@@ -126,6 +126,8 @@ class MemoryStore:
         self, queue: QueueId, bucket: int, rows: list[MessageRow], now: int
     ) -> bool:
         b = self._buckets.setdefault((queue, bucket), _Bucket())
+        if rows[0].monoton in b.messages:
+            return True  # a second try of the same write (monotons are never reused)
         if b.finalized_at is not None:
             return False
         for row in rows:

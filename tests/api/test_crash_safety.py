@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.api.conftest import AccountCtx, Server, free_port, start_server, stop_server
+from tests.api.conftest import AccountCtx, free_port, start_server, stop_server
 from tests.conftest import CassandraNode
 
 PRODUCERS, CONSUMERS, PER_PRODUCER = 4, 4, 500

@@ -8,10 +8,12 @@ the caller sees the WriteTimeout a coordinator sends when the outcome is unknown
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
-from cassandra import WriteTimeout
+import msgspec
+import pytest
+from cassandra import Unavailable, WriteTimeout
 
 from cassieq.model import MessageRow, QueueId
 from cassieq.store.cassandra import CassandraStore
@@ -19,15 +21,19 @@ from cassieq.store.cassandra import CassandraStore
 
 class LossyStore(CassandraStore):
     lose_next: Literal["after_applying", "before_applying"] | None = None
+    error: Exception = WriteTimeout("injected", write_type=5)
+    meanwhile: Callable[[], Awaitable[None]] | None = None  # runs between apply and the error
 
-    async def _run(self, statement: Any, params: Sequence[Any] | None = None) -> list[Any]:
-        # The LWT itself is run with parameters; the resolving SERIAL read without.
+    async def _once(self, statement: Any, params: Sequence[Any] | None) -> list[Any]:  # type: ignore[override]
+        # The LWT itself is sent with parameters; the resolving SERIAL read without.
         if self.lose_next is not None and params is not None:
             mode, self.lose_next = self.lose_next, None
             if mode == "after_applying":
-                await super()._run(statement, params)
-            raise WriteTimeout("injected", write_type=5)
-        return await super()._run(statement, params)
+                await super()._once(statement, params)
+                if self.meanwhile is not None:
+                    await self.meanwhile()
+            raise self.error
+        return await super()._once(statement, params)
 
 
 def _row(version: int, change: str) -> MessageRow:
@@ -58,3 +64,29 @@ async def test_lost_answers_are_resolved_by_reading_at_serial(
     lossy.lose_next = "before_applying"
     applied, _ = await lossy.cas_monoton(queue, 5, 9)
     assert applied is False and await plain.read_monoton(queue) == 5
+
+
+@pytest.mark.parametrize(
+    "error",
+    [WriteTimeout("injected", write_type=5), Unavailable("injected", consistency=6)],
+    ids=["write-timeout", "unavailable-after-accept"],
+)
+async def test_an_insert_whose_answer_is_lost_after_a_consumer_took_it(
+    cassandra_store: CassandraStore, error: Exception
+) -> None:
+    """The write applied and was even consumed before its answer was lost: the put
+    succeeded (no second copy), and the consumer's state is not overwritten."""
+    plain = cassandra_store
+    lossy = LossyStore(plain._session, plain.keyspace)
+    queue = QueueId(f"u-{uuid.uuid4().hex[:10]}", "q", 1)
+    taken = msgspec.structs.replace(_row(2, "consumer"), delivery_count=1, next_visible_on=10**13)
+
+    async def consumer_takes_it() -> None:
+        assert await plain.cas_message(queue, 0, 1, taken)
+
+    lossy.meanwhile, lossy.error, lossy.lose_next = consumer_takes_it, error, "after_applying"
+    assert await lossy.insert_messages(queue, 0, [_row(1, "writer")], 0) is True
+    # A second try of the same write is a no-op that reports success.
+    assert await lossy.insert_messages(queue, 0, [_row(1, "writer")], 0) is True
+    stored = await plain.read_message(queue, 0, 0)
+    assert stored is not None and stored.change == "consumer" and stored.delivery_count == 1

@@ -27,5 +27,6 @@ async def test_a_tick_repairs_due_queues_and_runs_deletion_jobs(
     await make_queue(engine, account, "doomed")
     await engine.put(account, "doomed", "x")
     doomed = await engine.queues.delete(account, "doomed")
+    clock.advance(engine.ctx.tuning.deletion_grace_ms / 1000)
     await worker.tick()
     assert await engine.ctx.store.read_monoton(doomed.id) == 0

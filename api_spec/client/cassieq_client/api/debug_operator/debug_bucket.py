@@ -1,0 +1,231 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.error_body import ErrorBody
+from ...models.message_debug_body import MessageDebugBody
+from typing import cast
+
+
+
+def _get_kwargs(
+    account: str,
+    queue: str,
+    bucket: int,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v1/debug/accounts/{account}/queues/{queue}/buckets/{bucket}/messages".format(account=quote(str(account), safe=""),queue=quote(str(queue), safe=""),bucket=quote(str(bucket), safe=""),),
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | list[MessageDebugBody] | None:
+    if response.status_code == 200:
+        response_200 = []
+        _response_200 = response.json()
+        for response_200_item_data in (_response_200):
+            response_200_item = MessageDebugBody.from_dict(response_200_item_data)
+
+
+
+            response_200.append(response_200_item)
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_404
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | list[MessageDebugBody]]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    account: str,
+    queue: str,
+    bucket: int,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[ErrorBody | list[MessageDebugBody]]:
+    """ Messages of one bucket
+
+    Args:
+        account (str):
+        queue (str):
+        bucket (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | list[MessageDebugBody]]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+queue=queue,
+bucket=bucket,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    account: str,
+    queue: str,
+    bucket: int,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> ErrorBody | list[MessageDebugBody] | None:
+    """ Messages of one bucket
+
+    Args:
+        account (str):
+        queue (str):
+        bucket (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | list[MessageDebugBody]
+     """
+
+
+    return sync_detailed(
+        account=account,
+queue=queue,
+bucket=bucket,
+client=client,
+
+    ).parsed
+
+async def asyncio_detailed(
+    account: str,
+    queue: str,
+    bucket: int,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[ErrorBody | list[MessageDebugBody]]:
+    """ Messages of one bucket
+
+    Args:
+        account (str):
+        queue (str):
+        bucket (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | list[MessageDebugBody]]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+queue=queue,
+bucket=bucket,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    account: str,
+    queue: str,
+    bucket: int,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> ErrorBody | list[MessageDebugBody] | None:
+    """ Messages of one bucket
+
+    Args:
+        account (str):
+        queue (str):
+        bucket (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | list[MessageDebugBody]
+     """
+
+
+    return (await asyncio_detailed(
+        account=account,
+queue=queue,
+bucket=bucket,
+client=client,
+
+    )).parsed

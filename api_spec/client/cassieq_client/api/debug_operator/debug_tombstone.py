@@ -1,0 +1,226 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.error_body import ErrorBody
+from ...models.tombstone_body import TombstoneBody
+from typing import cast
+
+
+
+def _get_kwargs(
+    account: str,
+    queue: str,
+    bucket: int,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v1/debug/accounts/{account}/queues/{queue}/buckets/{bucket}/tombstone".format(account=quote(str(account), safe=""),queue=quote(str(queue), safe=""),bucket=quote(str(bucket), safe=""),),
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | TombstoneBody | None:
+    if response.status_code == 200:
+        response_200 = TombstoneBody.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_404
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | TombstoneBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    account: str,
+    queue: str,
+    bucket: int,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[ErrorBody | TombstoneBody]:
+    """ When the bucket was sealed (and finalized)
+
+    Args:
+        account (str):
+        queue (str):
+        bucket (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | TombstoneBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+queue=queue,
+bucket=bucket,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    account: str,
+    queue: str,
+    bucket: int,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> ErrorBody | TombstoneBody | None:
+    """ When the bucket was sealed (and finalized)
+
+    Args:
+        account (str):
+        queue (str):
+        bucket (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | TombstoneBody
+     """
+
+
+    return sync_detailed(
+        account=account,
+queue=queue,
+bucket=bucket,
+client=client,
+
+    ).parsed
+
+async def asyncio_detailed(
+    account: str,
+    queue: str,
+    bucket: int,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[ErrorBody | TombstoneBody]:
+    """ When the bucket was sealed (and finalized)
+
+    Args:
+        account (str):
+        queue (str):
+        bucket (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | TombstoneBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+queue=queue,
+bucket=bucket,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    account: str,
+    queue: str,
+    bucket: int,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> ErrorBody | TombstoneBody | None:
+    """ When the bucket was sealed (and finalized)
+
+    Args:
+        account (str):
+        queue (str):
+        bucket (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | TombstoneBody
+     """
+
+
+    return (await asyncio_detailed(
+        account=account,
+queue=queue,
+bucket=bucket,
+client=client,
+
+    )).parsed

@@ -1,0 +1,237 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.error_body import ErrorBody
+from typing import cast
+
+
+
+def _get_kwargs(
+    account: str,
+    queue: str,
+    *,
+    pop_receipt: str,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    params: dict[str, Any] = {}
+
+    params["popReceipt"] = pop_receipt
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+
+    _kwargs: dict[str, Any] = {
+        "method": "delete",
+        "url": "/api/v1/accounts/{account}/queues/{queue}/messages".format(account=quote(str(account), safe=""),queue=quote(str(queue), safe=""),),
+        "params": params,
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | ErrorBody | None:
+    if response.status_code == 204:
+        response_204 = cast(Any, None)
+        return response_204
+
+    if response.status_code == 400:
+        response_400 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_409
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | ErrorBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+    pop_receipt: str,
+
+) -> Response[Any | ErrorBody]:
+    """ Ack a message (204); 409 when the receipt is stale
+
+    Args:
+        account (str):
+        queue (str):
+        pop_receipt (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | ErrorBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+queue=queue,
+pop_receipt=pop_receipt,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+    pop_receipt: str,
+
+) -> Any | ErrorBody | None:
+    """ Ack a message (204); 409 when the receipt is stale
+
+    Args:
+        account (str):
+        queue (str):
+        pop_receipt (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | ErrorBody
+     """
+
+
+    return sync_detailed(
+        account=account,
+queue=queue,
+client=client,
+pop_receipt=pop_receipt,
+
+    ).parsed
+
+async def asyncio_detailed(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+    pop_receipt: str,
+
+) -> Response[Any | ErrorBody]:
+    """ Ack a message (204); 409 when the receipt is stale
+
+    Args:
+        account (str):
+        queue (str):
+        pop_receipt (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | ErrorBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+queue=queue,
+pop_receipt=pop_receipt,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+    pop_receipt: str,
+
+) -> Any | ErrorBody | None:
+    """ Ack a message (204); 409 when the receipt is stale
+
+    Args:
+        account (str):
+        queue (str):
+        pop_receipt (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | ErrorBody
+     """
+
+
+    return (await asyncio_detailed(
+        account=account,
+queue=queue,
+client=client,
+pop_receipt=pop_receipt,
+
+    )).parsed

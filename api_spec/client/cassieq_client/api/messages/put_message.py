@@ -1,0 +1,257 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.error_body import ErrorBody
+from ...types import File, FileTypes
+from ...types import UNSET, Unset
+from io import BytesIO
+from typing import cast
+
+
+
+def _get_kwargs(
+    account: str,
+    queue: str,
+    *,
+    body: File,
+    initial_invisibility_seconds: int | Unset = 0,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    params: dict[str, Any] = {}
+
+    params["initialInvisibilitySeconds"] = initial_invisibility_seconds
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/api/v1/accounts/{account}/queues/{queue}/messages".format(account=quote(str(account), safe=""),queue=quote(str(queue), safe=""),),
+        "params": params,
+    }
+
+    _kwargs["content"] = body.payload
+    headers["Content-Type"] = "text/plain"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | ErrorBody | None:
+    if response.status_code == 201:
+        response_201 = cast(Any, response.content)
+        return response_201
+
+    if response.status_code == 400:
+        response_400 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 413:
+        response_413 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_413
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | ErrorBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: File,
+    initial_invisibility_seconds: int | Unset = 0,
+
+) -> Response[Any | ErrorBody]:
+    """ Put a message (the raw request body)
+
+    Args:
+        account (str):
+        queue (str):
+        initial_invisibility_seconds (int | Unset):  Default: 0.
+        body (File):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | ErrorBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+queue=queue,
+body=body,
+initial_invisibility_seconds=initial_invisibility_seconds,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: File,
+    initial_invisibility_seconds: int | Unset = 0,
+
+) -> Any | ErrorBody | None:
+    """ Put a message (the raw request body)
+
+    Args:
+        account (str):
+        queue (str):
+        initial_invisibility_seconds (int | Unset):  Default: 0.
+        body (File):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | ErrorBody
+     """
+
+
+    return sync_detailed(
+        account=account,
+queue=queue,
+client=client,
+body=body,
+initial_invisibility_seconds=initial_invisibility_seconds,
+
+    ).parsed
+
+async def asyncio_detailed(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: File,
+    initial_invisibility_seconds: int | Unset = 0,
+
+) -> Response[Any | ErrorBody]:
+    """ Put a message (the raw request body)
+
+    Args:
+        account (str):
+        queue (str):
+        initial_invisibility_seconds (int | Unset):  Default: 0.
+        body (File):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | ErrorBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+queue=queue,
+body=body,
+initial_invisibility_seconds=initial_invisibility_seconds,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: File,
+    initial_invisibility_seconds: int | Unset = 0,
+
+) -> Any | ErrorBody | None:
+    """ Put a message (the raw request body)
+
+    Args:
+        account (str):
+        queue (str):
+        initial_invisibility_seconds (int | Unset):  Default: 0.
+        body (File):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | ErrorBody
+     """
+
+
+    return (await asyncio_detailed(
+        account=account,
+queue=queue,
+client=client,
+body=body,
+initial_invisibility_seconds=initial_invisibility_seconds,
+
+    )).parsed

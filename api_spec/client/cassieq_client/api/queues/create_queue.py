@@ -1,0 +1,255 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.error_body import ErrorBody
+from ...models.queue_create_options import QueueCreateOptions
+from ...models.queue_definition_body import QueueDefinitionBody
+from ...types import UNSET, Unset
+from typing import cast
+
+
+
+def _get_kwargs(
+    account: str,
+    *,
+    body: QueueCreateOptions,
+    error_if_exists: bool | Unset = False,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    params: dict[str, Any] = {}
+
+    params["errorIfExists"] = error_if_exists
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/api/v1/accounts/{account}/queues".format(account=quote(str(account), safe=""),),
+        "params": params,
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | QueueDefinitionBody | None:
+    if response.status_code == 200:
+        response_200 = QueueDefinitionBody.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 201:
+        response_201 = QueueDefinitionBody.from_dict(response.json())
+
+
+
+        return response_201
+
+    if response.status_code == 400:
+        response_400 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_409
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | QueueDefinitionBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    account: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: QueueCreateOptions,
+    error_if_exists: bool | Unset = False,
+
+) -> Response[ErrorBody | QueueDefinitionBody]:
+    """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
+
+    Args:
+        account (str):
+        error_if_exists (bool | Unset):  Default: False.
+        body (QueueCreateOptions):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | QueueDefinitionBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+body=body,
+error_if_exists=error_if_exists,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    account: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: QueueCreateOptions,
+    error_if_exists: bool | Unset = False,
+
+) -> ErrorBody | QueueDefinitionBody | None:
+    """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
+
+    Args:
+        account (str):
+        error_if_exists (bool | Unset):  Default: False.
+        body (QueueCreateOptions):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | QueueDefinitionBody
+     """
+
+
+    return sync_detailed(
+        account=account,
+client=client,
+body=body,
+error_if_exists=error_if_exists,
+
+    ).parsed
+
+async def asyncio_detailed(
+    account: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: QueueCreateOptions,
+    error_if_exists: bool | Unset = False,
+
+) -> Response[ErrorBody | QueueDefinitionBody]:
+    """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
+
+    Args:
+        account (str):
+        error_if_exists (bool | Unset):  Default: False.
+        body (QueueCreateOptions):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | QueueDefinitionBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+body=body,
+error_if_exists=error_if_exists,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    account: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: QueueCreateOptions,
+    error_if_exists: bool | Unset = False,
+
+) -> ErrorBody | QueueDefinitionBody | None:
+    """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
+
+    Args:
+        account (str):
+        error_if_exists (bool | Unset):  Default: False.
+        body (QueueCreateOptions):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | QueueDefinitionBody
+     """
+
+
+    return (await asyncio_detailed(
+        account=account,
+client=client,
+body=body,
+error_if_exists=error_if_exists,
+
+    )).parsed

@@ -1,0 +1,213 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.error_body import ErrorBody
+from ...models.queue_definition_body import QueueDefinitionBody
+from typing import cast
+
+
+
+def _get_kwargs(
+    account: str,
+    queue: str,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v1/accounts/{account}/queues/{queue}".format(account=quote(str(account), safe=""),queue=quote(str(queue), safe=""),),
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | QueueDefinitionBody | None:
+    if response.status_code == 200:
+        response_200 = QueueDefinitionBody.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_404
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | QueueDefinitionBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[ErrorBody | QueueDefinitionBody]:
+    """ Show a queue
+
+    Args:
+        account (str):
+        queue (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | QueueDefinitionBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+queue=queue,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> ErrorBody | QueueDefinitionBody | None:
+    """ Show a queue
+
+    Args:
+        account (str):
+        queue (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | QueueDefinitionBody
+     """
+
+
+    return sync_detailed(
+        account=account,
+queue=queue,
+client=client,
+
+    ).parsed
+
+async def asyncio_detailed(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[ErrorBody | QueueDefinitionBody]:
+    """ Show a queue
+
+    Args:
+        account (str):
+        queue (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | QueueDefinitionBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+queue=queue,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> ErrorBody | QueueDefinitionBody | None:
+    """ Show a queue
+
+    Args:
+        account (str):
+        queue (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | QueueDefinitionBody
+     """
+
+
+    return (await asyncio_detailed(
+        account=account,
+queue=queue,
+client=client,
+
+    )).parsed

@@ -1,0 +1,45 @@
+""" Contains all the data models used in inputs/outputs """
+
+from .account_body import AccountBody
+from .account_body_keys import AccountBodyKeys
+from .create_account_body_type_1 import CreateAccountBodyType1
+from .error_body import ErrorBody
+from .get_message_body import GetMessageBody
+from .health import Health
+from .key_create_request import KeyCreateRequest
+from .level_body import LevelBody
+from .message_debug_body import MessageDebugBody
+from .monoton_body import MonotonBody
+from .permission_body import PermissionBody
+from .permission_request import PermissionRequest
+from .pointers_body import PointersBody
+from .pointers_body_stragglers import PointersBodyStragglers
+from .queue_create_options import QueueCreateOptions
+from .queue_definition_body import QueueDefinitionBody
+from .statistics_body import StatisticsBody
+from .tombstone_body import TombstoneBody
+from .update_message_body import UpdateMessageBody
+from .update_message_request import UpdateMessageRequest
+
+__all__ = (
+    "AccountBody",
+    "AccountBodyKeys",
+    "CreateAccountBodyType1",
+    "ErrorBody",
+    "GetMessageBody",
+    "Health",
+    "KeyCreateRequest",
+    "LevelBody",
+    "MessageDebugBody",
+    "MonotonBody",
+    "PermissionBody",
+    "PermissionRequest",
+    "PointersBody",
+    "PointersBodyStragglers",
+    "QueueCreateOptions",
+    "QueueDefinitionBody",
+    "StatisticsBody",
+    "TombstoneBody",
+    "UpdateMessageBody",
+    "UpdateMessageRequest",
+)

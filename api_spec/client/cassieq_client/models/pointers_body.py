@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from typing import cast
+
+if TYPE_CHECKING:
+  from ..models.pointers_body_stragglers import PointersBodyStragglers
+
+
+
+
+
+T = TypeVar("T", bound="PointersBody")
+
+
+
+@_attrs_define
+class PointersBody:
+    """ 
+        Attributes:
+            invisibility (int):
+            reader (int):
+            repair (int):
+            stragglers (PointersBodyStragglers):
+     """
+
+    invisibility: int
+    reader: int
+    repair: int
+    stragglers: PointersBodyStragglers
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.pointers_body_stragglers import PointersBodyStragglers # noqa: PLC0415
+        invisibility = self.invisibility
+
+        reader = self.reader
+
+        repair = self.repair
+
+        stragglers = self.stragglers.to_dict()
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "invisibility": invisibility,
+            "reader": reader,
+            "repair": repair,
+            "stragglers": stragglers,
+        })
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.pointers_body_stragglers import PointersBodyStragglers # noqa: PLC0415
+        d = dict(src_dict)
+        invisibility = d.pop("invisibility")
+
+        reader = d.pop("reader")
+
+        repair = d.pop("repair")
+
+        stragglers = PointersBodyStragglers.from_dict(d.pop("stragglers"))
+
+
+
+
+        pointers_body = cls(
+            invisibility=invisibility,
+            reader=reader,
+            repair=repair,
+            stragglers=stragglers,
+        )
+
+
+        pointers_body.additional_properties = d
+        return pointers_body
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,355 @@
+"""The people's commands: accounts, keys, queues, messages, statistics, grants.
+
+They talk to a server over HTTP. Shapes are stable for scripts:
+`cassieq account create NAME`, `cassieq queue create QUEUE`, `cassieq put QUEUE MESSAGE`, ...
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from cassieq.console.connection import Connection, call, connected
+from cassieq.console.output import emit
+
+# --------------------------------------------------------------------------- accounts
+
+
+@click.group()
+def account() -> None:
+    """Manage accounts (operator token)."""
+
+
+@account.command("create")
+@click.argument("name")
+@connected
+def account_create(conn: Connection, name: str) -> None:
+    with conn.operator_api() as c:
+        emit(call(c, "POST", "/api/v1/accounts", json=name).json(), conn.as_json, title="account")
+
+
+@account.command("list")
+@connected
+def account_list(conn: Connection) -> None:
+    with conn.operator_api() as c:
+        accounts = call(c, "GET", "/api/v1/accounts").json()
+    if conn.as_json:
+        emit(accounts, True)
+    else:
+        emit(
+            [
+                {"accountName": a["accountName"], "keys": ", ".join(sorted(a["keys"]))}
+                for a in accounts
+            ],
+            False,
+        )
+
+
+@account.command("show")
+@click.argument("name")
+@connected
+def account_show(conn: Connection, name: str) -> None:
+    with conn.operator_api() as c:
+        emit(call(c, "GET", f"/api/v1/accounts/{name}").json(), conn.as_json, title="account")
+
+
+@account.command("delete")
+@click.argument("name")
+@connected
+def account_delete(conn: Connection, name: str) -> None:
+    with conn.operator_api() as c:
+        call(c, "DELETE", f"/api/v1/accounts/{name}")
+    emit({"deleted": name}, conn.as_json)
+
+
+# --------------------------------------------------------------------------- keys
+
+
+@click.group()
+def key() -> None:
+    """Add or delete account keys (operator token)."""
+
+
+@key.command("add")
+@click.argument("account_name", metavar="ACCOUNT")
+@click.argument("key_name", metavar="KEYNAME")
+@connected
+def key_add(conn: Connection, account_name: str, key_name: str) -> None:
+    with conn.operator_api() as c:
+        new = call(
+            c, "POST", f"/api/v1/accounts/{account_name}/keys", json={"keyName": key_name}
+        ).json()
+    emit({"accountName": account_name, "keyName": key_name, "key": new}, conn.as_json)
+
+
+@key.command("delete")
+@click.argument("account_name", metavar="ACCOUNT")
+@click.argument("key_name", metavar="KEYNAME")
+@connected
+def key_delete(conn: Connection, account_name: str, key_name: str) -> None:
+    with conn.operator_api() as c:
+        call(c, "DELETE", f"/api/v1/accounts/{account_name}/keys/{key_name}")
+    emit({"deleted": key_name, "accountName": account_name}, conn.as_json)
+
+
+# --------------------------------------------------------------------------- queues
+
+
+@click.group()
+def queue() -> None:
+    """Create, list, inspect and delete queues."""
+
+
+@queue.command("create")
+@click.argument("name", metavar="QUEUE")
+@click.option("--bucket-size", type=int, default=None)
+@click.option("--max-delivery-count", type=int, default=None)
+@click.option("--dlq", "dlq_name", default=None, help="Dead-letter queue name.")
+@click.option("--random-pick", is_flag=True, help="Not strictly FIFO: spreads concurrent readers.")
+@click.option("--finalize-seconds", type=int, default=None)
+@click.option("--error-if-exists", is_flag=True)
+@connected
+def queue_create(
+    conn: Connection,
+    name: str,
+    bucket_size: int | None,
+    max_delivery_count: int | None,
+    dlq_name: str | None,
+    random_pick: bool,
+    finalize_seconds: int | None,
+    error_if_exists: bool,
+) -> None:
+    body: dict[str, Any] = {"queueName": name, "strictFifo": not random_pick}
+    for field, value in (
+        ("bucketSize", bucket_size),
+        ("maxDeliveryCount", max_delivery_count),
+        ("dlqName", dlq_name),
+        ("repairWorkerBucketFinalizeTimeSeconds", finalize_seconds),
+    ):
+        if value is not None:
+            body[field] = value
+    params = {"errorIfExists": "true"} if error_if_exists else {}
+    with conn.queue_api() as c:
+        emit(
+            call(c, "POST", conn.queues_path(), json=body, params=params).json(),
+            conn.as_json,
+            title="queue",
+        )
+
+
+@queue.command("list")
+@connected
+def queue_list(conn: Connection) -> None:
+    with conn.queue_api() as c:
+        queues = call(c, "GET", conn.queues_path()).json()
+    emit(
+        queues,
+        conn.as_json,
+        columns=["queueName", "bucketSize", "maxDeliveryCount", "dlqName", "strictFifo"],
+    )
+
+
+@queue.command("show")
+@click.argument("name", metavar="QUEUE")
+@connected
+def queue_show(conn: Connection, name: str) -> None:
+    with conn.queue_api() as c:
+        emit(call(c, "GET", conn.queues_path(name)).json(), conn.as_json, title="queue")
+
+
+@queue.command("delete")
+@click.argument("name", metavar="QUEUE")
+@connected
+def queue_delete(conn: Connection, name: str) -> None:
+    with conn.queue_api() as c:
+        call(c, "DELETE", conn.queues_path(name))
+    emit({"deleted": name}, conn.as_json)
+
+
+# --------------------------------------------------------------------------- messages
+
+
+@click.command()
+@click.argument("name", metavar="QUEUE")
+@click.argument("message", required=False)
+@click.option(
+    "--file",
+    "file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="One message per line.",
+)
+@click.option("--invisibility", type=int, default=0, help="Initial invisibility, seconds.")
+@connected
+def put(
+    conn: Connection, name: str, message: str | None, file: Path | None, invisibility: int
+) -> None:
+    """Put MESSAGE (or every line of --file) into QUEUE."""
+    if (message is None) == (file is None):
+        raise click.UsageError("give a MESSAGE or --file, not both")
+    lines = [message] if message is not None else file.read_text().splitlines()  # type: ignore[union-attr]
+    params = {"initialInvisibilitySeconds": invisibility}
+    with conn.queue_api() as c, _progress(len(lines) > 1 and not conn.as_json) as bar:
+        task = bar.add_task("put", total=len(lines))
+        for line in lines:
+            call(
+                c,
+                "POST",
+                f"{conn.queues_path(name)}/messages",
+                content=line.encode(),
+                params=params,
+            )
+            bar.advance(task)
+    emit({"queueName": name, "put": len(lines)}, conn.as_json)
+
+
+@click.command()
+@click.argument("name", metavar="QUEUE")
+@click.option("--invisibility", type=int, default=30, show_default=True, help="Seconds.")
+@connected
+def get(conn: Connection, name: str, invisibility: int) -> None:
+    """Get the next visible message (prints null / nothing when there is none)."""
+    with conn.queue_api() as c:
+        response = call(
+            c,
+            "GET",
+            f"{conn.queues_path(name)}/messages/next",
+            params={"invisibilityTimeSeconds": invisibility},
+        )
+    if response.status_code == 204:
+        emit(None, conn.as_json) if conn.as_json else click.echo("(no visible message)")
+        return
+    emit(response.json(), conn.as_json, title="message")
+
+
+@click.command()
+@click.argument("name", metavar="QUEUE")
+@click.argument("receipt", metavar="RECEIPT")
+@connected
+def ack(conn: Connection, name: str, receipt: str) -> None:
+    """Ack the message a pop receipt stands for."""
+    with conn.queue_api() as c:
+        call(c, "DELETE", f"{conn.queues_path(name)}/messages", params={"popReceipt": receipt})
+    emit({"acked": True}, conn.as_json)
+
+
+@click.command()
+@click.argument("name", metavar="QUEUE")
+@click.argument("receipt", metavar="RECEIPT")
+@click.option("--message", default=None, help="New payload (default: keep it).")
+@click.option("--invisibility", type=int, default=0, show_default=True, help="Seconds from now.")
+@connected
+def update(
+    conn: Connection, name: str, receipt: str, message: str | None, invisibility: int
+) -> None:
+    """Change a held message's payload and/or invisibility; prints the new receipt."""
+    body = {"message": message, "newInvisibilitySeconds": invisibility}
+    with conn.queue_api() as c:
+        response = call(
+            c,
+            "PUT",
+            f"{conn.queues_path(name)}/messages",
+            params={"popReceipt": receipt},
+            json=body,
+        )
+    emit(response.json(), conn.as_json)
+
+
+@click.command()
+@click.argument("name", metavar="QUEUE")
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Append messages here.",
+)
+@connected
+def drain(conn: Connection, name: str, output: Path | None) -> None:
+    """Get and ack until QUEUE answers empty."""
+    with conn.queue_api() as c:
+        total = call(c, "GET", f"{conn.queues_path(name)}/statistics").json()["size"]
+        done = 0
+        sink = output.open("a") if output else None
+        try:
+            with _progress(not conn.as_json) as bar:
+                task = bar.add_task("drain", total=total)
+                while True:
+                    got = call(c, "GET", f"{conn.queues_path(name)}/messages/next")
+                    if got.status_code == 204:
+                        break
+                    body = got.json()
+                    if sink:
+                        sink.write(body["message"] + "\n")
+                    call(
+                        c,
+                        "DELETE",
+                        f"{conn.queues_path(name)}/messages",
+                        params={"popReceipt": body["popReceipt"]},
+                    )
+                    done += 1
+                    bar.advance(task)
+        finally:
+            if sink:
+                sink.close()
+    emit({"queueName": name, "drained": done}, conn.as_json)
+
+
+@click.command()
+@click.argument("name", metavar="QUEUE")
+@connected
+def stats(conn: Connection, name: str) -> None:
+    """Queue statistics."""
+    with conn.queue_api() as c:
+        emit(
+            call(c, "GET", f"{conn.queues_path(name)}/statistics").json(), conn.as_json, title=name
+        )
+
+
+@click.command()
+@click.option("--levels", required=True, help="Short forms, e.g. rpa.")
+@click.option("--queue", "queue_name", default=None)
+@click.option("--start", default=None, help="ISO time, e.g. 2026-11-21T10:00:00Z.")
+@click.option("--end", default=None, help="ISO time.")
+@click.option("--key-name", default="primary", show_default=True)
+@connected
+def grant(
+    conn: Connection,
+    levels: str,
+    queue_name: str | None,
+    start: str | None,
+    end: str | None,
+    key_name: str,
+) -> None:
+    """Issue a signed query string for the account (operator token)."""
+    if not conn.account:
+        raise click.UsageError("needs --account (or CASSIEQ_ACCOUNT)")
+    body: dict[str, Any] = {
+        "accountName": conn.account,
+        "keyName": key_name,
+        "levels": list(levels),
+    }
+    for field, value in (("queueName", queue_name), ("startTime", start), ("endTime", end)):
+        if value is not None:
+            body[field] = value
+    with conn.operator_api() as c:
+        issued = call(c, "POST", "/api/v1/permissions", json=body).json()
+    if conn.as_json:
+        click.echo(json.dumps(issued))
+    else:
+        click.echo(issued["queryParam"])
+
+
+def _progress(visible: bool) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        disable=not visible,
+        transient=True,
+    )
+
+
+COMMANDS: list[click.Command] = [account, key, queue, put, get, ack, update, drain, stats, grant]

@@ -1,0 +1,112 @@
+"""How the CLI reaches a server: URL, account, key or operator token; one-line errors."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import click
+import httpx
+
+from cassieq.auth.signing import canonical_time, request_string_to_sign, sign
+
+
+@dataclass(frozen=True)
+class Connection:
+    url: str
+    account: str | None
+    key: str | None
+    admin_token: str | None
+    as_json: bool
+
+    def queue_api(self) -> httpx.Client:
+        if not self.account or not self.key:
+            raise click.UsageError("needs --account and --key (or CASSIEQ_ACCOUNT, CASSIEQ_KEY)")
+        return httpx.Client(base_url=self.url, auth=_Signed(self.account, self.key), timeout=30)
+
+    def operator_api(self) -> httpx.Client:
+        if not self.admin_token:
+            raise click.UsageError("needs --admin-token (or CASSIEQ_ADMIN_TOKEN)")
+        headers = {"Authorization": f"Bearer {self.admin_token}"}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+    def queues_path(self, queue: str | None = None) -> str:
+        base = f"/api/v1/accounts/{self.account}/queues"
+        return base if queue is None else f"{base}/{queue}"
+
+
+class _Signed(httpx.Auth):
+    """Requests are signed, so the key itself never travels."""
+
+    def __init__(self, account: str, key: str) -> None:
+        self._account, self._key = account, key
+
+    def auth_flow(self, request: httpx.Request):  # type: ignore[no-untyped-def]
+        now = canonical_time(datetime.now(UTC))
+        to_sign = request_string_to_sign(self._account, request.method, request.url.path, now)
+        request.headers["Authorization"] = f"Signed {sign(self._key, to_sign)}"
+        request.headers["x-cassieq-request-time"] = now
+        yield request
+
+
+def call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    """Send; any failure becomes a one-line error (exit 1), never a traceback."""
+    try:
+        response = client.request(method, path, **kwargs)
+    except httpx.HTTPError as exc:
+        raise click.ClickException(f"cannot reach {client.base_url}: {exc}") from None
+    if response.status_code >= 400:
+        raise click.ClickException(f"{response.status_code} {_reason(response)}")
+    return response
+
+
+def _reason(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except json.JSONDecodeError:
+        return response.reason_phrase
+    if isinstance(body, dict) and "message" in body:
+        return f"{body.get('error', response.reason_phrase)}: {body['message']}"
+    return response.reason_phrase
+
+
+_OPTIONS = [
+    click.option(
+        "--url",
+        envvar="CASSIEQ_URL",
+        default="http://127.0.0.1:8080",
+        show_default=True,
+        help="Server ($CASSIEQ_URL).",
+    ),
+    click.option("--account", envvar="CASSIEQ_ACCOUNT", default=None, help="($CASSIEQ_ACCOUNT)"),
+    click.option("--key", envvar="CASSIEQ_KEY", default=None, help="Account key ($CASSIEQ_KEY)."),
+    click.option(
+        "--admin-token", envvar="CASSIEQ_ADMIN_TOKEN", default=None, help="($CASSIEQ_ADMIN_TOKEN)"
+    ),
+    click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts."),
+]
+
+
+def connected(command: Callable[..., None]) -> Callable[..., None]:
+    """Give a command the connection options; it receives a Connection first."""
+
+    @functools.wraps(command)
+    def run(
+        *args: Any,
+        url: str,
+        account: str | None,
+        key: str | None,
+        admin_token: str | None,
+        as_json: bool,
+        **kwargs: Any,
+    ) -> None:
+        conn = Connection(url.rstrip("/"), account, key, admin_token, as_json)
+        command(conn, *args, **kwargs)
+
+    for option in reversed(_OPTIONS):
+        run = option(run)
+    return run

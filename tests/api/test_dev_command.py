@@ -1,0 +1,60 @@
+"""`cassieq dev` as a newcomer runs it: the printed key works for put, get and ack."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import httpx
+
+from tests.api.conftest import free_port
+
+
+def test_dev_server_prints_working_credentials(tmp_path: object) -> None:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CASSIEQ_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cassieq", "dev", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        banner = []
+        deadline = time.monotonic() + 60
+        assert process.stdout is not None
+        while time.monotonic() < deadline:
+            line = process.stdout.readline()
+            banner.append(line)
+            if line.startswith("Swagger UI"):
+                break
+        text = "".join(banner)
+        key = re.search(r"^key primary: (\S+)$", text, re.M)
+        token = re.search(r"^operator token: (\S+)$", text, re.M)
+        assert key and token, text
+        base = f"http://127.0.0.1:{port}"
+        headers = {"Authorization": f"Key {key.group(1)}"}
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"{base}/health", timeout=1)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)  # polling the process start, bounded by the deadline
+        q = f"{base}/api/v1/accounts/dev/queues"
+        assert httpx.post(q, json={"queueName": "hello"}, headers=headers).status_code == 201
+        assert httpx.post(f"{q}/hello/messages", content=b"hi", headers=headers).status_code == 201
+        got = httpx.get(f"{q}/hello/messages/next", headers=headers).json()
+        assert got["message"] == "hi"
+        ack = httpx.delete(
+            f"{q}/hello/messages", params={"popReceipt": got["popReceipt"]}, headers=headers
+        )
+        assert ack.status_code == 204
+        admin = {"Authorization": f"Bearer {token.group(1)}"}
+        assert httpx.get(f"{base}/api/v1/accounts/dev", headers=admin).status_code == 200
+    finally:
+        process.terminate()
+        process.wait(timeout=20)

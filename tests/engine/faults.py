@@ -1,0 +1,39 @@
+"""Fault injection around a real store: make one primitive fail once, before or after it runs.
+
+Not a stand-in for the database: every call still goes to the real store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+class InjectedFault(RuntimeError):
+    pass
+
+
+class FaultyStore:
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self._faults: dict[str, tuple[str, Callable[..., bool]]] = {}
+
+    def fail_once(
+        self, primitive: str, *, after: bool = False, when: Callable[..., bool] = lambda *a: True
+    ) -> None:
+        """The next call of ``primitive`` matching ``when`` raises (after running, if ``after``)."""
+        self._faults[primitive] = ("after" if after else "before", when)
+
+    def __getattr__(self, name: str) -> Any:
+        target = getattr(self.inner, name)
+
+        async def call(*args: Any) -> Any:
+            fault = self._faults.get(name)
+            if fault is not None and fault[1](*args):
+                del self._faults[name]
+                if fault[0] == "after":
+                    await target(*args)
+                raise InjectedFault(f"injected fault in {name}")
+            return await target(*args)
+
+        return call
