@@ -1,0 +1,159 @@
+"""The Docker files only run `cassieq` commands, and each of them runs here on the host
+(there is no Docker engine on this machine): the image's default and `dev` commands, the
+healthcheck, and every command of compose.yaml."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import yaml
+
+from cassieq.cli import cli
+from tests.api.conftest import free_port
+from tests.conftest import CassandraNode
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCKERFILE = (ROOT / "docker" / "Dockerfile").read_text()
+COMPOSE = yaml.safe_load((ROOT / "docker" / "compose.yaml").read_text())
+
+
+def _json_instruction(name: str) -> list[str]:
+    match = re.search(rf"^{name}\s+(\[.*\])\s*$", DOCKERFILE, re.M)
+    assert match, f"no exec-form {name} in the Dockerfile"
+    return list(json.loads(match.group(1)))
+
+
+def _healthcheck() -> list[str]:
+    match = re.search(r"^HEALTHCHECK\b.*?\bCMD\s+(\[[^\n]*\])", DOCKERFILE, re.M | re.S)
+    assert match, "no exec-form HEALTHCHECK CMD in the Dockerfile"
+    return list(json.loads(match.group(1)))
+
+
+def _image_env() -> dict[str, str]:
+    block = re.search(r"^ENV (.*?)(?=^\S)", DOCKERFILE, re.M | re.S)
+    assert block
+    pairs = re.findall(r"(CASSIEQ_\w+|PYTHONUNBUFFERED)=(\S+)", block.group(1))
+    return dict(pairs)
+
+
+def _cassieq_commands() -> list[list[str]]:
+    commands = [_json_instruction("CMD"), ["dev"]]
+    for service in COMPOSE["services"].values():
+        if service.get("image") == "cassieq":
+            commands.append(list(service["command"]))
+    return commands
+
+
+def test_every_command_the_images_run_is_a_cassieq_command() -> None:
+    assert _json_instruction("ENTRYPOINT") == ["cassieq"]
+    assert "USER cassieq" in DOCKERFILE
+    for command in _cassieq_commands():
+        group, *rest = command
+        found = cli.get_command(None, group)  # type: ignore[arg-type]
+        assert found is not None, f"`cassieq {group}` does not exist"
+        if rest and hasattr(found, "get_command"):
+            assert found.get_command(None, rest[0]) is not None, f"`cassieq {' '.join(command)}`"
+
+
+def _env(node: CassandraNode, port: int, extra: dict[str, str]) -> dict[str, str]:
+    s = node.settings
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CASSIEQ_")}
+    env.update(_image_env())
+    env.update(extra)
+    env.update(
+        {
+            "CASSIEQ_PORT": str(port),
+            "CASSIEQ_CASSANDRA_HOSTS": ",".join(s.cassandra_hosts),
+            "CASSIEQ_CASSANDRA_PORT": str(s.cassandra_port),
+            "CASSIEQ_KEYSPACE": s.keyspace,
+            "CASSIEQ_SCHEMA_DIR": str(ROOT / "schema" / "cassandra"),
+        }
+    )
+    return env
+
+
+def _serve_and_check_health(command: list[str], env: dict[str, str], port: int) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cassieq", *command],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert process.poll() is None, f"`cassieq {' '.join(command)}` exited"
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)  # polling the process start, bounded by the deadline
+        # The image's HEALTHCHECK, exactly as written, aimed at this port.
+        health = [arg.replace("8080", str(port)) for arg in _healthcheck()]
+        assert health[0] == "python"
+        assert (
+            subprocess.run([sys.executable, *health[1:]], timeout=30, check=False).returncode == 0
+        )
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_image_commands_run_on_the_host(
+    cassandra_node: CassandraNode, cassandra_store: object
+) -> None:
+    for command in (_json_instruction("CMD"), ["dev"]):
+        port = free_port()
+        _serve_and_check_health(command, _env(cassandra_node, port, {}), port)
+
+
+def test_compose_commands_run_on_the_host(
+    cassandra_node: CassandraNode, cassandra_store: object
+) -> None:
+    for name, service in COMPOSE["services"].items():
+        if service.get("image") != "cassieq":
+            continue
+        port = free_port()
+        extra = {
+            k: str(v)
+            for k, v in service.get("environment", {}).items()
+            if not str(v).startswith("$")
+        }
+        env = _env(
+            cassandra_node,
+            port,
+            {
+                k: v
+                for k, v in extra.items()
+                if k not in ("CASSIEQ_CASSANDRA_HOSTS", "CASSIEQ_KEYSPACE")
+            },
+        )
+        env["CASSIEQ_ADMIN_TOKEN"] = "compose-test"
+        if service["command"][0] == "schema":
+            done = subprocess.run(
+                [sys.executable, "-m", "cassieq", *service["command"]],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            assert done.returncode == 0, f"{name}: {done.stderr}"
+            assert "up to date" in done.stdout
+        else:
+            _serve_and_check_health(list(service["command"]), env, port)
+
+
+def test_readme_docker_section_matches_the_files() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert "docker build -f docker/Dockerfile -t cassieq ." in readme
+    assert "docker run -p 8080:8080 cassieq dev" in readme
+    assert "docker compose -f docker/compose.yaml up --build" in readme
+    assert "docker build -f docker/Dockerfile -t cassieq ." in DOCKERFILE
