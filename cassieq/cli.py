@@ -237,6 +237,39 @@ def openapi(output: Path, client_dir: Path, check: bool) -> None:
     click.echo(f"wrote {output} and {client_dir / client.PACKAGE}")
 
 
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--clients", default="1,8,32", show_default=True, help="Concurrencies to measure.")
+@click.option("--seconds", type=float, default=3.0, show_default=True, help="Per measurement.")
+@click.option("--backlog", type=int, default=100_000, show_default=True)
+@click.option("--keyspace", default="cassieq_bench", show_default=True)
+@click.option("--no-http", is_flag=True, help="Skip the HTTP API measurements.")
+def bench(
+    as_json: bool, clients: str, seconds: float, backlog: int, keyspace: str, no_http: bool
+) -> None:
+    """Measure the engine and the HTTP API against the LWT ceiling (real Cassandra)."""
+    import asyncio
+    import json
+
+    from cassieq.bench.report import table
+    from cassieq.bench.run import run_bench
+    from cassieq.logs import configure_logging
+
+    configure_logging("console", "warning")
+    result = asyncio.run(
+        run_bench(
+            Settings.from_env(),
+            keyspace=keyspace,
+            clients=[int(c) for c in clients.split(",")],
+            seconds=seconds,
+            backlog=backlog,
+            http=not no_http,
+            say=_err,
+        )
+    )
+    click.echo(json.dumps(result, indent=2) if as_json else table(result))
+
+
 def openapi_document() -> str:
     import json
 

@@ -28,7 +28,7 @@ async def account_guard(
     account_name = str(connection.path_params.get("account", ""))
     queue = connection.path_params.get("queue")
     try:
-        account = await state.engine.accounts.get(account_name)
+        account = await state.engine.accounts.get_for_auth(account_name)
     except AccountNotFound:
         account = None  # answered exactly like a wrong key: no account enumeration
     request = AccessRequest(

@@ -26,6 +26,21 @@ def new_key() -> str:
 class Accounts:
     def __init__(self, ctx: EngineContext) -> None:
         self._ctx = ctx
+        self._cache: dict[str, tuple[Account, int]] = {}
+
+    async def get_for_auth(self, name: str) -> Account:
+        """The account for checking credentials, trusted for ``account_cache_ms``: every
+        request would otherwise read it. Changes made through this server apply at once;
+        a key deleted through another server stops working here within that time."""
+        now = self._ctx.clock.now()
+        cached = self._cache.get(name)
+        if cached is not None and now - cached[1] < self._ctx.tuning.account_cache_ms:
+            return cached[0]
+        account = await self.get(name)
+        if len(self._cache) > 10_000:
+            self._cache.clear()
+        self._cache[name] = (account, now)
+        return account
 
     async def create(self, name: str, keys: dict[str, str] | None = None) -> Account:
         if not valid_name(name):
@@ -52,6 +67,7 @@ class Accounts:
         return await self._ctx.store.list_accounts()
 
     async def delete(self, name: str) -> None:
+        self._cache.pop(name, None)
         await self._ctx.store.delete_account(name)
         self._ctx.log.info("account_deleted", account=name)
 
@@ -60,6 +76,7 @@ class Accounts:
             raise InvalidArgument(f"invalid key name {key_name!r}")
         await self.get(account)
         key = new_key()
+        self._cache.pop(account, None)
         if not await self._ctx.store.add_key(account, key_name, key):
             raise KeyExists(f"account {account!r} already has a key named {key_name!r}")
         self._ctx.log.info("key_added", account=account, key_name=key_name)
@@ -69,5 +86,6 @@ class Accounts:
         current = await self.get(account)
         if key_name not in current.keys:
             raise KeyNotFound(f"account {account!r} has no key named {key_name!r}")
+        self._cache.pop(account, None)
         await self._ctx.store.remove_key(account, key_name)
         self._ctx.log.info("key_deleted", account=account, key_name=key_name)

@@ -16,20 +16,19 @@ class Acker:
         self._invisibility = invisibility
 
     async def ack(self, queue: QueueDefinition, receipt: PopReceipt) -> None:
-        row = await self._held(queue, receipt)
-        now = self._ctx.clock.now()
-        done = msgspec.structs.replace(
-            row,
-            version=row.version + 1,
-            acked=True,
-            acked_at=now,
-            updated_at=now,
-            change=new_token(),
+        if receipt.queue_version != queue.version:
+            raise StaleReceipt("the receipt belongs to a deleted version of this queue")
+        # One conditional update, no read: the receipt names the version and tag it holds.
+        acked = await self._ctx.store.ack_message(
+            queue.id,
+            queue.bucket_of(receipt.monoton),
+            receipt.monoton,
+            receipt.version,
+            receipt.tag,
+            self._ctx.clock.now(),
         )
-        if not await self._ctx.store.cas_message(
-            queue.id, queue.bucket_of(row.monoton), row.version, done
-        ):
-            raise StaleReceipt("the message changed since this receipt was issued")
+        if not acked:
+            raise StaleReceipt("the receipt is stale: acked, redelivered or updated since")
 
     async def update(
         self,

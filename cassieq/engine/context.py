@@ -22,6 +22,8 @@ class Tuning:
     claim_ms: int = 60_000
     # How long a queue definition is trusted without re-reading it.
     queue_cache_ms: int = 2_000
+    # How long an account (its keys) is trusted for authentication without re-reading it.
+    account_cache_ms: int = 2_000
     lease_ttl_ms: int = 30_000
     # Deletion jobs wait this long (well past queue_cache_ms) before removing rows.
     deletion_grace_ms: int = 10_000

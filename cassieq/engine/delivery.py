@@ -5,14 +5,18 @@ Shared by the reader (its bucket) and the invisibility side (buckets behind it).
 
 from __future__ import annotations
 
+import asyncio
 import random
+from collections import OrderedDict
 
 import msgspec
 
 from cassieq.engine.context import EngineContext, new_token
 from cassieq.engine.publisher import Publisher
 from cassieq.engine.queues import QueueDirectory
-from cassieq.model import Delivery, MessageRow, PopReceipt, QueueDefinition
+from cassieq.model import Delivery, MessageRow, PopReceipt, QueueDefinition, QueueId
+
+TAKEN_CACHE_SIZE = 65_536
 
 
 class Deliverer:
@@ -20,6 +24,12 @@ class Deliverer:
         self._ctx = ctx
         self._publisher = publisher
         self._queues = queues
+        # Readers of this server never race each other for one message: each skips the
+        # messages another is trying right now, and the versions this server has already
+        # moved past (a stale snapshot would only spend an LWT to lose). Only a hint: the
+        # LWT still decides every delivery.
+        self._trying: dict[tuple[QueueId, int], asyncio.Future[None]] = {}
+        self._taken: OrderedDict[tuple[QueueId, int], int] = OrderedDict()
 
     async def first_of(
         self,
@@ -33,10 +43,41 @@ class Deliverer:
             # Random order spreads concurrent readers over the bucket: fewer lost CAS.
             candidates = random.sample(candidates, len(candidates))
         for row in candidates:
-            delivery = await self.consume(queue, bucket, row, invisibility_ms)
+            if self.busy(queue, row):
+                continue
+            key = (queue.id, row.monoton)
+            trying = self._trying[key] = asyncio.get_running_loop().create_future()
+            try:
+                delivery = await self.consume(queue, bucket, row, invisibility_ms)
+            finally:
+                del self._trying[key]
+                trying.set_result(None)
             if delivery is not None:
                 return delivery
         return None
+
+    def busy(self, queue: QueueDefinition, row: MessageRow) -> bool:
+        """Another reader of this server is taking it, or took this version of it already."""
+        key = (queue.id, row.monoton)
+        return key in self._trying or self._taken.get(key, 0) > row.version
+
+    async def wait_for_tries(self, queue: QueueDefinition, rows: list[MessageRow]) -> None:
+        """Wait until one of this server's tries on these messages has an outcome."""
+        waits = [
+            self._trying[k] for k in ((queue.id, r.monoton) for r in rows) if k in self._trying
+        ]
+        if waits:
+            await asyncio.wait(
+                [asyncio.shield(w) for w in waits], return_when=asyncio.FIRST_COMPLETED
+            )
+
+    def note_version(self, queue: QueueDefinition, monoton: int, version: int) -> None:
+        """Remember that a message is at ``version`` now (this server changed it)."""
+        key = (queue.id, monoton)
+        self._taken[key] = version
+        self._taken.move_to_end(key)
+        while len(self._taken) > TAKEN_CACHE_SIZE:
+            self._taken.popitem(last=False)
 
     async def consume(
         self, queue: QueueDefinition, bucket: int, row: MessageRow, invisibility_ms: int
@@ -55,7 +96,9 @@ class Deliverer:
             change=new_token(),
         )
         if not await ctx.store.cas_message(queue.id, bucket, row.version, taken):
+            self.note_version(queue, row.monoton, row.version + 1)  # at least: someone won it
             return None  # another reader won this one
+        self.note_version(queue, row.monoton, taken.version)
         return Delivery(
             receipt=PopReceipt(queue.version, row.monoton, taken.version, row.tag),
             message=row.message,

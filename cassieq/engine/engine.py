@@ -45,7 +45,7 @@ class QueueEngine:
         self.queues = QueueDirectory(self.ctx)
         self.leases = Leases(self.ctx)
         monoton_taker = make_monotons(self.ctx, monotons)
-        self.publisher = Publisher(self.ctx, monoton_taker)
+        self.publisher = Publisher(self.ctx, monotons)
         deliverer = Deliverer(self.ctx, self.publisher, self.queues)
         invisibility = InvisibilitySide(self.ctx, deliverer)
         self.reader = Reader(self.ctx, deliverer, invisibility)

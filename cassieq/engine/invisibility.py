@@ -23,6 +23,7 @@ from cassieq.model import (
     InvisibilityState,
     MessageRow,
     QueueDefinition,
+    QueueId,
 )
 
 
@@ -44,6 +45,9 @@ class InvisibilitySide:
     def __init__(self, ctx: EngineContext, deliverer: Deliverer) -> None:
         self._ctx = ctx
         self._deliverer = deliverer
+        # One pass of the pointer per queue at a time in this server: concurrent readers
+        # would otherwise all spend an LWT trying to move it past the same bucket.
+        self._passing: set[QueueId] = set()
 
     async def deliver(
         self, queue: QueueDefinition, reader_bucket: int, invisibility_ms: int
@@ -69,12 +73,18 @@ class InvisibilitySide:
             delivery = await self._deliver_from(queue, snap, invisibility_ms)
             if delivery is not None:
                 return delivery
-            if at_head:
-                moved = await self._try_pass(queue, state, snap)
+            if at_head and queue.id not in self._passing:
+                self._passing.add(queue.id)
+                try:
+                    moved = await self._try_pass(queue, state, snap)
+                finally:
+                    self._passing.discard(queue.id)
                 if moved is None:
                     at_head = False
                 else:
                     state = moved
+            else:
+                at_head = False
             bucket += 1
         return None
 

@@ -44,9 +44,8 @@ class PerPutMonotons:
             if applied:
                 return expected
             expected = current
-            if attempt:
-                # Jittered backoff: without it, losers retry in lock-step and lose again.
-                await asyncio.sleep(random.uniform(0, 0.002 * min(attempt, 10)))
+            # Jittered exponential backoff: without it, losers retry in lock-step and lose again.
+            await asyncio.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
         raise Contention(f"could not take a monoton for {queue} (contention)")
 
 
@@ -55,13 +54,16 @@ class GroupedMonotons:
         self._single = PerPutMonotons(ctx)
         self._waiting: dict[QueueId, list[tuple[int, asyncio.Future[int]]]] = {}
         self._flushing: set[QueueId] = set()
+        self._tasks: set[asyncio.Task[None]] = set()  # held: the loop keeps only weak refs
 
     async def take(self, queue: QueueId, count: int = 1) -> int:
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._waiting.setdefault(queue, []).append((count, future))
         if queue not in self._flushing:
             self._flushing.add(queue)
-            asyncio.get_running_loop().create_task(self._flush(queue))
+            task = asyncio.get_running_loop().create_task(self._flush(queue))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         return await future
 
     async def _flush(self, queue: QueueId) -> None:

@@ -1,19 +1,50 @@
-"""Put: take a monoton, write the message into its bucket."""
+"""Put: take a monoton, write the message into its bucket.
+
+Two strategies (the benchmark compares them):
+- ``per_put``: each put takes its own monoton (one compare-and-set) and writes its own row
+  (one conditional batch): the original design's two LWTs per put;
+- ``grouped`` (default): puts that arrive while a group is being written wait for the next
+  group; a group takes one contiguous monoton range (one compare-and-set) and writes one
+  conditional batch per bucket partition it spans.
+"""
 
 from __future__ import annotations
 
+import asyncio
+from collections import defaultdict
+from dataclasses import dataclass, field
+
 from cassieq.engine.context import EngineContext, new_token
 from cassieq.engine.errors import Contention, InvalidArgument
-from cassieq.engine.monotons import Monotons
-from cassieq.model import MessageRow, QueueDefinition
+from cassieq.engine.monotons import MonotonStrategy, PerPutMonotons
+from cassieq.model import MessageRow, QueueDefinition, QueueId
 
 MAX_PUT_ATTEMPTS = 8
+MAX_GROUP = 512
+
+
+@dataclass
+class _Put:
+    queue: QueueDefinition
+    message: str
+    invisibility_ms: int
+    delivery_count: int
+    done: asyncio.Future[int]
+    attempts: int = field(default=0)
 
 
 class Publisher:
-    def __init__(self, ctx: EngineContext, monotons: Monotons) -> None:
+    def __init__(self, ctx: EngineContext, strategy: MonotonStrategy = "grouped") -> None:
         self._ctx = ctx
-        self._monotons = monotons
+        self._monotons = PerPutMonotons(ctx)
+        self._grouped = strategy == "grouped"
+        self._waiting: dict[QueueId, list[_Put]] = {}
+        self._flushing: set[QueueId] = set()
+        self._tasks: set[asyncio.Task[None]] = set()  # held: the loop keeps only weak refs
+
+    async def take_monotons(self, queue: QueueId, count: int = 1) -> int:
+        """Reserve ``count`` consecutive monotons (one compare-and-set); the first."""
+        return await self._monotons.take(queue, count)
 
     async def put(
         self,
@@ -23,29 +54,89 @@ class Publisher:
         *,
         delivery_count: int = 0,
     ) -> int:
-        """Store a message; return its monoton. ``delivery_count`` is kept by repair moves."""
+        """Store a message; return its monoton. ``delivery_count`` is kept by moves."""
         if initial_invisibility_ms < 0:
             raise InvalidArgument("initial invisibility must be >= 0")
-        ctx = self._ctx
-        for _ in range(MAX_PUT_ATTEMPTS):
-            monoton = await self._monotons.take(queue.id)
-            bucket = queue.bucket_of(monoton)
-            now = ctx.clock.now()
+        loop = asyncio.get_running_loop()
+        put = _Put(queue, message, initial_invisibility_ms, delivery_count, loop.create_future())
+        if not self._grouped:
+            await self._write([put])
+            while not put.done.done():  # its bucket was finalized: again, with a new monoton
+                await self._write([put])
+            return put.done.result()
+        self._waiting.setdefault(queue.id, []).append(put)
+        if queue.id not in self._flushing:
+            self._flushing.add(queue.id)
+            task = loop.create_task(self._flush(queue.id))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return await put.done
+
+    async def _flush(self, queue: QueueId) -> None:
+        try:
+            while waiting := self._waiting.pop(queue, []):
+                group, rest = waiting[:MAX_GROUP], waiting[MAX_GROUP:]
+                if rest:
+                    self._waiting.setdefault(queue, [])[:0] = rest
+                await self._write(group)
+                # Puts whose bucket was finalized under them join the next group.
+                retry = [p for p in group if not p.done.done()]
+                if retry:
+                    self._waiting.setdefault(queue, [])[:0] = retry
+        finally:
+            self._flushing.discard(queue)
+
+    async def _write(self, group: list[_Put]) -> None:
+        """Take monotons for the group and write it, one conditional batch per bucket.
+
+        A put whose batch was refused (its bucket finalized: a very slow writer) is left
+        undone for the caller to retry; its monoton is a hole.
+        """
+        ctx, queue = self._ctx, group[0].queue
+        try:
+            first = await self._monotons.take(queue.id, len(group))
+        except Exception as exc:
+            _fail(group, exc)
+            return
+        now = ctx.clock.now()
+        by_bucket: dict[int, list[tuple[_Put, MessageRow]]] = defaultdict(list)
+        for offset, put in enumerate(group):
             row = MessageRow(
-                monoton=monoton,
-                message=message,
+                monoton=first + offset,
+                message=put.message,
                 version=1,
-                delivery_count=delivery_count,
+                delivery_count=put.delivery_count,
                 acked=False,
-                next_visible_on=now + initial_invisibility_ms,
+                next_visible_on=now + put.invisibility_ms,
                 tag=new_token(),
                 created_at=now,
                 updated_at=now,
                 change=new_token(),
             )
-            if await ctx.store.insert_messages(queue.id, bucket, [row], now):
-                return monoton
-            # The bucket was finalized before this write landed (a very slow writer):
-            # nothing was written, the monoton is a hole, take a fresh one.
-            ctx.log.warning("put_into_finalized_bucket", queue=str(queue.id), monoton=monoton)
-        raise Contention(f"could not write a message into {queue.id}")
+            by_bucket[queue.bucket_of(row.monoton)].append((put, row))
+        results = await asyncio.gather(
+            *(
+                ctx.store.insert_messages(queue.id, bucket, [row for _, row in items], now)
+                for bucket, items in by_bucket.items()
+            ),
+            return_exceptions=True,
+        )
+        for items, result in zip(by_bucket.values(), results, strict=True):
+            if result is True:
+                for put, row in items:
+                    if not put.done.done():
+                        put.done.set_result(row.monoton)
+            elif isinstance(result, BaseException):
+                _fail([put for put, _ in items], result)
+            else:
+                ctx.log.warning("put_into_finalized_bucket", queue=str(queue.id))
+                for put, _ in items:
+                    put.attempts += 1
+                    if put.attempts >= MAX_PUT_ATTEMPTS:
+                        _fail([put], Contention(f"could not write a message into {queue.id}"))
+
+
+def _fail(puts: list[_Put], exc: BaseException) -> None:
+    for put in puts:
+        if not put.done.done():
+            put.done.set_exception(exc)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from cassieq.engine.context import EngineContext
 from cassieq.engine.delivery import Deliverer
 from cassieq.engine.invisibility import InvisibilitySide
@@ -19,6 +21,9 @@ class Reader:
         self._invisibility = invisibility
         # queue -> (reader bucket, when this server first saw monotons of it unwritten)
         self._missing_since: dict[QueueId, tuple[int, int]] = {}
+        # queue -> the seal-and-advance this server is doing now: readers that find the
+        # bucket exhausted at the same moment wait for one LWT pair instead of each racing.
+        self._advancing: dict[QueueId, asyncio.Future[None]] = {}
 
     async def get_next(self, queue: QueueDefinition, invisibility_ms: int) -> Delivery | None:
         store, qid = self._ctx.store, queue.id
@@ -31,7 +36,13 @@ class Reader:
             now = self._ctx.clock.now()
             visible = [m for m in snap.messages if m.visible(now)]
             if visible:
-                delivery = await self._deliverer.first_of(queue, bucket, visible, invisibility_ms)
+                untried = [m for m in visible if not self._deliverer.busy(queue, m)]
+                if not untried:
+                    # Other readers of this server are trying them all: rather than spend an
+                    # LWT to lose, wait for one outcome and look again.
+                    await self._deliverer.wait_for_tries(queue, visible)
+                    continue
+                delivery = await self._deliverer.first_of(queue, bucket, untried, invisibility_ms)
                 if delivery is not None:
                     return delivery
                 continue  # lost every race, or dead-lettered: look again
@@ -41,13 +52,27 @@ class Reader:
                 return None
             if self._writes_may_be_in_flight(queue, snap.bucket, len(snap.messages), now):
                 return None
+            await self._advance(queue, bucket, now)
+            bucket = await store.read_pointer(qid, "reader")
+        return None
+
+    async def _advance(self, queue: QueueDefinition, bucket: int, now: int) -> None:
+        """Seal the reader's bucket and move the pointer past it, once per server at a time."""
+        qid = queue.id
+        running = self._advancing.get(qid)
+        if running is not None:
+            await asyncio.shield(running)
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._advancing[qid] = done
+        try:
+            store = self._ctx.store
             await store.seal_bucket(qid, bucket, now)
             if await store.cas_pointer(qid, "reader", bucket, bucket + 1):
                 self._ctx.log.debug("reader_advanced", queue=str(qid), bucket=bucket + 1)
-                bucket += 1
-            else:
-                bucket = await store.read_pointer(qid, "reader")
-        return None
+        finally:
+            del self._advancing[qid]
+            done.set_result(None)
 
     def _writes_may_be_in_flight(
         self, queue: QueueDefinition, bucket: int, written: int, now: int

@@ -90,6 +90,12 @@ class Store(Protocol):
         """Replace a message's state if its version is still ``expected_version``."""
         ...
 
+    async def ack_message(
+        self, queue: QueueId, bucket: int, monoton: int, version: int, tag: str, now: int
+    ) -> bool:
+        """Mark a message acked (version + 1) if it is still at ``version`` with ``tag``."""
+        ...
+
     async def seal_bucket(self, queue: QueueId, bucket: int, now: int) -> int:
         """Mark that the reader left the bucket (first seal wins); return the seal time."""
         ...

@@ -445,6 +445,19 @@ class CassandraStore:
         applied, _ = await self._cas(self._q.message_cas, params, resolve)
         return applied
 
+    async def ack_message(
+        self, queue: QueueId, bucket: int, monoton: int, version: int, tag: str, now: int
+    ) -> bool:
+        qid, token = str(queue), _token()
+
+        async def resolve() -> bool:
+            stored = await self._read_serial(self._q.message_read, (qid, bucket, monoton))
+            return bool(stored) and stored[0].last_change == token
+
+        params = (version + 1, now, now, token, qid, bucket, monoton, version, tag)
+        applied, _ = await self._cas(self._q.message_ack, params, resolve)
+        return applied
+
     async def seal_bucket(self, queue: QueueId, bucket: int, now: int) -> int:
         qid = str(queue)
 
@@ -692,6 +705,12 @@ class _Statements:
             "updated_at = ?, acked_at = ?, last_change = ? "
             "WHERE queue_id = ? AND bucket = ? AND monoton = ? IF version = ?"
         )
+        # An ack changes only what it must: no read of the row first.
+        self.message_ack = p(
+            "UPDATE messages SET version = ?, acked = true, acked_at = ?, updated_at = ?, "
+            "last_change = ? WHERE queue_id = ? AND bucket = ? AND monoton = ? "
+            "IF version = ? AND tag = ?"
+        )
         self.bucket_seal = p(
             "UPDATE messages SET sealed_at = ? WHERE queue_id = ? AND bucket = ? "
             "IF sealed_at = null"
@@ -841,3 +860,44 @@ def _invisibility(r: Any) -> InvisibilityState:
             delivered=int(r.delivered or 0),
         ),
     )
+
+
+# --------------------------------------------------------------------------- benchmark
+
+
+async def raw_cas_rate(session: Session, keyspace: str, concurrency: int, seconds: float) -> float:
+    """The LWT ceiling: compare-and-set updates per second, each client on its own row."""
+    if not _KEYSPACE_RE.match(keyspace):
+        raise ValueError(f"invalid keyspace name {keyspace!r}")
+    session.execute(
+        f"CREATE TABLE IF NOT EXISTS {keyspace}.bench_cas (k text PRIMARY KEY, v bigint)"
+    )
+    insert = session.prepare(f"INSERT INTO {keyspace}.bench_cas (k, v) VALUES (?, 0)")
+    cas = session.prepare(f"UPDATE {keyspace}.bench_cas SET v = ? WHERE k = ? IF v = ?")
+    keys = [f"raw-{secrets.token_hex(6)}" for _ in range(concurrency)]
+    for key in keys:
+        session.execute(insert, (key,))
+    loop = asyncio.get_running_loop()
+    done = 0
+    deadline = loop.time() + seconds
+
+    def send(params: tuple[Any, ...]) -> asyncio.Future[Any]:
+        future: asyncio.Future[Any] = loop.create_future()
+        response = session.execute_async(cas, params)
+        response.add_callbacks(
+            lambda rows: loop.call_soon_threadsafe(_resolve, future, list(rows or ())),
+            lambda exc: loop.call_soon_threadsafe(_reject, future, exc),
+        )
+        return future
+
+    async def client(key: str) -> None:
+        nonlocal done
+        value = 0
+        while loop.time() < deadline:
+            await send((value + 1, key, value))
+            value += 1
+            done += 1
+
+    started = loop.time()
+    await asyncio.gather(*(client(k) for k in keys))
+    return done / (loop.time() - started)

@@ -16,6 +16,7 @@ LWT_PRIMITIVES = frozenset(
         "cas_monoton",
         "insert_messages",
         "cas_message",
+        "ack_message",
         "seal_bucket",
         "finalize_bucket",
         "cas_pointer",

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import msgspec
+
 from cassieq.model import (
     Account,
     BucketState,
@@ -142,6 +144,18 @@ class MemoryStore:
         if b is None or current is None or current.version != expected_version:
             return False
         b.messages[row.monoton] = row
+        return True
+
+    async def ack_message(
+        self, queue: QueueId, bucket: int, monoton: int, version: int, tag: str, now: int
+    ) -> bool:
+        b = self._buckets.get((queue, bucket))
+        row = None if b is None else b.messages.get(monoton)
+        if b is None or row is None or row.version != version or row.tag != tag:
+            return False
+        b.messages[monoton] = msgspec.structs.replace(
+            row, version=version + 1, acked=True, acked_at=now, updated_at=now
+        )
         return True
 
     async def seal_bucket(self, queue: QueueId, bucket: int, now: int) -> int:

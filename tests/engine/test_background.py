@@ -11,7 +11,7 @@ async def test_a_tick_repairs_due_queues_and_runs_deletion_jobs(
 ) -> None:
     queue = await make_queue(engine, account, bucket_size=2, finalize_seconds=5)
     await engine.put(account, "q", "a")
-    slow = await engine.publisher._monotons.take(queue.id)
+    slow = await engine.publisher.take_monotons(queue.id)
     await engine.put(account, "q", "b")
     await drain(engine, account, "q")
     clock.advance(engine.ctx.tuning.hole_grace_ms / 1000)

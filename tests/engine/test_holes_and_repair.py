@@ -42,8 +42,8 @@ async def write_late(
 async def test_a_hole_does_not_block_later_messages(engine: QueueEngine, account: str) -> None:
     queue = await make_queue(engine, account, bucket_size=2)
     # Two writers take monotons 0 and 1 and die before writing: bucket 0 is all holes.
-    await engine.publisher._monotons.take(queue.id)
-    await engine.publisher._monotons.take(queue.id)
+    await engine.publisher.take_monotons(queue.id)
+    await engine.publisher.take_monotons(queue.id)
     await engine.put(account, "q", "after the holes")
     assert await drain(engine, account, "q") == []  # the writers may still be on their way
     engine.ctx.clock.advance(engine.ctx.tuning.hole_grace_ms / 1000)  # type: ignore[attr-defined]
@@ -55,7 +55,7 @@ async def _sealed_bucket_with_late_write(
 ) -> QueueDefinition:
     queue = await make_queue(engine, account, bucket_size=2, finalize_seconds=15)
     await engine.put(account, "q", "a")  # monoton 0
-    slow = await engine.publisher._monotons.take(queue.id)  # monoton 1: a slow writer
+    slow = await engine.publisher.take_monotons(queue.id)  # monoton 1: a slow writer
     await engine.put(account, "q", "b")  # monoton 2, bucket 1
     assert await drain(engine, account, "q") == ["a"]  # waits for monoton 1 a while
     clock.advance(engine.ctx.tuning.hole_grace_ms / 1000)

@@ -17,7 +17,7 @@ async def _late_write_waiting_for_repair(
 ) -> None:
     queue = await make_queue(engine, account, bucket_size=2, finalize_seconds=15)
     await engine.put(account, "q", "a")
-    slow = await engine.publisher._monotons.take(queue.id)
+    slow = await engine.publisher.take_monotons(queue.id)
     await engine.put(account, "q", "b")
     assert await drain(engine, account, "q") == ["a"]
     clock.advance(engine.ctx.tuning.hole_grace_ms / 1000)

@@ -78,7 +78,7 @@ def machine_for(make_store: Callable[[], Store]) -> type[RuleBasedStateMachine]:
         @rule()
         def slow_writer_takes_a_monoton(self) -> None:
             queue = self.run(self.engine.queues.get(self.account, "q"))
-            self.slow_writers.append(self.run(self.engine.publisher._monotons.take(queue.id)))
+            self.slow_writers.append(self.run(self.engine.publisher.take_monotons(queue.id)))
 
         @precondition(lambda self: bool(self.slow_writers))
         @rule(data=st.data())

@@ -1,0 +1,265 @@
+"""`cassieq bench`: throughput and latency against a real Cassandra, next to its LWT ceiling."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from cassieq.bench.history import write_processed_history
+from cassieq.bench.measure import rate
+from cassieq.bench.targets import EngineTarget, HttpTarget, Target
+from cassieq.config import Settings
+from cassieq.engine import QueueEngine
+from cassieq.engine.errors import Contention
+from cassieq.store.cassandra import (
+    CassandraStore,
+    apply_schema,
+    connect,
+    default_schema_dir,
+    raw_cas_rate,
+    server_version,
+)
+from cassieq.store.counting import CountingStore
+
+Say = Callable[[str], None]
+
+
+async def phases(target: Target, clients: int, seconds: float) -> dict[str, Any]:
+    """put, then get+ack of what was put, then put->get->ack cycles; on fresh queues."""
+    tag = secrets.token_hex(4)
+    queue, cycle = f"b-{tag}", f"e-{tag}"
+    await target.create_queue(queue)
+    await target.create_queue(cycle)
+
+    async def put(i: int) -> bool:
+        await target.put(queue, f"m-{i}")
+        return True
+
+    async def get_ack(_: int) -> bool:
+        receipt = await target.get(queue)
+        if receipt is None:
+            return False
+        await target.ack(queue, receipt)
+        return True
+
+    async def e2e(i: int) -> bool:
+        await target.put(cycle, f"c-{i}")
+        for _ in range(100):
+            receipt = await target.get(cycle)
+            if receipt is not None:
+                await target.ack(cycle, receipt)
+                return True
+        return False
+
+    put_rate = await rate(clients, seconds, put)
+    get_ack_rate = await rate(clients, seconds, get_ack)
+    e2e_rate = await rate(clients, seconds, e2e)
+    return {
+        "put_per_s": round(put_rate, 1),
+        "get_ack_per_s": round(get_ack_rate, 1),
+        "e2e_per_s": round(e2e_rate, 1),
+        "latency_ms": target.latencies.summary(),
+    }
+
+
+async def run_bench(
+    settings: Settings,
+    *,
+    keyspace: str,
+    clients: list[int],
+    seconds: float,
+    backlog: int,
+    http: bool,
+    say: Say,
+) -> dict[str, Any]:
+    cluster, session = connect(settings.cassandra_hosts, settings.cassandra_port)
+    try:
+        apply_schema(session, keyspace, settings.replication, default_schema_dir())
+        result: dict[str, Any] = {
+            "date": time.strftime("%Y-%m-%d"),
+            "cassandra": server_version(session),
+            "cores": os.cpu_count(),
+            "seconds_per_measurement": seconds,
+        }
+        say("raw LWT ceiling ...")
+        result["raw_lwt_per_s"] = {
+            str(c): round(await raw_cas_rate(session, keyspace, c, seconds), 1) for c in clients
+        }
+        store = CountingStore(CassandraStore(session, keyspace))
+        result["engine"] = {}
+        for c in clients:
+            say(f"engine in-process, {c} clients ...")
+            engine = QueueEngine(store)
+            account = await _account(engine)
+            result["engine"][str(c)] = await phases(EngineTarget(engine, account), c, seconds)
+        result["lwts_per_message"] = await _lwts_per_message(store, max(clients), seconds)
+        top = max(clients)
+        say(f"puts, one compare-and-set per put, {top} clients ...")
+        per_put = QueueEngine(store, monotons="per_put")
+        target = EngineTarget(per_put, await _account(per_put))
+        await target.create_queue("per-put")
+
+        failed = 0
+
+        async def put(i: int) -> bool:
+            nonlocal failed
+            try:
+                await target.put("per-put", f"m-{i}")
+            except Contention:
+                failed += 1  # the retry storm this strategy is known for: counted, not fatal
+                return False
+            return True
+
+        per_put_rate = await rate(top, seconds, put)
+        result["per_put_strategy_gave_up"] = failed
+        result["put_per_s_per_put_strategy"] = round(per_put_rate, 1)
+        result["grouped_over_per_put"] = round(
+            result["engine"][str(top)]["put_per_s"] / max(per_put_rate, 0.001), 2
+        )
+        say(f"backlog: {backlog} processed messages behind the reader ...")
+        result["backlog_ratio"] = await _backlog_ratio(store, top, seconds, backlog)
+        if http:
+            result["http"] = await _http(settings, keyspace, clients, seconds, say)
+            engine_e2e = result["engine"][str(top)]["e2e_per_s"]
+            result["http_over_engine_e2e"] = round(
+                result["http"][str(top)]["e2e_per_s"] / max(engine_e2e, 0.001), 2
+            )
+        raw = result["raw_lwt_per_s"][str(top)]
+        result["min_lwts_per_message"] = MIN_LWTS_PER_MESSAGE
+        result["e2e_over_lwt_bound"] = round(
+            result["engine"][str(top)]["e2e_per_s"] / (raw / MIN_LWTS_PER_MESSAGE), 2
+        )
+        return result
+    finally:
+        cluster.shutdown()
+
+
+# A delivery and its ack are each an LWT on the message (engine.md: every state change is
+# conditioned on the version read); a put's monoton and insert can be shared by a group.
+MIN_LWTS_PER_MESSAGE = 2
+
+
+async def _lwts_per_message(store: CountingStore, clients: int, seconds: float) -> float:
+    """Every LWT the store saw during put->get->ack cycles, per message cycled."""
+    engine = QueueEngine(store)
+    target = EngineTarget(engine, await _account(engine))
+    await target.create_queue("lwt-count")
+    store.reset()
+
+    async def cycle(i: int) -> bool:
+        await target.put("lwt-count", f"c-{i}")
+        for _ in range(100):
+            receipt = await target.get("lwt-count")
+            if receipt is not None:
+                await target.ack("lwt-count", receipt)
+                return True
+        return False
+
+    cycled = await rate(clients, seconds, cycle) * seconds
+    return round(store.lwts / max(cycled, 1), 2)
+
+
+async def _account(engine: QueueEngine) -> str:
+    name = f"bench-{secrets.token_hex(4)}"
+    await engine.accounts.create(name)
+    return name
+
+
+async def _backlog_ratio(store: CountingStore, clients: int, seconds: float, backlog: int) -> float:
+    engine = QueueEngine(store)
+    account = await _account(engine)
+    rates = []
+    for name, history in (("fresh", 0), ("history", backlog)):
+        queue, _ = await engine.create_queue(account, name, _options())
+        if history:
+            await write_processed_history(store, queue, history)
+        target = EngineTarget(engine, account)
+        stock = int(seconds * 400) + 200
+        await asyncio.gather(*(engine.put(account, name, f"s-{i}") for i in range(stock)))
+
+        async def get_ack(_: int, name: str = name, target: EngineTarget = target) -> bool:
+            receipt = await target.get(name)
+            if receipt is None:
+                return False
+            await target.ack(name, receipt)
+            return True
+
+        rates.append(await rate(clients, seconds, get_ack))
+    return round(rates[1] / max(rates[0], 0.001), 2)
+
+
+def _options() -> Any:
+    from cassieq.model import QueueOptions
+
+    return QueueOptions()
+
+
+async def _http(
+    settings: Settings, keyspace: str, clients: list[int], seconds: float, say: Say
+) -> dict[str, Any]:
+    port = _free_port()
+    token = secrets.token_urlsafe(16)
+    env = {
+        **os.environ,
+        "CASSIEQ_KEYSPACE": keyspace,
+        "CASSIEQ_PORT": str(port),
+        "CASSIEQ_ADMIN_TOKEN": token,
+        "CASSIEQ_LOG_LEVEL": "warning",
+        "CASSIEQ_CASSANDRA_HOSTS": ",".join(settings.cassandra_hosts),
+        "CASSIEQ_CASSANDRA_PORT": str(settings.cassandra_port),
+    }
+    server = await asyncio.to_thread(
+        subprocess.Popen,
+        [sys.executable, "-m", "cassieq", "serve"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        await _wait_for(url)
+        async with httpx.AsyncClient(base_url=url, timeout=30) as admin:
+            name = f"bench-{secrets.token_hex(4)}"
+            created = await admin.post(
+                "/api/v1/accounts", json=name, headers={"Authorization": f"Bearer {token}"}
+            )
+            created.raise_for_status()
+            key = created.json()["keys"]["primary"]
+        out = {}
+        for c in clients:
+            say(f"HTTP API (server in its own process), {c} clients ...")
+            target = HttpTarget(url, name, key)
+            try:
+                out[str(c)] = await phases(target, c, seconds)
+            finally:
+                await target.close()
+        return out
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+async def _wait_for(url: str) -> None:
+    async with httpx.AsyncClient() as client:
+        for _ in range(300):
+            try:
+                await client.get(f"{url}/health", timeout=1)
+                return
+            except httpx.TransportError:
+                await asyncio.sleep(0.1)
+    raise RuntimeError("the benchmark's server did not start")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
