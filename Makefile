@@ -24,9 +24,9 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy cassieq
 
-## test: lint, start the local Cassandra, apply the schema, run the whole suite
+## test: lint, start the local Cassandra, apply the schema to an empty test keyspace, run the suite
 test: lint cassandra-start
-	$(BIN)/cassieq schema apply --keyspace $(TEST_KEYSPACE)
+	$(BIN)/cassieq schema apply --keyspace $(TEST_KEYSPACE) --recreate
 	CASSIEQ_TEST_KEYSPACE=$(TEST_KEYSPACE) $(BIN)/pytest
 
 cassandra-start: $(STAMP)

@@ -94,12 +94,18 @@ def schema() -> None:
 @click.option("--keyspace", default=None, help="Keyspace ($CASSIEQ_KEYSPACE, default cassieq).")
 @click.option("--replication", default=None, help="CQL replication map ($CASSIEQ_REPLICATION).")
 @click.option("--schema-dir", type=click.Path(path_type=Path, exists=True), default=None)
+@click.option(
+    "--recreate",
+    is_flag=True,
+    help="Drop the keyspace first (test runs start empty). Destroys all its data.",
+)
 def schema_apply(
     hosts: str | None,
     port: int | None,
     keyspace: str | None,
     replication: str | None,
     schema_dir: Path | None,
+    recreate: bool,
 ) -> None:
     """Apply schema/cassandra/NNNN_*.cql in order; re-applying is harmless."""
     from cassieq.store import cassandra as cql
@@ -115,6 +121,8 @@ def schema_apply(
     except cql.CassandraUnavailable as exc:
         raise click.ClickException(str(exc)) from exc
     try:
+        if recreate:
+            cql.drop_keyspace(session, settings.keyspace)
         applied = cql.apply_schema(
             session, settings.keyspace, settings.replication, schema_dir or cql.default_schema_dir()
         )

@@ -199,6 +199,13 @@ def apply_schema(session: Session, keyspace: str, replication: str, schema_dir: 
     return applied
 
 
+def drop_keyspace(session: Session, keyspace: str) -> None:
+    if not _KEYSPACE_RE.match(keyspace):
+        raise SchemaError(f"invalid keyspace name {keyspace!r}")
+    session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=120)
+    _wait_for_schema_agreement(session)
+
+
 def _wait_for_schema_agreement(session: Session, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not session.cluster.control_connection.wait_for_schema_agreement(wait_time=timeout):
