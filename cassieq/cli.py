@@ -337,4 +337,28 @@ def main() -> None:
 
     for command in COMMANDS:
         cli.add_command(command)
-    cli()
+    try:
+        cli()
+    except Exception as exc:
+        if not isinstance(exc, _user_errors()):
+            raise
+        # A bad setting, an unreadable file, an unreachable or unprepared Cassandra: the
+        # person at the terminal gets one line, not a traceback.
+        click.echo(f"Error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(1)
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    import httpx
+    from cassandra import DriverException
+
+    from cassieq.store.cassandra import CassandraUnavailable, SchemaError
+
+    return (
+        ValueError,
+        OSError,
+        httpx.InvalidURL,
+        DriverException,
+        CassandraUnavailable,
+        SchemaError,
+    )

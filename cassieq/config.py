@@ -12,6 +12,7 @@ from typing import Any, Literal
 import msgspec
 
 LogFormat = Literal["console", "json"]
+LogLevel = Literal["critical", "error", "warning", "info", "debug"]
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
@@ -27,7 +28,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     receipt_secret: str | None = None
     clock_skew_seconds: int = 60
     log_format: LogFormat = "console"
-    log_level: str = "info"
+    log_level: LogLevel = "info"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -36,9 +37,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         raw: dict[str, Any] = {}
         for name in cls.__struct_fields__:
             value = source.get(f"CASSIEQ_{name.upper()}")
-            if value is not None:
+            # A variable set to nothing (`-e CASSIEQ_ADMIN_TOKEN=`) is not a value: an empty
+            # operator token or receipt secret must never be accepted as one.
+            if value is not None and value.strip():
                 raw[name] = _split_hosts(value) if name == "cassandra_hosts" else value
-        raw.update({k: v for k, v in overrides.items() if v is not None})
+        raw.update({k: v for k, v in overrides.items() if v is not None and v != ""})
         try:
             # strict=False lets "9042" from the environment become an int.
             return msgspec.convert(raw, cls, strict=False)

@@ -21,7 +21,8 @@ _NAME_RE = re.compile(NAME_PATTERN)
 
 
 def valid_name(name: str) -> bool:
-    return bool(_NAME_RE.match(name))
+    # fullmatch: with match, "$" would also accept a name ending in a newline.
+    return bool(_NAME_RE.fullmatch(name))
 
 
 class AuthorizationLevel(enum.Enum):

@@ -120,7 +120,7 @@ class AccountController(Controller):
 def _account_name(body: bytes) -> str:
     try:
         value = msgspec.json.decode(body, type=str | AccountCreateRequest)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         raise ValidationException(
             f'the body must be the account name as a JSON string ("acme") or '
             f'{{"accountName": "acme"}}: {exc}'

@@ -61,6 +61,10 @@ def _receipt_error(_: Request[Any, Any, Any], exc: InvalidReceipt) -> Response[E
 
 def _http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[ErrorBody]:
     message = str(exc.detail)
+    if isinstance(exc, ValidationException):
+        # Litestar's detail names the full URL: its query may hold a pop receipt or a
+        # grant's signature, which must not travel back into client or proxy logs.
+        message = "invalid request"
     if isinstance(exc, ValidationException) and isinstance(exc.extra, list) and exc.extra:
         problems = "; ".join(
             f"{_wire_name(str(e.get('key', 'body')))}: {e.get('message')}"
@@ -78,6 +82,10 @@ def _wire_name(python_name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+def _not_utf8(_: Request[Any, Any, Any], exc: UnicodeDecodeError) -> Response[ErrorBody]:
+    return error_response(400, "the request body must be UTF-8 encoded JSON")
+
+
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[ErrorBody]:
     # A 500 is a bug: log it with the route (never the headers: they carry secrets).
     log.exception("unhandled_error", method=request.method, path=request.url.path)
@@ -89,6 +97,7 @@ EXCEPTION_HANDLERS: dict[int | type[Exception], Any] = {
     AuthError: _auth_error,
     InvalidReceipt: _receipt_error,
     HTTPException: _http_error,
+    UnicodeDecodeError: _not_utf8,
     Exception: _unexpected,
 }
 

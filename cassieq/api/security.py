@@ -47,7 +47,7 @@ async def account_guard(
 async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
     state: AppState = connection.app.state.cassieq
     token = state.settings.admin_token
-    if token is None:
+    if not token:
         raise Forbidden("operator routes are disabled: set CASSIEQ_ADMIN_TOKEN")
     if not admin_token_matches(connection.headers.get("authorization", ""), token):
         raise Unauthenticated("operator routes need 'Authorization: Bearer <CASSIEQ_ADMIN_TOKEN>'")

@@ -134,6 +134,7 @@ def _any_key_signed(req: AccessRequest, signature: str, to_sign: str) -> bool:
 
 def admin_token_matches(header: str, token: str | None) -> bool:
     scheme, _, presented = header.partition(" ")
-    if token is None or scheme != "Bearer":
+    presented = presented.strip()
+    if not token or not presented or scheme != "Bearer":
         return False
-    return hmac.compare_digest(presented.strip().encode(), token.encode())
+    return hmac.compare_digest(presented.encode(), token.encode())

@@ -39,9 +39,10 @@ def parse_time(value: str) -> datetime:
     """Any ISO-8601 time with an offset (or 'Z'); naive times are taken as UTC."""
     try:
         parsed = datetime.fromisoformat(value.strip().replace("z", "Z").replace("Z", "+00:00"))
-    except ValueError as exc:
+        # Converting year 1 or 9999 with an offset overflows: that is a bad time too.
+        return parsed.replace(tzinfo=parsed.tzinfo or UTC).astimezone(UTC)
+    except (ValueError, OverflowError) as exc:
         raise BadTime(f"{value!r} is not an ISO-8601 time such as 2026-11-21T10:00:00Z") from exc
-    return parsed.replace(tzinfo=parsed.tzinfo or UTC).astimezone(UTC)
 
 
 def canonical_time(value: datetime) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from cassieq.console.connection import Connection, call, connected
+from cassieq.console.connection import Connection, call, connected, segment
 from cassieq.console.output import emit
 
 # --------------------------------------------------------------------------- accounts
@@ -54,7 +54,11 @@ def account_list(conn: Connection) -> None:
 @connected
 def account_show(conn: Connection, name: str) -> None:
     with conn.operator_api() as c:
-        emit(call(c, "GET", f"/api/v1/accounts/{name}").json(), conn.as_json, title="account")
+        emit(
+            call(c, "GET", f"/api/v1/accounts/{segment(name)}").json(),
+            conn.as_json,
+            title="account",
+        )
 
 
 @account.command("delete")
@@ -62,7 +66,7 @@ def account_show(conn: Connection, name: str) -> None:
 @connected
 def account_delete(conn: Connection, name: str) -> None:
     with conn.operator_api() as c:
-        call(c, "DELETE", f"/api/v1/accounts/{name}")
+        call(c, "DELETE", f"/api/v1/accounts/{segment(name)}")
     emit({"deleted": name}, conn.as_json)
 
 
@@ -81,7 +85,7 @@ def key() -> None:
 def key_add(conn: Connection, account_name: str, key_name: str) -> None:
     with conn.operator_api() as c:
         new = call(
-            c, "POST", f"/api/v1/accounts/{account_name}/keys", json={"keyName": key_name}
+            c, "POST", f"/api/v1/accounts/{segment(account_name)}/keys", json={"keyName": key_name}
         ).json()
     emit({"accountName": account_name, "keyName": key_name, "key": new}, conn.as_json)
 
@@ -92,7 +96,7 @@ def key_add(conn: Connection, account_name: str, key_name: str) -> None:
 @connected
 def key_delete(conn: Connection, account_name: str, key_name: str) -> None:
     with conn.operator_api() as c:
-        call(c, "DELETE", f"/api/v1/accounts/{account_name}/keys/{key_name}")
+        call(c, "DELETE", f"/api/v1/accounts/{segment(account_name)}/keys/{segment(key_name)}")
     emit({"deleted": key_name, "accountName": account_name}, conn.as_json)
 
 

@@ -8,11 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
 import click
 import httpx
 
 from cassieq.auth.signing import canonical_time, request_string_to_sign, sign
+from cassieq.model import valid_name
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,19 @@ class Connection:
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
 
     def queues_path(self, queue: str | None = None) -> str:
-        base = f"/api/v1/accounts/{self.account}/queues"
-        return base if queue is None else f"{base}/{queue}"
+        base = f"/api/v1/accounts/{segment(self.account or '')}/queues"
+        return base if queue is None else f"{base}/{segment(queue)}"
+
+
+def segment(name: str) -> str:
+    """A name as one URL path segment: 'a/b' must never address another resource (servers
+    decode %2F before routing, so such a name is refused here rather than quoted)."""
+    if not valid_name(name):
+        raise click.UsageError(
+            f"invalid name {name!r}: use 1-64 letters, digits, '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return quote(name, safe="")
 
 
 class _Signed(httpx.Auth):
@@ -57,7 +70,7 @@ def call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> httpx.R
     """Send; any failure becomes a one-line error (exit 1), never a traceback."""
     try:
         response = client.request(method, path, **kwargs)
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise click.ClickException(f"cannot reach {client.base_url}: {exc}") from None
     if response.status_code >= 400:
         raise click.ClickException(f"{response.status_code} {_reason(response)}")

@@ -61,6 +61,9 @@ class Deliverer:
         key = (queue.id, row.monoton)
         return key in self._trying or self._taken.get(key, 0) > row.version
 
+    def any_trying(self, queue: QueueDefinition, rows: list[MessageRow]) -> bool:
+        return any((queue.id, r.monoton) in self._trying for r in rows)
+
     async def wait_for_tries(self, queue: QueueDefinition, rows: list[MessageRow]) -> None:
         """Wait until one of this server's tries on these messages has an outcome."""
         waits = [

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.delivery import Deliverer
 from cassieq.engine.invisibility import InvisibilitySide
-from cassieq.model import Delivery, QueueDefinition, QueueId
+from cassieq.model import BucketState, Delivery, QueueDefinition, QueueId
 
 MAX_STEPS = 64
 
@@ -23,7 +24,8 @@ class Reader:
         self._missing_since: dict[QueueId, tuple[int, int]] = {}
         # queue -> the seal-and-advance this server is doing now: readers that find the
         # bucket exhausted at the same moment wait for one LWT pair instead of each racing.
-        self._advancing: dict[QueueId, asyncio.Future[None]] = {}
+        self._advancing: dict[tuple[QueueId, int], asyncio.Future[int | None]] = {}
+        self._reading: dict[tuple[QueueId, int], asyncio.Future[BucketState]] = {}
 
     async def get_next(self, queue: QueueDefinition, invisibility_ms: int) -> Delivery | None:
         store, qid = self._ctx.store, queue.id
@@ -32,47 +34,99 @@ class Reader:
         if delivery is not None:
             return delivery
         for _ in range(MAX_STEPS):
-            snap = await store.read_bucket(qid, bucket)
-            now = self._ctx.clock.now()
-            visible = [m for m in snap.messages if m.visible(now)]
-            if visible:
-                untried = [m for m in visible if not self._deliverer.busy(queue, m)]
-                if not untried:
-                    # Other readers of this server are trying them all: rather than spend an
-                    # LWT to lose, wait for one outcome and look again.
-                    await self._deliverer.wait_for_tries(queue, visible)
-                    continue
-                delivery = await self._deliverer.first_of(queue, bucket, untried, invisibility_ms)
-                if delivery is not None:
-                    return delivery
-                continue  # lost every race, or dead-lettered: look again
-            # Nothing to take here. Leave the bucket only when no writer can still be
-            # given a monoton in it; invisible messages stay for the invisibility side.
-            if await store.read_monoton(qid) < (bucket + 1) * queue.options.bucket_size:
+            snap = await self._read_bucket(queue, bucket)
+            delivery, exhausted = await self._take_from(queue, snap, invisibility_ms)
+            if delivery is not None:
+                return delivery
+            if not exhausted:
+                continue  # lost races or dead-lettered: read the bucket again
+            next_bucket = await self._next_bucket(queue, bucket, len(snap.messages))
+            if next_bucket is None:
                 return None
-            if self._writes_may_be_in_flight(queue, snap.bucket, len(snap.messages), now):
-                return None
-            await self._advance(queue, bucket, now)
-            bucket = await store.read_pointer(qid, "reader")
+            bucket = next_bucket
         return None
 
-    async def _advance(self, queue: QueueDefinition, bucket: int, now: int) -> None:
-        """Seal the reader's bucket and move the pointer past it, once per server at a time."""
-        qid = queue.id
-        running = self._advancing.get(qid)
+    async def _read_bucket(self, queue: QueueDefinition, bucket: int) -> BucketState:
+        """Readers of this server that want the same bucket at once share one read of it (a
+        snapshot is only a hint: the LWT that consumes a message confirms it)."""
+        key = (queue.id, bucket)
+        running = self._reading.get(key)
         if running is not None:
-            await asyncio.shield(running)
-            return
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._advancing[qid] = done
+            return await asyncio.shield(running)
+        snapshot: asyncio.Future[BucketState] = asyncio.get_running_loop().create_future()
+        snapshot.add_done_callback(_retrieve)
+        self._reading[key] = snapshot
         try:
-            store = self._ctx.store
-            await store.seal_bucket(qid, bucket, now)
-            if await store.cas_pointer(qid, "reader", bucket, bucket + 1):
-                self._ctx.log.debug("reader_advanced", queue=str(qid), bucket=bucket + 1)
+            snap = await self._ctx.store.read_bucket(queue.id, bucket)
+        except BaseException as exc:
+            snapshot.set_exception(exc)
+            raise
         finally:
-            del self._advancing[qid]
-            done.set_result(None)
+            del self._reading[key]
+        snapshot.set_result(snap)
+        return snap
+
+    async def _take_from(
+        self, queue: QueueDefinition, snap: BucketState, invisibility_ms: int
+    ) -> tuple[Delivery | None, bool]:
+        """Try the snapshot's visible messages; (delivery, whether the bucket looked empty).
+
+        When other readers of this server are trying every candidate, wait for their
+        outcomes and go on with the same snapshot: what they took is marked taken, so
+        there is no need to read the bucket again to learn it.
+        """
+        for _ in range(MAX_STEPS):
+            now = self._ctx.clock.now()
+            visible = [m for m in snap.messages if m.visible(now)]
+            untried = [m for m in visible if not self._deliverer.busy(queue, m)]
+            if untried:
+                delivery = await self._deliverer.first_of(
+                    queue, snap.bucket, untried, invisibility_ms
+                )
+                return delivery, False
+            if not self._deliverer.any_trying(queue, visible):
+                # Everything visible in the snapshot was taken meanwhile (by this server):
+                # it is as good as empty; a read of the bucket confirms it.
+                return None, not visible
+            await self._deliverer.wait_for_tries(queue, visible)
+        return None, False
+
+    async def _next_bucket(self, queue: QueueDefinition, bucket: int, written: int) -> int | None:
+        """The bucket to read after an exhausted one, or None when the queue has nothing now.
+
+        Single-flight per server: readers that find the bucket exhausted at the same time
+        share one decision (one monoton read, one seal, one pointer CAS) and its answer.
+        """
+        key = (queue.id, bucket)
+        running = self._advancing.get(key)
+        if running is not None:
+            return await asyncio.shield(running)
+        decision: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+        decision.add_done_callback(_retrieve)
+        self._advancing[key] = decision
+        try:
+            answer = await self._leave(queue, bucket, written)
+        except BaseException as exc:
+            decision.set_exception(exc)
+            raise
+        finally:
+            del self._advancing[key]
+        decision.set_result(answer)
+        return answer
+
+    async def _leave(self, queue: QueueDefinition, bucket: int, written: int) -> int | None:
+        # Leave the bucket only when no writer can still be given a monoton in it;
+        # invisible messages stay behind for the invisibility side.
+        store, qid, now = self._ctx.store, queue.id, self._ctx.clock.now()
+        if await store.read_monoton(qid) < (bucket + 1) * queue.options.bucket_size:
+            return None
+        if self._writes_may_be_in_flight(queue, bucket, written, now):
+            return None
+        await store.seal_bucket(qid, bucket, now)
+        if await store.cas_pointer(qid, "reader", bucket, bucket + 1):
+            self._ctx.log.debug("reader_advanced", queue=str(qid), bucket=bucket + 1)
+            return bucket + 1
+        return await store.read_pointer(qid, "reader")  # another server moved it
 
     def _writes_may_be_in_flight(
         self, queue: QueueDefinition, bucket: int, written: int, now: int
@@ -90,3 +144,9 @@ class Reader:
             self._missing_since[queue.id] = (bucket, now)
             return True
         return now - seen[1] < self._ctx.tuning.hole_grace_ms
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    # The decider re-raises its own error; waiters may be none: do not warn about it.
+    if not future.cancelled():
+        future.exception()

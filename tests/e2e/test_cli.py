@@ -122,3 +122,18 @@ def test_cli_errors_are_one_line_without_traceback(server: Server) -> None:
     assert "Traceback" not in unreachable.stderr
     missing = cassieq(server, "put", "q", "m")
     assert missing.returncode == 2 and "--account" in missing.stderr
+    key = {"CASSIEQ_ACCOUNT": name, "CASSIEQ_KEY": "k"}
+    for args, env in (
+        (("queue", "list", "--url", "http://[::1"), key),
+        (("drain", "q", "--output", "/nonexistent/dir/out.txt"), key),
+        (("serve",), {"CASSIEQ_PORT": "eighty"}),
+        (("dev",), {"CASSIEQ_LOG_LEVEL": "verbose"}),
+    ):
+        failed = cassieq(server, *args, **env)
+        assert failed.returncode == 1, (args, failed.stderr)
+        assert failed.stderr.strip().count("\n") == 0 and "Traceback" not in failed.stderr, (
+            failed.stderr
+        )
+    # A name is one path segment: 'acme/keys' cannot address another resource.
+    odd = cassieq(server, "account", "show", "acme/keys")
+    assert odd.returncode == 2 and "invalid name" in odd.stderr

@@ -1,0 +1,95 @@
+"""Review findings on the API, kept fixed: no open operator routes, no 500 from odd input,
+no secrets echoed back, whole-name validation."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+
+import pytest
+from litestar.testing import TestClient
+
+from cassieq.api.app import create_app
+from cassieq.auth.access import admin_token_matches
+from cassieq.config import Settings
+from cassieq.store.memory import MemoryStore
+
+TOKEN = "operator-token"
+KEY = base64.urlsafe_b64encode(b"k" * 64).rstrip(b"=").decode()
+
+
+@pytest.fixture
+def client() -> Iterator[TestClient]:  # type: ignore[type-arg]
+    app = create_app(Settings(admin_token=TOKEN), MemoryStore(), background=False)
+    with TestClient(app=app) as c:
+        created = c.post(
+            "/api/v1/accounts", json="acme", headers={"Authorization": f"Bearer {TOKEN}"}
+        )
+        assert created.status_code == 201
+        c.headers["Authorization"] = f"Key {created.json()['keys']['primary']}"
+        assert c.post("/api/v1/accounts/acme/queues", json={"queueName": "q"}).status_code == 201
+        yield c
+
+
+def test_an_empty_operator_token_never_opens_the_operator_routes() -> None:
+    assert Settings.from_env({"CASSIEQ_ADMIN_TOKEN": ""}).admin_token is None
+    assert Settings.from_env({"CASSIEQ_ADMIN_TOKEN": "  "}).admin_token is None
+    assert not admin_token_matches("Bearer ", "")
+    assert not admin_token_matches("Bearer", "")
+    assert not admin_token_matches("Bearer ", TOKEN)
+    app = create_app(
+        Settings.from_env({"CASSIEQ_ADMIN_TOKEN": ""}), MemoryStore(), background=False
+    )
+    with TestClient(app=app) as c:
+        for header in ("Bearer", "Bearer ", ""):
+            response = c.get("/api/v1/accounts", headers={"Authorization": header})
+            assert response.status_code == 403, (header, response.text)
+
+
+def test_non_utf8_json_is_a_400(client: TestClient) -> None:  # type: ignore[type-arg]
+    bad = b'{"queueName":"\xff"}'
+    headers = {"content-type": "application/json"}
+    assert (
+        client.post("/api/v1/accounts/acme/queues", content=bad, headers=headers).status_code == 400
+    )
+    admin = {**headers, "Authorization": f"Bearer {TOKEN}"}
+    assert client.post("/api/v1/accounts", content=b'"\xff"', headers=admin).status_code == 400
+    assert client.post("/api/v1/permissions", content=bad, headers=admin).status_code == 400
+
+
+def test_out_of_range_times_are_refused_not_crashed(client: TestClient) -> None:  # type: ignore[type-arg]
+    for when in ("0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"):
+        signed = {"Authorization": "Signed x", "x-cassieq-request-time": when}
+        assert client.get("/api/v1/accounts/acme/queues", headers=signed).status_code == 401
+        grant = {"auth": "g", "sig": "x", "st": when}
+        assert (
+            client.get(
+                "/api/v1/accounts/acme/queues", params=grant, headers={"Authorization": ""}
+            ).status_code
+            == 401
+        )
+        body = {"accountName": "acme", "keyName": "primary", "levels": ["r"], "startTime": when}
+        issued = client.post(
+            "/api/v1/permissions", json=body, headers={"Authorization": f"Bearer {TOKEN}"}
+        )
+        assert issued.status_code == 400
+
+
+def test_names_with_a_trailing_newline_are_refused(client: TestClient) -> None:  # type: ignore[type-arg]
+    assert (
+        client.post("/api/v1/accounts/acme/queues", json={"queueName": "nl\n"}).status_code == 400
+    )
+    admin = {"Authorization": f"Bearer {TOKEN}"}
+    assert client.post("/api/v1/accounts", json="nl\n", headers=admin).status_code == 400
+
+
+def test_validation_errors_do_not_echo_the_query_string(client: TestClient) -> None:  # type: ignore[type-arg]
+    secret = "WyJzZWNyZXQtcmVjZWlwdCJd.SECRETSIG"
+    response = client.put(
+        "/api/v1/accounts/acme/queues/q/messages",
+        params={"popReceipt": secret},
+        json={"newInvisibilitySeconds": -1},
+    )
+    assert response.status_code == 400
+    assert "newInvisibilitySeconds" in response.json()["message"]
+    assert "SECRETSIG" not in response.text
