@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from http import HTTPStatus
 from typing import Any
 
@@ -22,6 +23,7 @@ from cassieq.engine.errors import (
 )
 
 log = structlog.get_logger("cassieq.api")
+_URL_SUFFIX = re.compile(r" for (?:path|[A-Z]+) \S+$")
 
 
 def error_response(
@@ -62,9 +64,10 @@ def _receipt_error(_: Request[Any, Any, Any], exc: InvalidReceipt) -> Response[E
 def _http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[ErrorBody]:
     message = str(exc.detail)
     if isinstance(exc, ValidationException):
-        # Litestar's detail names the full URL: its query may hold a pop receipt or a
-        # grant's signature, which must not travel back into client or proxy logs.
-        message = "invalid request"
+        # Litestar's detail ends with the URL ("... for GET /path?query"): the query may
+        # hold a pop receipt or a grant's signature, which must not travel back into
+        # client or proxy logs. Keep what it says, drop where.
+        message = _URL_SUFFIX.sub("", message)
     if isinstance(exc, ValidationException) and isinstance(exc.extra, list) and exc.extra:
         problems = "; ".join(
             f"{_wire_name(str(e.get('key', 'body')))}: {e.get('message')}"
