@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
-
 from cassieq.engine.context import EngineContext
 from cassieq.engine.delivery import Deliverer
 from cassieq.engine.invisibility import InvisibilitySide
+from cassieq.engine.singleflight import SingleFlight
 from cassieq.model import BucketState, Delivery, QueueDefinition, QueueId
 
 MAX_STEPS = 64
@@ -24,8 +22,8 @@ class Reader:
         self._missing_since: dict[QueueId, tuple[int, int]] = {}
         # queue -> the seal-and-advance this server is doing now: readers that find the
         # bucket exhausted at the same moment wait for one LWT pair instead of each racing.
-        self._advancing: dict[tuple[QueueId, int], asyncio.Future[int | None]] = {}
-        self._reading: dict[tuple[QueueId, int], asyncio.Future[BucketState]] = {}
+        self._advancing: SingleFlight[tuple[QueueId, int], int | None] = SingleFlight()
+        self._reading: SingleFlight[tuple[QueueId, int], BucketState] = SingleFlight()
 
     async def get_next(self, queue: QueueDefinition, invisibility_ms: int) -> Delivery | None:
         store, qid = self._ctx.store, queue.id
@@ -49,22 +47,9 @@ class Reader:
     async def _read_bucket(self, queue: QueueDefinition, bucket: int) -> BucketState:
         """Readers of this server that want the same bucket at once share one read of it (a
         snapshot is only a hint: the LWT that consumes a message confirms it)."""
-        key = (queue.id, bucket)
-        running = self._reading.get(key)
-        if running is not None:
-            return await asyncio.shield(running)
-        snapshot: asyncio.Future[BucketState] = asyncio.get_running_loop().create_future()
-        snapshot.add_done_callback(_retrieve)
-        self._reading[key] = snapshot
-        try:
-            snap = await self._ctx.store.read_bucket(queue.id, bucket)
-        except BaseException as exc:
-            snapshot.set_exception(exc)
-            raise
-        finally:
-            del self._reading[key]
-        snapshot.set_result(snap)
-        return snap
+        return await self._reading.run(
+            (queue.id, bucket), lambda: self._ctx.store.read_bucket(queue.id, bucket)
+        )
 
     async def _take_from(
         self, queue: QueueDefinition, snap: BucketState, invisibility_ms: int
@@ -97,22 +82,9 @@ class Reader:
         Single-flight per server: readers that find the bucket exhausted at the same time
         share one decision (one monoton read, one seal, one pointer CAS) and its answer.
         """
-        key = (queue.id, bucket)
-        running = self._advancing.get(key)
-        if running is not None:
-            return await asyncio.shield(running)
-        decision: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
-        decision.add_done_callback(_retrieve)
-        self._advancing[key] = decision
-        try:
-            answer = await self._leave(queue, bucket, written)
-        except BaseException as exc:
-            decision.set_exception(exc)
-            raise
-        finally:
-            del self._advancing[key]
-        decision.set_result(answer)
-        return answer
+        return await self._advancing.run(
+            (queue.id, bucket), lambda: self._leave(queue, bucket, written)
+        )
 
     async def _leave(self, queue: QueueDefinition, bucket: int, written: int) -> int | None:
         # Leave the bucket only when no writer can still be given a monoton in it;
@@ -144,9 +116,3 @@ class Reader:
             self._missing_since[queue.id] = (bucket, now)
             return True
         return now - seen[1] < self._ctx.tuning.hole_grace_ms
-
-
-def _retrieve(future: asyncio.Future[Any]) -> None:
-    # The decider re-raises its own error; waiters may be none: do not warn about it.
-    if not future.cancelled():
-        future.exception()
