@@ -138,10 +138,6 @@ class BucketState(msgspec.Struct, frozen=True, kw_only=True):
     messages: tuple[MessageRow, ...]
 
     @property
-    def sealed(self) -> bool:
-        return self.sealed_at is not None
-
-    @property
     def finalized(self) -> bool:
         return self.finalized_at is not None
 

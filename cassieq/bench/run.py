@@ -20,6 +20,7 @@ from cassieq.bench.targets import EngineTarget, HttpTarget, Target
 from cassieq.config import Settings
 from cassieq.engine import QueueEngine
 from cassieq.engine.errors import Contention
+from cassieq.model import QueueOptions
 from cassieq.store.cassandra import (
     CassandraStore,
     apply_schema,
@@ -179,7 +180,7 @@ async def _backlog_ratio(store: CountingStore, clients: int, seconds: float, bac
     account = await _account(engine)
     rates = []
     for name, history in (("fresh", 0), ("history", backlog)):
-        queue, _ = await engine.create_queue(account, name, _options())
+        queue, _ = await engine.create_queue(account, name, QueueOptions())
         if history:
             await write_processed_history(store, queue, history)
         target = EngineTarget(engine, account)
@@ -195,12 +196,6 @@ async def _backlog_ratio(store: CountingStore, clients: int, seconds: float, bac
 
         rates.append(await rate(clients, seconds, get_ack))
     return round(rates[1] / max(rates[0], 0.001), 2)
-
-
-def _options() -> Any:
-    from cassieq.model import QueueOptions
-
-    return QueueOptions()
 
 
 async def _http(

@@ -13,7 +13,7 @@ from cassieq.engine.delivery import Deliverer
 from cassieq.engine.errors import InvalidArgument
 from cassieq.engine.invisibility import InvisibilitySide
 from cassieq.engine.leases import Leases
-from cassieq.engine.monotons import MonotonStrategy, make_monotons
+from cassieq.engine.monotons import MonotonStrategy
 from cassieq.engine.publisher import Publisher
 from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.reader import Reader
@@ -44,13 +44,12 @@ class QueueEngine:
         self.accounts = Accounts(self.ctx)
         self.queues = QueueDirectory(self.ctx)
         self.leases = Leases(self.ctx)
-        monoton_taker = make_monotons(self.ctx, monotons)
         self.publisher = Publisher(self.ctx, monotons)
         deliverer = Deliverer(self.ctx, self.publisher, self.queues)
         invisibility = InvisibilitySide(self.ctx, deliverer)
         self.reader = Reader(self.ctx, deliverer, invisibility)
         self.acker = Acker(self.ctx, invisibility)
-        self.repairer = Repairer(self.ctx, monoton_taker, self.leases)
+        self.repairer = Repairer(self.ctx, self.publisher, self.leases)
         self.deleter = Deleter(self.ctx, self.leases)
         self.statistics_reader = StatisticsReader(self.ctx)
 

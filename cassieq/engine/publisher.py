@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from cassieq.engine.context import EngineContext, new_token
 from cassieq.engine.errors import Contention, InvalidArgument
-from cassieq.engine.monotons import MonotonStrategy, PerPutMonotons
+from cassieq.engine.monotons import Monotons, MonotonStrategy
 from cassieq.model import MessageRow, QueueDefinition, QueueId
 
 MAX_PUT_ATTEMPTS = 8
@@ -36,7 +36,7 @@ class _Put:
 class Publisher:
     def __init__(self, ctx: EngineContext, strategy: MonotonStrategy = "grouped") -> None:
         self._ctx = ctx
-        self._monotons = PerPutMonotons(ctx)
+        self._monotons = Monotons(ctx)
         self._grouped = strategy == "grouped"
         self._waiting: dict[QueueId, list[_Put]] = {}
         self._flushing: set[QueueId] = set()

@@ -12,7 +12,7 @@ import msgspec
 from cassieq.engine.context import EngineContext, new_token
 from cassieq.engine.errors import Contention
 from cassieq.engine.leases import Leases
-from cassieq.engine.monotons import Monotons
+from cassieq.engine.publisher import Publisher
 from cassieq.model import BucketState, InvisibilityState, MessageRow, QueueDefinition
 
 MAX_BUCKETS_PER_RUN = 256
@@ -23,9 +23,9 @@ def lease_name(queue: QueueDefinition) -> str:
 
 
 class Repairer:
-    def __init__(self, ctx: EngineContext, monotons: Monotons, leases: Leases) -> None:
+    def __init__(self, ctx: EngineContext, publisher: Publisher, leases: Leases) -> None:
         self._ctx = ctx
-        self._monotons = monotons
+        self._publisher = publisher
         self._leases = leases
 
     async def run_once(self, queue: QueueDefinition) -> int | None:
@@ -82,7 +82,7 @@ class Repairer:
             claim = msgspec.structs.replace(
                 row,
                 version=row.version + 1,
-                republished_to=await self._monotons.take(qid),
+                republished_to=await self._publisher.take_monotons(qid),
                 updated_at=now,
                 change=new_token(),
             )
@@ -109,7 +109,7 @@ class Repairer:
             retarget = msgspec.structs.replace(
                 claim,
                 version=claim.version + 1,
-                republished_to=await self._monotons.take(qid),
+                republished_to=await self._publisher.take_monotons(qid),
                 change=new_token(),
             )
             if not await store.cas_message(qid, bucket, claim.version, retarget):

@@ -25,10 +25,6 @@ from cassieq.model import (
 PointerKind = Literal["reader", "repair"]
 
 
-class StoreError(RuntimeError):
-    """The store failed in a way the engine cannot work around (after retries)."""
-
-
 class Store(Protocol):
     # ----------------------------------------------------------------- accounts
     async def insert_account(self, account: Account) -> bool:

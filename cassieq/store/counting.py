@@ -50,7 +50,3 @@ class CountingStore:
     @property
     def lwts(self) -> int:
         return sum(n for name, n in self.calls.items() if name in LWT_PRIMITIVES)
-
-    @property
-    def partition_reads(self) -> int:
-        return sum(n for name, n in self.calls.items() if name.startswith("read_"))
