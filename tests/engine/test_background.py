@@ -3,21 +3,13 @@ from __future__ import annotations
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.background import BackgroundWorker
 from tests.engine.conftest import make_queue
-from tests.engine.test_holes_and_repair import drain, write_late
+from tests.engine.test_holes_and_repair import drain, sealed_bucket_with_late_write
 
 
 async def test_a_tick_repairs_due_queues_and_runs_deletion_jobs(
     engine: QueueEngine, account: str, clock: FakeClock
 ) -> None:
-    queue = await make_queue(engine, account, bucket_size=2, finalize_seconds=5)
-    await engine.put(account, "q", "a")
-    slow = await engine.publisher.take_monotons(queue.id)
-    await engine.put(account, "q", "b")
-    await drain(engine, account, "q")
-    clock.advance(engine.ctx.tuning.hole_grace_ms / 1000)
-    assert await drain(engine, account, "q") == ["b"]
-    clock.advance(1)
-    assert await write_late(engine, queue, slow, "late")
+    await sealed_bucket_with_late_write(engine, account, clock, finalize_seconds=5)
 
     worker = BackgroundWorker(engine)
     clock.advance(5)

@@ -50,10 +50,12 @@ async def test_a_hole_does_not_block_later_messages(engine: QueueEngine, account
     assert await drain(engine, account, "q") == ["after the holes"]
 
 
-async def _sealed_bucket_with_late_write(
-    engine: QueueEngine, account: str, clock: FakeClock
+async def sealed_bucket_with_late_write(
+    engine: QueueEngine, account: str, clock: FakeClock, finalize_seconds: int = 15
 ) -> QueueDefinition:
-    queue = await make_queue(engine, account, bucket_size=2, finalize_seconds=15)
+    """Queue q: a, then a slow writer's monoton, then b; the reader passes both buckets, and
+    the slow writer's message finally lands in the sealed bucket 0."""
+    queue = await make_queue(engine, account, bucket_size=2, finalize_seconds=finalize_seconds)
     await engine.put(account, "q", "a")  # monoton 0
     slow = await engine.publisher.take_monotons(queue.id)  # monoton 1: a slow writer
     await engine.put(account, "q", "b")  # monoton 2, bucket 1
@@ -68,7 +70,7 @@ async def _sealed_bucket_with_late_write(
 async def test_late_write_is_delivered_once_via_repair_after_finalize_timeout(
     engine: QueueEngine, account: str, clock: FakeClock
 ) -> None:
-    queue = await _sealed_bucket_with_late_write(engine, account, clock)
+    queue = await sealed_bucket_with_late_write(engine, account, clock)
     assert await engine.get_next(account, "q", 30) is None  # the reader has moved on
     assert await engine.repair(account, "q") == 0  # too early: the finalize wait
     assert await engine.get_next(account, "q", 30) is None
@@ -88,7 +90,7 @@ async def test_two_instances_republish_a_late_write_once(
     store: CountingStore, clock: FakeClock, account: str, engine: QueueEngine
 ) -> None:
     other = QueueEngine(store, clock, instance_id="other")  # type: ignore[arg-type]
-    await _sealed_bucket_with_late_write(engine, account, clock)
+    await sealed_bucket_with_late_write(engine, account, clock)
     clock.advance(16)
     results = await asyncio.gather(engine.repair(account, "q"), other.repair(account, "q"))
     assert sorted(results, key=str) == [1, None]  # exactly one held the lease

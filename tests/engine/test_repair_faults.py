@@ -7,24 +7,8 @@ import pytest
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.model import MessageRow
 from cassieq.store.counting import CountingStore
-from tests.engine.conftest import make_queue
 from tests.engine.faults import FaultyStore, InjectedFault
-from tests.engine.test_holes_and_repair import drain, write_late
-
-
-async def _late_write_waiting_for_repair(
-    engine: QueueEngine, account: str, clock: FakeClock
-) -> None:
-    queue = await make_queue(engine, account, bucket_size=2, finalize_seconds=15)
-    await engine.put(account, "q", "a")
-    slow = await engine.publisher.take_monotons(queue.id)
-    await engine.put(account, "q", "b")
-    assert await drain(engine, account, "q") == ["a"]
-    clock.advance(engine.ctx.tuning.hole_grace_ms / 1000)
-    assert await drain(engine, account, "q") == ["b"]
-    clock.advance(1)
-    assert await write_late(engine, queue, slow, "late")
-    clock.advance(15)
+from tests.engine.test_holes_and_repair import drain, sealed_bucket_with_late_write
 
 
 def _retire(_q: object, _b: int, _v: int, row: MessageRow) -> bool:
@@ -45,7 +29,8 @@ async def test_an_interrupted_move_is_finished_once(
 ) -> None:
     faulty = FaultyStore(store)
     engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
-    await _late_write_waiting_for_repair(engine, account, clock)
+    await sealed_bucket_with_late_write(engine, account, clock)
+    clock.advance(15)
     faulty.fail_once(primitive, after=after, when=when)  # type: ignore[arg-type]
     with pytest.raises(InjectedFault):
         await engine.repair(account, "q")
