@@ -474,6 +474,9 @@ class CassandraStore:
         applied, row = await self._cas(self._q.bucket_seal, (now, qid, bucket), resolve)
         if applied and row is not None:
             return now
+        if row is not None and row.sealed_at is not None:
+            return int(row.sealed_at)  # a lost LWT answers with the winner's seal time
+        # The answer was lost (unknown outcome): the stored time decides.
         state = await self._read_serial(self._q.bucket_markers, (qid, bucket))
         return int(state[0].sealed_at) if state and state[0].sealed_at is not None else now
 
