@@ -16,7 +16,6 @@ Everything lives outside the repository, under ``$CASSIEQ_HOME`` (default
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import signal
@@ -28,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+
+from cassieq.devtools import maven
 
 DEFAULT_VERSION = "5.0.9"  # newest 5.0 patch on Maven Central on 2026-11-21
 VERSION_RANGE_LATEST = "[5.0.0,5.0.99999]"
@@ -143,11 +144,18 @@ class NodeStatus:
 # --------------------------------------------------------------------------- fetch
 
 
+def _cassandra_all(version: str) -> maven.Artifact:
+    return maven.Artifact("org.apache.cassandra", "cassandra-all", version)
+
+
 def resolve_latest_version(home: Path) -> str:
     """Ask Maven Central (through mvn) for the newest 5.0.x of cassandra-all."""
     with tempfile.TemporaryDirectory(dir=_ensure(home)) as tmp:
         out = Path(tmp) / "lib"
-        _mvn_copy(VERSION_RANGE_LATEST, out, Path(tmp))
+        try:
+            maven.copy_dependencies([_cassandra_all(VERSION_RANGE_LATEST)], out, Path(tmp))
+        except maven.MavenError as exc:
+            raise CassandraToolError(str(exc)) from exc
         for jar in out.glob("cassandra-all-*.jar"):
             return jar.name.removeprefix("cassandra-all-").removesuffix(".jar")
     raise CassandraToolError("mvn resolved no cassandra-all 5.0.x artifact")
@@ -155,84 +163,11 @@ def resolve_latest_version(home: Path) -> str:
 
 def ensure_distribution(cfg: NodeConfig, *, log: _Log | None = None) -> Path:
     """Fetch cassandra-all and its dependencies once, then verify them on every use."""
-    say = log or _silent
-    lib = cfg.dist_dir / "lib"
-    manifest = cfg.dist_dir / "MANIFEST.sha256"
-    if manifest.exists():
-        _verify_manifest(manifest, lib)
-        return lib
-    say(f"fetching Apache Cassandra {cfg.version} (cassandra-all + dependencies) with mvn ...")
-    staging = Path(tempfile.mkdtemp(prefix="fetch-", dir=_ensure(cfg.dist_dir.parent)))
     try:
-        _mvn_copy(cfg.version, staging / "lib", staging)
-        jars = sorted((staging / "lib").glob("*.jar"))
-        if not any(j.name == f"cassandra-all-{cfg.version}.jar" for j in jars):
-            raise CassandraToolError(f"mvn did not produce cassandra-all-{cfg.version}.jar")
-        lines = [f"{_sha256(j)}  {j.name}\n" for j in jars]
-        (staging / "MANIFEST.sha256").write_text("".join(lines))
-        (staging / "pom.xml").unlink(missing_ok=True)
-        if cfg.dist_dir.exists():
-            shutil.rmtree(cfg.dist_dir)
-        # The rename is the commit point: a half-fetched tree never looks installed.
-        staging.rename(cfg.dist_dir)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
-    say(f"fetched {len(jars)} jars into {cfg.dist_dir}")
-    return lib
-
-
-def _mvn_copy(version: str, out: Path, workdir: Path) -> None:
-    if shutil.which("mvn") is None:
-        raise CassandraToolError("mvn is not on PATH; install Maven (apt-get install maven)")
-    pom = workdir / "pom.xml"
-    pom.write_text(_FETCH_POM.format(version=version))
-    cmd = [
-        "mvn",
-        "-B",
-        "-q",
-        "-f",
-        str(pom),
-        "dependency:copy-dependencies",
-        f"-DoutputDirectory={out}",
-        "-DincludeScope=runtime",
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-20:])
-        raise CassandraToolError(f"mvn could not fetch cassandra-all {version}:\n{tail}")
-
-
-_FETCH_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>cassieq.devtools</groupId><artifactId>fetch-cassandra</artifactId>
-  <version>1</version><packaging>pom</packaging>
-  <dependencies>
-    <dependency>
-      <groupId>org.apache.cassandra</groupId><artifactId>cassandra-all</artifactId>
-      <version>{version}</version>
-    </dependency>
-  </dependencies>
-</project>
-"""
-
-
-def _verify_manifest(manifest: Path, lib: Path) -> None:
-    for line in manifest.read_text().splitlines():
-        digest, name = line.split("  ", 1)
-        jar = lib / name
-        if not jar.exists() or _sha256(jar) != digest:
-            raise CassandraToolError(
-                f"{jar} is missing or corrupt; delete {manifest.parent} and start again"
-            )
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        maven.ensure_fetched([_cassandra_all(cfg.version)], cfg.dist_dir, log=log)
+    except maven.MavenError as exc:
+        raise CassandraToolError(str(exc)) from exc
+    return cfg.dist_dir / "lib"
 
 
 # --------------------------------------------------------------------------- configure
