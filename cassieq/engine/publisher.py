@@ -101,17 +101,8 @@ class Publisher:
         now = ctx.clock.now()
         by_bucket: dict[int, list[tuple[_Put, MessageRow]]] = defaultdict(list)
         for offset, put in enumerate(group):
-            row = MessageRow(
-                monoton=first + offset,
-                message=put.message,
-                version=1,
-                delivery_count=put.delivery_count,
-                acked=False,
-                next_visible_on=now + put.invisibility_ms,
-                tag=new_token(),
-                created_at=now,
-                updated_at=now,
-                change=new_token(),
+            row = new_message(
+                first + offset, put.message, now, put.invisibility_ms, put.delivery_count
             )
             by_bucket[queue.bucket_of(row.monoton)].append((put, row))
         results = await asyncio.gather(
@@ -134,6 +125,24 @@ class Publisher:
                     put.attempts += 1
                     if put.attempts >= MAX_PUT_ATTEMPTS:
                         _fail([put], Contention(f"could not write a message into {queue.id}"))
+
+
+def new_message(
+    monoton: int, message: str, now: int, invisibility_ms: int = 0, delivery_count: int = 0
+) -> MessageRow:
+    """A message as a put writes it (the pipeline's ingest writes the very same rows)."""
+    return MessageRow(
+        monoton=monoton,
+        message=message,
+        version=1,
+        delivery_count=delivery_count,
+        acked=False,
+        next_visible_on=now + invisibility_ms,
+        tag=new_token(),
+        created_at=now,
+        updated_at=now,
+        change=new_token(),
+    )
 
 
 def _fail(puts: list[_Put], exc: BaseException) -> None:
