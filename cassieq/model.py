@@ -219,3 +219,27 @@ class DeletionJob(msgspec.Struct, frozen=True, kw_only=True):
     queue: QueueId
     bucket_size: int
     created_at: int
+
+
+class StatsSnapshot(msgspec.Struct, frozen=True, kw_only=True):
+    """A queue's statistics as the pipeline's stats job computed them at ``computed_at``.
+
+    ``published = acked + dead_lettered + in_flight + backlog``. The counts cover the
+    whole history (finished buckets through the invisibility summary); the histogram and
+    the latencies cover the message rows still stored (finished buckets may be deleted).
+    """
+
+    queue: QueueId
+    computed_at: int
+    published: int
+    acked: int
+    dead_lettered: int
+    in_flight: int
+    backlog: int
+    delivered: int
+    delivery_count_histogram: dict[int, int]
+    oldest_unacked_age_s: float | None
+    ack_latency_p50_ms: float | None
+    ack_latency_p95_ms: float | None
+    ack_latency_p99_ms: float | None
+    rows_scanned: int

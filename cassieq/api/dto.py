@@ -13,6 +13,7 @@ from cassieq.model import (
     QueueDefinition,
     QueueOptions,
     Statistics,
+    StatsSnapshot,
 )
 
 Name = Annotated[str, msgspec.Meta(pattern=NAME_PATTERN, max_length=64)]
@@ -80,16 +81,62 @@ class QueueDefinitionBody(msgspec.Struct, frozen=True, rename="camel"):
         )
 
 
-class StatisticsBody(msgspec.Struct, frozen=True, rename="camel"):
+class AckLatencyBody(msgspec.Struct, frozen=True):
+    p50: float | None
+    p95: float | None
+    p99: float | None
+
+
+class StatisticsDetailBody(msgspec.Struct, frozen=True, rename="camel"):
+    """The pipeline's latest snapshot (`cassieq pipeline stats`), as of ``computedAt``."""
+
+    computed_at: int
+    published: int
+    acked: int
+    dead_lettered: int
+    in_flight: int
+    backlog: int
+    delivered: int
+    # JSON object keys are strings: delivery count -> number of messages.
+    delivery_count_histogram: dict[str, int]
+    oldest_unacked_age_seconds: float | None
+    ack_latency_ms: AckLatencyBody
+    rows_scanned: int
+
+    @classmethod
+    def of(cls, s: StatsSnapshot) -> StatisticsDetailBody:
+        return cls(
+            computed_at=s.computed_at,
+            published=s.published,
+            acked=s.acked,
+            dead_lettered=s.dead_lettered,
+            in_flight=s.in_flight,
+            backlog=s.backlog,
+            delivered=s.delivered,
+            delivery_count_histogram={
+                str(k): v for k, v in sorted(s.delivery_count_histogram.items())
+            },
+            oldest_unacked_age_seconds=s.oldest_unacked_age_s,
+            ack_latency_ms=AckLatencyBody(
+                p50=s.ack_latency_p50_ms, p95=s.ack_latency_p95_ms, p99=s.ack_latency_p99_ms
+            ),
+            rows_scanned=s.rows_scanned,
+        )
+
+
+class StatisticsBody(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
     size: int
     in_flight: int
     published: int
     delivered: int
     acked: int
     dead_lettered: int
+    # Only with ?detail=true, and only once the stats job has written a snapshot of this
+    # queue: left out otherwise, so the v1 body stays exactly as clients know it.
+    detail: StatisticsDetailBody | None = None
 
     @classmethod
-    def of(cls, s: Statistics) -> StatisticsBody:
+    def of(cls, s: Statistics, detail: StatsSnapshot | None = None) -> StatisticsBody:
         return cls(
             size=s.size,
             in_flight=s.in_flight,
@@ -97,6 +144,7 @@ class StatisticsBody(msgspec.Struct, frozen=True, rename="camel"):
             delivered=s.delivered,
             acked=s.acked,
             dead_lettered=s.dead_lettered,
+            detail=None if detail is None else StatisticsDetailBody.of(detail),
         )
 
 

@@ -90,11 +90,23 @@ class QueueController(Controller):
         operation_id="getStatistics",
         opt={"level": L.GET_QUEUE_INFORMATION},
         summary="Queue statistics: size, and (additive) inFlight, published, delivered, acked, "
-        "deadLettered",
+        "deadLettered; with detail=true also the pipeline's latest snapshot, once one exists",
         responses=errors(*AUTH_ERRORS, 404),
     )
     async def statistics(
-        self, state: State, account: FromPath[str], queue: FromPath[str]
+        self,
+        state: State,
+        account: FromPath[str],
+        queue: FromPath[str],
+        detail: Annotated[
+            bool,
+            QueryParameter(
+                description="Add the latest snapshot of `cassieq pipeline stats` (delivery-count "
+                "histogram, ack latency, oldest unacked age) as `detail`, when one exists"
+            ),
+        ] = False,
     ) -> StatisticsBody:
         app: AppState = state.cassieq
-        return StatisticsBody.of(await app.engine.statistics(account, queue))
+        stats = await app.engine.statistics(account, queue)
+        snapshot = await app.engine.statistics_snapshot(account, queue) if detail else None
+        return StatisticsBody.of(stats, snapshot)

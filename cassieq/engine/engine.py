@@ -19,7 +19,14 @@ from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.reader import Reader
 from cassieq.engine.repair import Repairer
 from cassieq.engine.stats import StatisticsReader
-from cassieq.model import Delivery, PopReceipt, QueueDefinition, QueueOptions, Statistics
+from cassieq.model import (
+    Delivery,
+    PopReceipt,
+    QueueDefinition,
+    QueueOptions,
+    Statistics,
+    StatsSnapshot,
+)
 from cassieq.store.base import Store
 
 MAX_INVISIBILITY_S = 7 * 24 * 3600
@@ -90,6 +97,13 @@ class QueueEngine:
 
     async def statistics(self, account: str, queue: str) -> Statistics:
         return await self.statistics_reader.read(await self.queues.get(account, queue))
+
+    async def statistics_snapshot(self, account: str, queue: str) -> StatsSnapshot | None:
+        """The pipeline's latest snapshot of this queue (None: none yet for this version)."""
+        current = await self.queues.get(account, queue)
+        snapshot = await self.ctx.store.read_stats_snapshot(account, queue)
+        # A snapshot of a deleted predecessor of the same name says nothing about this queue.
+        return snapshot if snapshot is not None and snapshot.queue == current.id else None
 
     async def repair(self, account: str, queue: str) -> int | None:
         return await self.repairer.run_once(await self.queues.get(account, queue, fresh=True))

@@ -20,6 +20,7 @@ from cassieq.model import (
     MessageRow,
     QueueDefinition,
     QueueId,
+    StatsSnapshot,
 )
 
 PointerKind = Literal["reader", "repair"]
@@ -138,4 +139,13 @@ class Store(Protocol):
     async def delete_queue_state(self, queue: QueueId, buckets: int) -> None:
         """Drop a deleted queue version: bucket partitions 0..buckets-1 whole, its
         monoton, pointers and invisibility state."""
+        ...
+
+    # ----------------------------------------------------------------- statistics
+    async def write_stats_snapshot(self, snapshot: StatsSnapshot) -> None:
+        """Keep ``snapshot`` as its queue's latest (replacing any earlier one)."""
+        ...
+
+    async def read_stats_snapshot(self, account: str, queue: str) -> StatsSnapshot | None:
+        """The latest snapshot of the queue name, of whichever version it described."""
         ...

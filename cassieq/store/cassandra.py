@@ -45,6 +45,7 @@ from cassieq.model import (
     QueueDefinition,
     QueueId,
     QueueOptions,
+    StatsSnapshot,
 )
 from cassieq.store.base import PointerKind
 
@@ -614,6 +615,42 @@ class CassandraStore:
         for kind in ("reader", "repair"):
             await self._run(self._q.pointer_delete, (qid, kind))
 
+    # ----------------------------------------------------------------- statistics
+
+    async def write_stats_snapshot(self, snapshot: StatsSnapshot) -> None:
+        s, q = snapshot, snapshot.queue
+        await self._run(
+            self._q.stats_write,
+            (
+                q.version, s.computed_at, s.published, s.acked, s.dead_lettered, s.in_flight,
+                s.backlog, s.delivered, s.delivery_count_histogram, s.oldest_unacked_age_s,
+                s.ack_latency_p50_ms, s.ack_latency_p95_ms, s.ack_latency_p99_ms,
+                s.rows_scanned, q.account, q.queue,
+            ),
+        )  # fmt: skip
+
+    async def read_stats_snapshot(self, account: str, queue: str) -> StatsSnapshot | None:
+        rows = await self._run(self._q.stats_read, (account, queue))
+        if not rows:
+            return None
+        r = rows[0]
+        return StatsSnapshot(
+            queue=QueueId(account, queue, int(r.version)),
+            computed_at=r.computed_at,
+            published=r.published,
+            acked=r.acked,
+            dead_lettered=r.dead_lettered,
+            in_flight=r.in_flight,
+            backlog=r.backlog,
+            delivered=r.delivered,
+            delivery_count_histogram=dict(r.delivery_count_histogram or {}),
+            oldest_unacked_age_s=r.oldest_unacked_age_s,
+            ack_latency_p50_ms=r.ack_latency_p50_ms,
+            ack_latency_p95_ms=r.ack_latency_p95_ms,
+            ack_latency_p99_ms=r.ack_latency_p99_ms,
+            rows_scanned=r.rows_scanned,
+        )
+
 
 def _resolve(future: asyncio.Future[list[Any]], rows: list[Any]) -> None:
     if not future.done():
@@ -779,6 +816,19 @@ class _Statements:
             "FROM deletion_jobs WHERE shard = 0"
         )
         self.job_delete = p("DELETE FROM deletion_jobs WHERE shard = 0 AND queue_id = ?")
+
+        stats_columns = (
+            "version, computed_at, published, acked, dead_lettered, in_flight, backlog, "
+            "delivered, delivery_count_histogram, oldest_unacked_age_s, ack_latency_p50_ms, "
+            "ack_latency_p95_ms, ack_latency_p99_ms, rows_scanned"
+        )
+        self.stats_write = p(
+            f"UPDATE queue_stats SET {', '.join(c + ' = ?' for c in stats_columns.split(', '))} "
+            "WHERE account_name = ? AND queue_name = ?"
+        )
+        self.stats_read = p(
+            f"SELECT {stats_columns} FROM queue_stats WHERE account_name = ? AND queue_name = ?"
+        )
 
 
 # --------------------------------------------------------------------------- row mapping

@@ -20,6 +20,7 @@ from cassieq.model import (
     MessageRow,
     QueueDefinition,
     QueueId,
+    StatsSnapshot,
 )
 from cassieq.store.base import PointerKind
 
@@ -41,6 +42,7 @@ class MemoryStore:
         self._invisibility: dict[QueueId, InvisibilityState] = {}
         self._leases: dict[str, Lease] = {}
         self._jobs: dict[QueueId, DeletionJob] = {}
+        self._stats: dict[tuple[str, str], StatsSnapshot] = {}
 
     # ----------------------------------------------------------------- accounts
     async def insert_account(self, account: Account) -> bool:
@@ -227,3 +229,10 @@ class MemoryStore:
         self._invisibility.pop(queue, None)
         self._pointers.pop((queue, "reader"), None)
         self._pointers.pop((queue, "repair"), None)
+
+    # ----------------------------------------------------------------- statistics
+    async def write_stats_snapshot(self, snapshot: StatsSnapshot) -> None:
+        self._stats[(snapshot.queue.account, snapshot.queue.queue)] = snapshot
+
+    async def read_stats_snapshot(self, account: str, queue: str) -> StatsSnapshot | None:
+        return self._stats.get((account, queue))
