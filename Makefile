@@ -11,7 +11,7 @@ TEST_KEYSPACE ?= cassieq_test
 $(STAMP): pyproject.toml api_spec/client/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]' -e ./api_spec/client
+	$(BIN)/python -m pip install --quiet -e '.[dev,pipeline]' -e ./api_spec/client
 	touch $(STAMP)
 
 ## dev: run the development server on http://127.0.0.1:8080

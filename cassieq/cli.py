@@ -16,8 +16,9 @@ from cassieq.config import Settings
 def cli() -> None:
     """cassieq: a message queue on Apache Cassandra.
 
-    Server and tooling: dev, serve, cassandra, schema, openapi. Client commands (they talk
-    to a server over HTTP): account, key, queue, put, get, ack, update, drain, stats, grant.
+    Server and tooling: dev, serve, cassandra, schema, openapi, pipeline (Spark jobs).
+    Client commands (they talk to a server over HTTP): account, key, queue, put, get, ack,
+    update, drain, stats, grant.
     """
 
 
@@ -337,6 +338,10 @@ def main() -> None:
 
     for command in COMMANDS:
         cli.add_command(command)
+    # pyspark is imported only when a job runs: the group is there without the extra.
+    from cassieq.pipeline.cli import pipeline
+
+    cli.add_command(pipeline)
     try:
         cli()
     except Exception as exc:

@@ -19,6 +19,9 @@ NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 """
 _NAME_RE = re.compile(NAME_PATTERN)
 
+MAX_MESSAGE_BYTES = 256 * 1024
+"""The largest payload a put (or the pipeline's ingest) accepts, in bytes of UTF-8."""
+
 
 def valid_name(name: str) -> bool:
     # fullmatch: with match, "$" would also accept a name ending in a newline.

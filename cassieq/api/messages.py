@@ -23,9 +23,8 @@ from cassieq.api.dto import GetMessageBody, UpdateMessageBody, UpdateMessageRequ
 from cassieq.api.errors import error_response, errors
 from cassieq.api.security import account_guard
 from cassieq.api.state import AppState
+from cassieq.model import MAX_MESSAGE_BYTES
 from cassieq.model import AuthorizationLevel as L
-
-MAX_MESSAGE_BYTES = 256 * 1024
 
 
 @dataclass

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from cassieq.model import QueueId, StatsSnapshot
+from cassieq.pipeline.store_access import StoreAccess
 from tests.api.conftest import AccountCtx
+from tests.conftest import CassandraNode
 
 Q = {"queueName": "orders"}
 
@@ -173,3 +176,43 @@ def test_max_delivery_count_moves_messages_to_the_dlq(account: AccountCtx) -> No
         assert c.get("/queues/work/messages/next").status_code == 204
         assert c.get("/queues/dead/messages/next").json()["message"] == "poison"
         assert c.get("/queues/work/statistics").json()["deadLettered"] == 1
+
+
+def test_statistics_detail_shows_the_pipelines_snapshot_of_this_queue_version(
+    account: AccountCtx, cassandra_node: CassandraNode
+) -> None:
+    with account.client() as c:
+        version = c.post("/queues", json=Q).json()["version"]
+        plain = {"size": 0, "inFlight": 0, "published": 0, "delivered": 0, "acked": 0}
+        plain["deadLettered"] = 0
+        # No snapshot yet: the body is the plain v1 one, with or without detail.
+        assert c.get("/queues/orders/statistics", params={"detail": "true"}).json() == plain
+        snapshot = StatsSnapshot(
+            queue=QueueId(account.name, "orders", version),
+            computed_at=1_800_000_000_000,
+            published=9, acked=5, dead_lettered=1, in_flight=2, backlog=1, delivered=11,
+            delivery_count_histogram={0: 1, 1: 5, 3: 3}, oldest_unacked_age_s=12.5,
+            ack_latency_p50_ms=10.0, ack_latency_p95_ms=40.0, ack_latency_p99_ms=None,
+            rows_scanned=9,
+        )  # fmt: skip
+        with StoreAccess(cassandra_node.settings) as store:
+            store.run(store.store.write_stats_snapshot(snapshot))
+        assert c.get("/queues/orders/statistics").json() == plain  # detail is asked for
+        body = c.get("/queues/orders/statistics", params={"detail": "true"}).json()
+        assert body == {
+            **plain,
+            "detail": {
+                "computedAt": 1_800_000_000_000,
+                "published": 9, "acked": 5, "deadLettered": 1, "inFlight": 2, "backlog": 1,
+                "delivered": 11, "deliveryCountHistogram": {"0": 1, "1": 5, "3": 3},
+                "oldestUnackedAgeSeconds": 12.5,
+                "ackLatencyMs": {"p50": 10.0, "p95": 40.0, "p99": None},
+                "rowsScanned": 9,
+            },
+        }  # fmt: skip
+        bad = c.get("/queues/orders/statistics", params={"detail": "maybe"})
+        assert bad.status_code == 400 and "detail" in bad.json()["message"]
+        # Deleted and re-created: the old version's snapshot says nothing about the new queue.
+        assert c.delete("/queues/orders").status_code == 200
+        assert c.post("/queues", json=Q).status_code == 201
+        assert c.get("/queues/orders/statistics", params={"detail": "true"}).json() == plain

@@ -2,6 +2,7 @@
 
 from .account_body import AccountBody
 from .account_body_keys import AccountBodyKeys
+from .ack_latency_body import AckLatencyBody
 from .create_account_body_type_1 import CreateAccountBodyType1
 from .error_body import ErrorBody
 from .get_message_body import GetMessageBody
@@ -17,6 +18,8 @@ from .pointers_body_stragglers import PointersBodyStragglers
 from .queue_create_options import QueueCreateOptions
 from .queue_definition_body import QueueDefinitionBody
 from .statistics_body import StatisticsBody
+from .statistics_detail_body import StatisticsDetailBody
+from .statistics_detail_body_delivery_count_histogram import StatisticsDetailBodyDeliveryCountHistogram
 from .tombstone_body import TombstoneBody
 from .update_message_body import UpdateMessageBody
 from .update_message_request import UpdateMessageRequest
@@ -24,6 +27,7 @@ from .update_message_request import UpdateMessageRequest
 __all__ = (
     "AccountBody",
     "AccountBodyKeys",
+    "AckLatencyBody",
     "CreateAccountBodyType1",
     "ErrorBody",
     "GetMessageBody",
@@ -39,6 +43,8 @@ __all__ = (
     "QueueCreateOptions",
     "QueueDefinitionBody",
     "StatisticsBody",
+    "StatisticsDetailBody",
+    "StatisticsDetailBodyDeliveryCountHistogram",
     "TombstoneBody",
     "UpdateMessageBody",
     "UpdateMessageRequest",

@@ -8,7 +8,11 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
+from typing import cast
 
+if TYPE_CHECKING:
+  from ..models.statistics_detail_body import StatisticsDetailBody
 
 
 
@@ -28,6 +32,7 @@ class StatisticsBody:
             in_flight (int):
             published (int):
             size (int):
+            detail (None | StatisticsDetailBody | Unset):
      """
 
     acked: int
@@ -36,6 +41,7 @@ class StatisticsBody:
     in_flight: int
     published: int
     size: int
+    detail: None | StatisticsDetailBody | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -43,6 +49,7 @@ class StatisticsBody:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.statistics_detail_body import StatisticsDetailBody # noqa: PLC0415
         acked = self.acked
 
         dead_lettered = self.dead_lettered
@@ -55,6 +62,14 @@ class StatisticsBody:
 
         size = self.size
 
+        detail: dict[str, Any] | None | Unset
+        if isinstance(self.detail, Unset):
+            detail = UNSET
+        elif isinstance(self.detail, StatisticsDetailBody):
+            detail = self.detail.to_dict()
+        else:
+            detail = self.detail
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -66,6 +81,8 @@ class StatisticsBody:
             "published": published,
             "size": size,
         })
+        if detail is not UNSET:
+            field_dict["detail"] = detail
 
         return field_dict
 
@@ -73,6 +90,7 @@ class StatisticsBody:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.statistics_detail_body import StatisticsDetailBody # noqa: PLC0415
         d = dict(src_dict)
         acked = d.pop("acked")
 
@@ -86,6 +104,26 @@ class StatisticsBody:
 
         size = d.pop("size")
 
+        def _parse_detail(data: object) -> None | StatisticsDetailBody | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                detail_type_0 = StatisticsDetailBody.from_dict(data)
+
+
+
+                return detail_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | StatisticsDetailBody | Unset, data)
+
+        detail = _parse_detail(d.pop("detail", UNSET))
+
+
         statistics_body = cls(
             acked=acked,
             dead_lettered=dead_lettered,
@@ -93,6 +131,7 @@ class StatisticsBody:
             in_flight=in_flight,
             published=published,
             size=size,
+            detail=detail,
         )
 
 

@@ -10,6 +10,7 @@ from ... import errors
 
 from ...models.error_body import ErrorBody
 from ...models.statistics_body import StatisticsBody
+from ...types import UNSET, Unset
 from typing import cast
 
 
@@ -17,17 +18,26 @@ from typing import cast
 def _get_kwargs(
     account: str,
     queue: str,
+    *,
+    detail: bool | Unset = False,
 
 ) -> dict[str, Any]:
     
 
     
 
-    
+    params: dict[str, Any] = {}
+
+    params["detail"] = detail
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
 
     _kwargs: dict[str, Any] = {
         "method": "get",
         "url": "/api/v1/accounts/{account}/queues/{queue}/statistics".format(account=quote(str(account), safe=""),queue=quote(str(queue), safe=""),),
+        "params": params,
     }
 
 
@@ -91,13 +101,17 @@ def sync_detailed(
     queue: str,
     *,
     client: AuthenticatedClient | Client,
+    detail: bool | Unset = False,
 
 ) -> Response[ErrorBody | StatisticsBody]:
-    """ Queue statistics: size, and (additive) inFlight, published, delivered, acked, deadLettered
+    """ Queue statistics: size, and (additive) inFlight, published, delivered, acked, deadLettered; with
+    detail=true also the pipeline's latest snapshot, once one exists
 
     Args:
         account (str):
         queue (str):
+        detail (bool | Unset): Add the latest snapshot of `cassieq pipeline stats` (delivery-count
+            histogram, ack latency, oldest unacked age) as `detail`, when one exists Default: False.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -111,6 +125,7 @@ def sync_detailed(
     kwargs = _get_kwargs(
         account=account,
 queue=queue,
+detail=detail,
 
     )
 
@@ -125,13 +140,17 @@ def sync(
     queue: str,
     *,
     client: AuthenticatedClient | Client,
+    detail: bool | Unset = False,
 
 ) -> ErrorBody | StatisticsBody | None:
-    """ Queue statistics: size, and (additive) inFlight, published, delivered, acked, deadLettered
+    """ Queue statistics: size, and (additive) inFlight, published, delivered, acked, deadLettered; with
+    detail=true also the pipeline's latest snapshot, once one exists
 
     Args:
         account (str):
         queue (str):
+        detail (bool | Unset): Add the latest snapshot of `cassieq pipeline stats` (delivery-count
+            histogram, ack latency, oldest unacked age) as `detail`, when one exists Default: False.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -146,6 +165,7 @@ def sync(
         account=account,
 queue=queue,
 client=client,
+detail=detail,
 
     ).parsed
 
@@ -154,13 +174,17 @@ async def asyncio_detailed(
     queue: str,
     *,
     client: AuthenticatedClient | Client,
+    detail: bool | Unset = False,
 
 ) -> Response[ErrorBody | StatisticsBody]:
-    """ Queue statistics: size, and (additive) inFlight, published, delivered, acked, deadLettered
+    """ Queue statistics: size, and (additive) inFlight, published, delivered, acked, deadLettered; with
+    detail=true also the pipeline's latest snapshot, once one exists
 
     Args:
         account (str):
         queue (str):
+        detail (bool | Unset): Add the latest snapshot of `cassieq pipeline stats` (delivery-count
+            histogram, ack latency, oldest unacked age) as `detail`, when one exists Default: False.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -174,6 +198,7 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         account=account,
 queue=queue,
+detail=detail,
 
     )
 
@@ -188,13 +213,17 @@ async def asyncio(
     queue: str,
     *,
     client: AuthenticatedClient | Client,
+    detail: bool | Unset = False,
 
 ) -> ErrorBody | StatisticsBody | None:
-    """ Queue statistics: size, and (additive) inFlight, published, delivered, acked, deadLettered
+    """ Queue statistics: size, and (additive) inFlight, published, delivered, acked, deadLettered; with
+    detail=true also the pipeline's latest snapshot, once one exists
 
     Args:
         account (str):
         queue (str):
+        detail (bool | Unset): Add the latest snapshot of `cassieq pipeline stats` (delivery-count
+            histogram, ack latency, oldest unacked age) as `detail`, when one exists Default: False.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -209,5 +238,6 @@ async def asyncio(
         account=account,
 queue=queue,
 client=client,
+detail=detail,
 
     )).parsed

@@ -1,0 +1,103 @@
+"""`cassieq pipeline ...` as people run it: a subprocess, its own Spark, JSON out."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from cassieq.engine import FakeClock
+from cassieq.model import QueueOptions
+from cassieq.pipeline.store_access import StoreAccess
+from tests.conftest import CassandraNode
+from tests.pipeline.conftest import engine_on, new_account
+
+CASSIEQ = str(Path(sys.executable).with_name("cassieq"))
+
+
+def _run(node: CassandraNode, *args: str) -> subprocess.CompletedProcess[str]:
+    s = node.settings
+    env = {
+        **os.environ,
+        "CASSIEQ_KEYSPACE": s.keyspace,
+        "CASSIEQ_CASSANDRA_HOSTS": ",".join(s.cassandra_hosts),
+        "CASSIEQ_CASSANDRA_PORT": str(s.cassandra_port),
+    }
+    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=300, check=False)
+
+
+def test_ingest_jsonl_then_stats_json(
+    cassandra_node: CassandraNode, access: StoreAccess, tmp_path: Path
+) -> None:
+    engine = engine_on(access, FakeClock())
+    account = new_account(access, engine)
+    access.run(engine.create_queue(account, "bulk", QueueOptions(bucket_size=10)))
+    source = tmp_path / "in.jsonl"
+    lines = [json.dumps({"message": f"m{i}"}) for i in range(250)]
+    lines += ["", json.dumps({"message": {"nested": [1, 2]}})]  # blank lines are skipped
+    source.write_text("\n".join(lines) + "\n")
+
+    done = _run(cassandra_node, CASSIEQ, "pipeline", "ingest", "--account", account,
+                "--queue", "bulk", "--input", str(source), "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["job"] == "ingest" and summary["rows"] == 251
+    assert summary["rows_per_s"] > 0 and summary["seconds"] > 0
+    assert "[ingest]" in done.stderr  # progress went to stderr
+
+    stats = _run(cassandra_node, CASSIEQ, "pipeline", "stats", "--account", account,
+                 "--queue", "bulk", "--json")  # fmt: skip
+    assert stats.returncode == 0, stats.stderr
+    [line] = stats.stdout.splitlines()
+    body = json.loads(line)
+    assert (body["account"], body["queue"]) == (account, "bulk")
+    assert body["published"] == 251 and body["backlog"] == 251
+    assert body["acked"] == body["dead_lettered"] == body["in_flight"] == 0
+    assert body["delivery_count_histogram"] == {"0": 251}
+    assert body["ack_latency_ms"] == {"p50": None, "p95": None, "p99": None}
+    assert body["oldest_unacked_age_s"] >= 0
+    # The nested JSON value arrived as its JSON text.
+    delivered = set()
+    live = engine_on(access, FakeClock(start_ms=body["computed_at_ms"] + 1000))
+    while (d := access.run(live.get_next(account, "bulk", 60))) is not None:
+        delivered.add(d.message)
+    assert '{"nested":[1,2]}' in delivered and len(delivered) == 251
+
+
+def test_pipeline_errors_are_one_line(
+    cassandra_node: CassandraNode, access: StoreAccess, tmp_path: Path
+) -> None:
+    engine = engine_on(access, FakeClock())
+    account = new_account(access, engine)
+    access.run(engine.create_queue(account, "q", QueueOptions()))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"message": "ok"}\n{"message": \n')
+
+    cases = [
+        (("stats", "--account", account, "--queue", "nope"), "queue 'nope' does not exist"),
+        (("stats", "--queue", "q"), "--queue needs --account"),
+        (("ingest", "--account", account, "--queue", "q", "--input", str(bad)), "line 2"),
+    ]
+    for args, words in cases:
+        done = _run(cassandra_node, CASSIEQ, "pipeline", *args, "--quiet")
+        assert done.returncode == 1, (args, done.stdout, done.stderr)
+        errors = [ln for ln in done.stderr.splitlines() if ln.startswith("Error")]
+        assert len(errors) == 1 and words in errors[0], done.stderr
+        assert "Traceback" not in done.stderr
+    # The refused file wrote nothing: line 2 failed its task before any reservation.
+    assert access.run(access.store.read_monoton(access.queue(account, "q").id)) == 0
+
+
+def test_job_runs_as_a_module_for_spark_submit(
+    cassandra_node: CassandraNode, access: StoreAccess
+) -> None:
+    engine = engine_on(access, FakeClock())
+    account = new_account(access, engine)
+    access.run(engine.create_queue(account, "m", QueueOptions()))
+    access.run(engine.put(account, "m", "x"))
+    done = _run(cassandra_node, sys.executable, "-m", "cassieq.pipeline.stats",
+                "--account", account, "--json", "--quiet")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["published"] == 1
