@@ -29,6 +29,7 @@ class Acker:
         )
         if not acked:
             raise StaleReceipt("the receipt is stale: acked, redelivered or updated since")
+        self._invisibility.note_acked(queue.id, queue.bucket_of(receipt.monoton), receipt.monoton)
 
     async def update(
         self,
@@ -52,6 +53,7 @@ class Acker:
         bucket = queue.bucket_of(row.monoton)
         if not await self._ctx.store.cas_message(queue.id, bucket, row.version, changed):
             raise StaleReceipt("the message changed since this receipt was issued")
+        self._invisibility.note_changed(queue.id, bucket)
         if changed.next_visible_on < row.next_visible_on:
             await self._invisibility.lower_due(queue, bucket, changed.next_visible_on)
         return PopReceipt(queue.version, row.monoton, changed.version, row.tag)

@@ -9,6 +9,9 @@ import structlog
 
 from cassieq.engine.clock import Clock
 from cassieq.store.base import Store
+from cassieq.tokens import new_token
+
+__all__ = ["EngineContext", "Tuning", "new_token"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,13 @@ class Tuning:
     deletion_grace_ms: int = 10_000
     # How long the reader waits for a taken monoton's row before calling it a hole.
     hole_grace_ms: int = 2_000
+    # How long a server trusts its last read of a queue's reader pointer and invisibility
+    # state before reading them again (saves two reads per get). Only hints: a stale value
+    # costs a lost compare-and-set or an extra bucket read, never a wrong delivery, and
+    # this server's own moves update them at once.
+    state_cache_ms: int = 250
+    # Snapshots of reader buckets kept as hints (puts of this server are added to them).
+    bucket_cache_entries: int = 1024
     max_cas_attempts: int = 64
 
 
@@ -41,8 +51,3 @@ class EngineContext:
     log: structlog.typing.FilteringBoundLogger = field(
         default_factory=lambda: structlog.get_logger("cassieq.engine")
     )
-
-
-def new_token() -> str:
-    """A fresh random token: message tags and change ids."""
-    return secrets.token_urlsafe(12)

@@ -11,6 +11,7 @@ from cassieq.engine.context import EngineContext, Tuning
 from cassieq.engine.deleter import Deleter
 from cassieq.engine.delivery import Deliverer
 from cassieq.engine.errors import InvalidArgument
+from cassieq.engine.hints import BucketHints
 from cassieq.engine.invisibility import InvisibilitySide
 from cassieq.engine.leases import Leases
 from cassieq.engine.monotons import MonotonStrategy
@@ -51,10 +52,11 @@ class QueueEngine:
         self.accounts = Accounts(self.ctx)
         self.queues = QueueDirectory(self.ctx)
         self.leases = Leases(self.ctx)
-        self.publisher = Publisher(self.ctx, monotons)
+        hints = BucketHints(self.ctx)
+        self.publisher = Publisher(self.ctx, monotons, hints)
         deliverer = Deliverer(self.ctx, self.publisher, self.queues)
         invisibility = InvisibilitySide(self.ctx, deliverer)
-        self.reader = Reader(self.ctx, deliverer, invisibility)
+        self.reader = Reader(self.ctx, deliverer, invisibility, hints)
         self.acker = Acker(self.ctx, invisibility)
         self.repairer = Repairer(self.ctx, self.publisher, self.leases)
         self.deleter = Deleter(self.ctx, self.leases)

@@ -14,8 +14,12 @@ as a *straggler* (bucket -> when it is due), looked at only when due.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from cassieq.engine.context import EngineContext
 from cassieq.engine.delivery import Deliverer
+from cassieq.engine.recent import Recent
+from cassieq.engine.singleflight import SingleFlight
 from cassieq.model import (
     BucketState,
     Counts,
@@ -25,6 +29,15 @@ from cassieq.model import (
     QueueDefinition,
     QueueId,
 )
+
+QUIET_MAX_MS = 1_000
+_NEVER = 2**62
+
+
+@dataclass
+class _Quiet:
+    unacked: set[int]
+    due: int
 
 
 def pending(snap: BucketState) -> list[MessageRow]:
@@ -48,12 +61,63 @@ class InvisibilitySide:
         # One pass of the pointer per queue at a time in this server: concurrent readers
         # would otherwise all spend an LWT trying to move it past the same bucket.
         self._passing: set[QueueId] = set()
+        self._states: Recent[QueueId, InvisibilityState] = Recent(ctx, ctx.tuning.state_cache_ms)
+        # What this server saw in buckets of the window that had nothing due: their unacked
+        # monotons and when the first is due (none left: settled, waiting for the pointer
+        # to pass). Gets skip such a bucket instead of reading it again, unless it is due,
+        # or settled at the head and this get can move the pointer past it. Entries live
+        # QUIET_MAX_MS at most: other servers' acks and updates are seen after that.
+        self._quiet: Recent[tuple[QueueId, int], _Quiet] = Recent(ctx, QUIET_MAX_MS)
+        self._reading: SingleFlight[tuple[QueueId, int], BucketState] = SingleFlight()
+
+    def note_acked(self, queue: QueueId, bucket: int, monoton: int) -> None:
+        quiet = self._quiet.get((queue, bucket))
+        if quiet is not None:
+            quiet.unacked.discard(monoton)
+
+    def note_changed(self, queue: QueueId, bucket: int) -> None:
+        self._quiet.drop((queue, bucket))
+
+    def _skip(self, queue: QueueId, bucket: int, now: int, can_pass: bool) -> bool:
+        quiet = self._quiet.get((queue, bucket))
+        if quiet is None or (not quiet.unacked and can_pass):
+            return False
+        return not quiet.unacked or now < quiet.due
+
+    async def _read_window_bucket(self, queue: QueueId, bucket: int) -> BucketState:
+        """Gets of this server that want the same bucket at once share one read of it, and
+        remember what it showed."""
+
+        async def read() -> BucketState:
+            snap = await self._ctx.store.read_bucket(queue, bucket)
+            left = pending(snap)
+            due = min((m.next_visible_on for m in left), default=_NEVER)
+            self._quiet.put((queue, bucket), _Quiet({m.monoton for m in left}, due))
+            return snap
+
+        return await self._reading.run((queue, bucket), read)
+
+    async def _state(self, queue: QueueId) -> InvisibilityState:
+        """The state as last seen by this server, if recent; else read. Every change is a
+        compare-and-set on its rev, so a stale state can only lose one."""
+        state = self._states.get(queue)
+        if state is None:
+            state = await self._ctx.store.read_invisibility(queue)
+            self._states.put(queue, state)
+        return state
+
+    async def _cas(self, queue: QueueId, state: InvisibilityState, new: InvisibilityState) -> bool:
+        if await self._ctx.store.cas_invisibility(queue, state.rev, new):
+            self._states.put(queue, new)
+            return True
+        self._states.drop(queue)  # someone else moved it: read it next time
+        return False
 
     async def deliver(
         self, queue: QueueDefinition, reader_bucket: int, invisibility_ms: int
     ) -> Delivery | None:
         store, now = self._ctx.store, self._ctx.clock.now()
-        state = await store.read_invisibility(queue.id)
+        state = await self._state(queue.id)
 
         for bucket in sorted(state.stragglers):
             # Another server may have settled or moved it since: go by the latest state.
@@ -69,7 +133,11 @@ class InvisibilitySide:
         limit = min(reader_bucket, bucket + self._ctx.tuning.invisibility_scan_buckets)
         at_head = True
         while bucket < limit:
-            snap = await store.read_bucket(queue.id, bucket)
+            if self._skip(queue.id, bucket, now, at_head and queue.id not in self._passing):
+                at_head = False  # this get will not move the pointer past it
+                bucket += 1
+                continue
+            snap = await self._read_window_bucket(queue.id, bucket)
             delivery = await self._deliver_from(queue, snap, invisibility_ms)
             if delivery is not None:
                 return delivery
@@ -128,7 +196,7 @@ class InvisibilitySide:
             )
         else:
             return None
-        if not await self._ctx.store.cas_invisibility(queue.id, state.rev, new):
+        if not await self._cas(queue.id, state, new):
             return None
         self._ctx.log.debug("invisibility_pointer_moved", queue=str(queue.id), bucket=new.bucket)
         if not left:
@@ -153,11 +221,11 @@ class InvisibilitySide:
         new = InvisibilityState(
             bucket=state.bucket, rev=state.rev + 1, stragglers=stragglers, summary=summary
         )
-        if await self._ctx.store.cas_invisibility(queue.id, state.rev, new):
+        if await self._cas(queue.id, state, new):
             if not left:
                 await self._drop_if_finished(queue, snap)
             return new
-        return await self._ctx.store.read_invisibility(queue.id)
+        return await self._state(queue.id)
 
     async def lower_due(self, queue: QueueDefinition, bucket: int, due: int) -> None:
         """A delivery behind the pointer now ends earlier (an update): make sure its
@@ -174,7 +242,7 @@ class InvisibilitySide:
                 stragglers={**state.stragglers, bucket: due},
                 summary=state.summary,
             )
-            if await store.cas_invisibility(queue.id, state.rev, new):
+            if await self._cas(queue.id, state, new):
                 return
 
     async def _drop_if_finished(self, queue: QueueDefinition, snap: BucketState) -> None:

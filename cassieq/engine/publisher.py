@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from cassieq.engine.context import EngineContext, new_token
 from cassieq.engine.errors import Contention, InvalidArgument
+from cassieq.engine.hints import BucketHints
 from cassieq.engine.monotons import Monotons, MonotonStrategy
 from cassieq.model import MessageRow, QueueDefinition, QueueId
 
@@ -34,8 +35,14 @@ class _Put:
 
 
 class Publisher:
-    def __init__(self, ctx: EngineContext, strategy: MonotonStrategy = "grouped") -> None:
+    def __init__(
+        self,
+        ctx: EngineContext,
+        strategy: MonotonStrategy = "grouped",
+        hints: BucketHints | None = None,
+    ) -> None:
         self._ctx = ctx
+        self._hints = hints
         self._monotons = Monotons(ctx)
         self._grouped = strategy == "grouped"
         self._waiting: dict[QueueId, list[_Put]] = {}
@@ -112,8 +119,10 @@ class Publisher:
             ),
             return_exceptions=True,
         )
-        for items, result in zip(by_bucket.values(), results, strict=True):
+        for (bucket, items), result in zip(by_bucket.items(), results, strict=True):
             if result is True:
+                if self._hints is not None:
+                    self._hints.add_written(queue.id, bucket, [row for _, row in items])
                 for put, row in items:
                     if not put.done.done():
                         put.done.set_result(row.monoton)

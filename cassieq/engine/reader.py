@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.delivery import Deliverer
+from cassieq.engine.hints import BucketHints
 from cassieq.engine.invisibility import InvisibilitySide
+from cassieq.engine.recent import Recent
 from cassieq.engine.singleflight import SingleFlight
 from cassieq.model import BucketState, Delivery, QueueDefinition, QueueId
 
@@ -13,9 +15,17 @@ MAX_STEPS = 64
 
 class Reader:
     def __init__(
-        self, ctx: EngineContext, deliverer: Deliverer, invisibility: InvisibilitySide
+        self,
+        ctx: EngineContext,
+        deliverer: Deliverer,
+        invisibility: InvisibilitySide,
+        hints: BucketHints,
     ) -> None:
         self._ctx = ctx
+        self._hints = hints
+        # The reader pointer as this server last saw or moved it. Stale only behind (only
+        # a compare-and-set moves it forward), and _leave reads it before acting on it.
+        self._pointers: Recent[QueueId, int] = Recent(ctx, ctx.tuning.state_cache_ms)
         self._deliverer = deliverer
         self._invisibility = invisibility
         # queue -> (reader bucket, when this server first saw monotons of it unwritten)
@@ -26,30 +36,53 @@ class Reader:
         self._reading: SingleFlight[tuple[QueueId, int], BucketState] = SingleFlight()
 
     async def get_next(self, queue: QueueDefinition, invisibility_ms: int) -> Delivery | None:
-        store, qid = self._ctx.store, queue.id
-        bucket = await store.read_pointer(qid, "reader")
+        bucket = await self._pointer(queue.id)
         delivery = await self._invisibility.deliver(queue, bucket, invisibility_ms)
         if delivery is not None:
             return delivery
         for _ in range(MAX_STEPS):
-            snap = await self._read_bucket(queue, bucket)
+            snap = self._hint(queue, bucket)
+            fresh = snap is None
+            if snap is None:
+                snap = await self._read_bucket(queue, bucket)
             delivery, exhausted = await self._take_from(queue, snap, invisibility_ms)
             if delivery is not None:
                 return delivery
-            if not exhausted:
-                continue  # lost races or dead-lettered: read the bucket again
+            if not exhausted or not fresh:
+                continue  # lost races, dead-lettered, or only a hint: read the bucket again
             next_bucket = await self._next_bucket(queue, bucket, len(snap.messages))
             if next_bucket is None:
                 return None
             bucket = next_bucket
         return None
 
+    async def _pointer(self, queue: QueueId) -> int:
+        bucket = self._pointers.get(queue)
+        if bucket is None:
+            bucket = await self._ctx.store.read_pointer(queue, "reader")
+            self._pointers.put(queue, bucket)
+        return bucket
+
+    def _hint(self, queue: QueueDefinition, bucket: int) -> BucketState | None:
+        """A recent snapshot of the bucket, if it shows a message this server has not tried."""
+        snap = self._hints.get(queue.id, bucket)
+        if snap is None:
+            return None
+        now = self._ctx.clock.now()
+        if any(m.visible(now) and not self._deliverer.busy(queue, m) for m in snap.messages):
+            return snap
+        return None
+
     async def _read_bucket(self, queue: QueueDefinition, bucket: int) -> BucketState:
         """Readers of this server that want the same bucket at once share one read of it (a
         snapshot is only a hint: the LWT that consumes a message confirms it)."""
-        return await self._reading.run(
-            (queue.id, bucket), lambda: self._ctx.store.read_bucket(queue.id, bucket)
-        )
+
+        async def read() -> BucketState:
+            snap = await self._ctx.store.read_bucket(queue.id, bucket)
+            self._hints.put(queue.id, snap)
+            return snap
+
+        return await self._reading.run((queue.id, bucket), read)
 
     async def _take_from(
         self, queue: QueueDefinition, snap: BucketState, invisibility_ms: int
@@ -92,13 +125,22 @@ class Reader:
         store, qid, now = self._ctx.store, queue.id, self._ctx.clock.now()
         if await store.read_monoton(qid) < (bucket + 1) * queue.options.bucket_size:
             return None
+        # The bucket came from this server's recent view of the pointer: if another
+        # server has moved on already, follow it rather than seal and lose a CAS.
+        current = await store.read_pointer(qid, "reader")
+        if current > bucket:
+            self._pointers.put(qid, current)
+            return current
         if self._writes_may_be_in_flight(queue, bucket, written, now):
             return None
         await store.seal_bucket(qid, bucket, now)
         if await store.cas_pointer(qid, "reader", bucket, bucket + 1):
             self._ctx.log.debug("reader_advanced", queue=str(qid), bucket=bucket + 1)
+            self._pointers.put(qid, bucket + 1)
             return bucket + 1
-        return await store.read_pointer(qid, "reader")  # another server moved it
+        current = await store.read_pointer(qid, "reader")  # another server moved it
+        self._pointers.put(qid, current)
+        return current
 
     def _writes_may_be_in_flight(
         self, queue: QueueDefinition, bucket: int, written: int, now: int

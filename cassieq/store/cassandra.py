@@ -48,6 +48,7 @@ from cassieq.model import (
     StatsSnapshot,
 )
 from cassieq.store.base import PointerKind
+from cassieq.tokens import new_token
 
 _KEYSPACE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,47}$")
 _MIGRATION_FILE_RE = re.compile(r"^(\d{4})_[a-z0-9_]+\.cql$")
@@ -391,7 +392,7 @@ class CassandraStore:
         return int(rows[0].value) if rows and rows[0].value is not None else 0
 
     async def cas_monoton(self, queue: QueueId, expected: int, new: int) -> tuple[bool, int]:
-        token = _token()
+        token = new_token()
         qid = str(queue)
 
         async def resolve() -> bool:
@@ -456,7 +457,7 @@ class CassandraStore:
     async def ack_message(
         self, queue: QueueId, bucket: int, monoton: int, version: int, tag: str, now: int
     ) -> bool:
-        qid, token = str(queue), _token()
+        qid, token = str(queue), new_token()
 
         async def resolve() -> bool:
             stored = await self._read_serial(self._q.message_read, (qid, bucket, monoton))
@@ -527,7 +528,7 @@ class CassandraStore:
     async def cas_invisibility(
         self, queue: QueueId, expected_rev: int, new: InvisibilityState
     ) -> bool:
-        qid, token = str(queue), _token()
+        qid, token = str(queue), new_token()
 
         async def resolve() -> bool:
             rows = await self._read_serial(self._q.invisibility_read, (qid,))
@@ -660,10 +661,6 @@ def _resolve(future: asyncio.Future[list[Any]], rows: list[Any]) -> None:
 def _reject(future: asyncio.Future[list[Any]], exc: BaseException) -> None:
     if not future.done():
         future.set_exception(exc)
-
-
-def _token() -> str:
-    return secrets.token_hex(8)
 
 
 _MESSAGE_COLUMNS = (

@@ -1,0 +1,41 @@
+"""Snapshots of reader buckets this server read a moment ago, with its own puts added.
+
+A get that finds a message it has not tried in a recent snapshot goes straight to the
+compare-and-set that consumes it, without reading the bucket again; the LWT confirms the
+message is still there and still at that version. A snapshot that shows nothing to take
+is never believed: the bucket is read again before the reader decides it is exhausted.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from cassieq.engine.context import EngineContext
+from cassieq.engine.recent import Recent
+from cassieq.model import BucketState, MessageRow, QueueId
+
+HINT_MAX_AGE_MS = 1_000
+
+
+class BucketHints:
+    def __init__(self, ctx: EngineContext) -> None:
+        self._snaps: Recent[tuple[QueueId, int], BucketState] = Recent(
+            ctx, HINT_MAX_AGE_MS, ctx.tuning.bucket_cache_entries
+        )
+
+    def get(self, queue: QueueId, bucket: int) -> BucketState | None:
+        return self._snaps.get((queue, bucket))
+
+    def put(self, queue: QueueId, snap: BucketState) -> None:
+        self._snaps.put((queue, snap.bucket), snap)
+
+    def add_written(self, queue: QueueId, bucket: int, rows: list[MessageRow]) -> None:
+        """This server wrote ``rows`` into the bucket: add them to its snapshot, if any."""
+        snap = self._snaps.get((queue, bucket))
+        if snap is None:
+            return
+        merged = {m.monoton: m for m in snap.messages}
+        for row in rows:
+            merged.setdefault(row.monoton, row)
+        messages = tuple(merged[k] for k in sorted(merged))
+        self._snaps.put((queue, bucket), msgspec.structs.replace(snap, messages=messages))

@@ -1,0 +1,38 @@
+"""Values this server read or wrote a moment ago, trusted for a short while.
+
+A bounded map with an age limit on the engine's clock. Used only for hints whose use is
+confirmed by a compare-and-set (pointers, the invisibility state, bucket snapshots).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Generic, TypeVar
+
+from cassieq.engine.context import EngineContext
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Recent(Generic[K, V]):
+    def __init__(self, ctx: EngineContext, max_age_ms: int, max_entries: int = 4096) -> None:
+        self._clock = ctx.clock
+        self._max_age_ms = max_age_ms
+        self._max_entries = max_entries
+        self._values: OrderedDict[K, tuple[V, int]] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        hit = self._values.get(key)
+        if hit is None or self._clock.now() - hit[1] >= self._max_age_ms:
+            return None
+        return hit[0]
+
+    def put(self, key: K, value: V) -> None:
+        self._values[key] = (value, self._clock.now())
+        self._values.move_to_end(key)
+        while len(self._values) > self._max_entries:
+            self._values.popitem(last=False)
+
+    def drop(self, key: K) -> None:
+        self._values.pop(key, None)
