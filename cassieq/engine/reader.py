@@ -106,6 +106,11 @@ class Reader:
                 # Everything visible in the snapshot was taken meanwhile (by this server):
                 # it is as good as empty; a read of the bucket confirms it.
                 return None, not visible
+            if len(snap.messages) >= queue.options.bucket_size:
+                # A full bucket whose every visible message another reader of this server
+                # is taking: move on now instead of waiting for their outcomes. A message
+                # whose take fails stays behind, visible, for the invisibility side.
+                return None, True
             await self._deliverer.wait_for_tries(queue, visible)
         return None, False
 
