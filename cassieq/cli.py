@@ -251,7 +251,12 @@ def openapi(output: Path, client_dir: Path, check: bool) -> None:
 @click.option("--clients", default="1,8,32", show_default=True, help="Concurrencies to measure.")
 @click.option("--seconds", type=float, default=3.0, show_default=True, help="Per measurement.")
 @click.option("--backlog", type=int, default=100_000, show_default=True)
-@click.option("--keyspace", default="cassieq_bench", show_default=True)
+@click.option(
+    "--keyspace",
+    default="cassieq_bench",
+    show_default=True,
+    help="Dropped and re-created by every run: give it a keyspace of its own.",
+)
 @click.option("--no-http", is_flag=True, help="Skip the HTTP API measurements.")
 def bench(
     as_json: bool, clients: str, seconds: float, backlog: int, keyspace: str, no_http: bool
