@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import collections
+import functools
 import hashlib
 import os
 import random
@@ -63,6 +65,21 @@ class SchemaError(RuntimeError):
     """The schema files or the recorded migrations are inconsistent."""
 
 
+@functools.lru_cache(maxsize=512)
+def _row_class(columns: tuple[str, ...]) -> Any:
+    # The names the driver's own factory gives ("[applied]" -> "applied").
+    names = [re.sub(r"[^A-Za-z0-9_]", "", c) or "column" for c in columns]
+    return collections.namedtuple("Row", names, rename=True)
+
+
+def cached_row_factory(columns: list[str], rows: list[tuple[Any, ...]]) -> list[Any]:
+    """Rows as named tuples, like the driver's default factory, but with one class per
+    column list: the default builds a new namedtuple class for every result (a top item
+    of the server's profile)."""
+    make = _row_class(tuple(columns))._make
+    return [make(r) for r in rows]
+
+
 def connect(
     hosts: Sequence[str],
     port: int,
@@ -81,6 +98,7 @@ def connect(
         # The driver's default policy re-sends a request after a connection error, which
         # would replay an LWT; the store retries what is safe to retry itself.
         retry_policy=FallthroughRetryPolicy(),
+        row_factory=cached_row_factory,
     )
     cluster = Cluster(
         list(hosts),
