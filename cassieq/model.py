@@ -118,12 +118,18 @@ class MessageRow(msgspec.Struct, frozen=True, kw_only=True):
         return not self.acked and self.next_visible_on <= now
 
     def late_write(self, sealed_at: int | None) -> bool:
-        """Written after the reader sealed its bucket and never delivered: repair's to move."""
+        """Written after the reader sealed its bucket and never delivered: repair's to move.
+
+        A write stamped in the very millisecond of the seal counts as late: it may have
+        landed after the seal, even after the invisibility pointer passed the bucket, and
+        only repair would still look at it (a same-millisecond write the reader did see
+        was delivered, so it is not a candidate).
+        """
         return (
             not self.acked
             and self.delivery_count == 0
             and sealed_at is not None
-            and self.created_at > sealed_at
+            and self.created_at >= sealed_at
         )
 
 

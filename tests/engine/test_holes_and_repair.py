@@ -138,3 +138,28 @@ async def test_delete_and_recreate_gives_an_empty_queue_and_old_rows_go(
     assert all(job.queue != old.id for job in await store.list_deletion_jobs())
     await engine.put(account, "q", "new")
     assert await drain(engine, account, "q") == ["new"]
+
+
+async def test_a_write_in_the_millisecond_of_the_seal_is_counted_and_delivered_once(
+    store: CountingStore, clock: FakeClock, account: str, engine: QueueEngine
+) -> None:
+    """Found by the state machine: the reader seals a bucket of holes, the invisibility
+    pointer passes it, and then a stalled write lands stamped with the seal's very
+    millisecond. It must still count as a late write (repair's), not be lost behind the
+    pointer nor delivered by a server whose view of the pointer is stale."""
+    other = QueueEngine(store, clock, instance_id="other")  # type: ignore[arg-type]
+    queue = await make_queue(engine, account, "q", bucket_size=3, finalize_seconds=5)
+    taken = await engine.publisher.take_monotons(queue.id, 3)  # bucket 0, all holes
+    assert await other.get_next(account, "q", 30) is None  # starts the hole grace
+    clock.advance(engine.ctx.tuning.hole_grace_ms / 1000)
+    assert await other.get_next(account, "q", 30) is None  # seals bucket 0, moves on
+    assert await engine.get_next(account, "q", 30) is None  # passes the invisibility pointer
+    assert (await store.read_invisibility(queue.id)).bucket == 1
+    assert await write_late(engine, queue, taken, "same-ms")  # stamped at the seal's time
+    assert await other.get_next(account, "q", 30) is None  # repair's, not this side's
+    clock.advance(queue.options.finalize_seconds + 1)
+    while await engine.repair(account, "q"):
+        pass
+    assert await drain(engine, account, "q") + await drain(other, account, "q") == ["same-ms"]
+    stats = await engine.statistics(account, "q")
+    assert (stats.published, stats.acked, stats.size) == (1, 1, 0)
