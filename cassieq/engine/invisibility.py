@@ -69,11 +69,18 @@ class InvisibilitySide:
         # QUIET_MAX_MS at most: other servers' acks and updates are seen after that.
         self._quiet: Recent[tuple[QueueId, int], _Quiet] = Recent(ctx, QUIET_MAX_MS)
         self._reading: SingleFlight[tuple[QueueId, int], BucketState] = SingleFlight()
+        self._acks: Recent[tuple[QueueId, int], set[int]] = Recent(ctx, QUIET_MAX_MS)
 
     def note_acked(self, queue: QueueId, bucket: int, monoton: int) -> None:
         quiet = self._quiet.get((queue, bucket))
         if quiet is not None:
             quiet.unacked.discard(monoton)
+        # Also kept for a read of this bucket in flight now: its snapshot may predate the
+        # ack, and the entry it leaves must not wait for this message again.
+        acked = self._acks.get((queue, bucket))
+        if acked is None:
+            self._acks.put((queue, bucket), acked := set())
+        acked.add(monoton)
 
     def note_changed(self, queue: QueueId, bucket: int) -> None:
         self._quiet.drop((queue, bucket))
@@ -92,7 +99,8 @@ class InvisibilitySide:
             snap = await self._ctx.store.read_bucket(queue, bucket)
             left = pending(snap)
             due = min((m.next_visible_on for m in left), default=_NEVER)
-            self._quiet.put((queue, bucket), _Quiet({m.monoton for m in left}, due))
+            unacked = {m.monoton for m in left} - (self._acks.get((queue, bucket)) or set())
+            self._quiet.put((queue, bucket), _Quiet(unacked, due))
             return snap
 
         return await self._reading.run((queue, bucket), read)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from cassieq.engine.context import EngineContext
 from cassieq.engine.delivery import Deliverer
 from cassieq.engine.hints import BucketHints
@@ -26,6 +28,11 @@ class Reader:
         # The reader pointer as this server last saw or moved it. Stale only behind (only
         # a compare-and-set moves it forward), and _leave reads it before acting on it.
         self._pointers: Recent[QueueId, int] = Recent(ctx, ctx.tuning.state_cache_ms)
+        # queue -> the bucket this server's own CAS moved the reader pointer to: leaving
+        # it needs no read of the pointer first (if another server moved on meanwhile,
+        # the CAS says so).
+        self._moved_here: dict[QueueId, int] = {}
+        self._prefetching: set[asyncio.Task[BucketState]] = set()
         self._deliverer = deliverer
         self._invisibility = invisibility
         # queue -> (reader bucket, when this server first saw monotons of it unwritten)
@@ -126,26 +133,43 @@ class Reader:
 
     async def _leave(self, queue: QueueDefinition, bucket: int, written: int) -> int | None:
         # Leave the bucket only when no writer can still be given a monoton in it;
-        # invisible messages stay behind for the invisibility side.
+        # invisible messages stay behind for the invisibility side. Every get waits while
+        # the reader leaves a bucket, so the reads are skipped where the answer is known.
         store, qid, now = self._ctx.store, queue.id, self._ctx.clock.now()
-        if await store.read_monoton(qid) < (bucket + 1) * queue.options.bucket_size:
+        full = written >= queue.options.bucket_size  # every monoton of it has its row
+        if not full and await store.read_monoton(qid) < (bucket + 1) * queue.options.bucket_size:
             return None
-        # The bucket came from this server's recent view of the pointer: if another
-        # server has moved on already, follow it rather than seal and lose a CAS.
-        current = await store.read_pointer(qid, "reader")
-        if current > bucket:
-            self._pointers.put(qid, current)
-            return current
+        if self._moved_here.get(qid) != bucket:
+            # The bucket came from a read of the pointer, maybe a stale one: if another
+            # server has moved on already, follow it rather than seal and lose a CAS.
+            current = await store.read_pointer(qid, "reader")
+            if current > bucket:
+                self._pointers.put(qid, current)
+                return current
         if self._writes_may_be_in_flight(queue, bucket, written, now):
             return None
+        # The next bucket is read while the seal and the pointer move are under way.
+        self._prefetch(queue, bucket + 1)
         await store.seal_bucket(qid, bucket, now)
         if await store.cas_pointer(qid, "reader", bucket, bucket + 1):
             self._ctx.log.debug("reader_advanced", queue=str(qid), bucket=bucket + 1)
             self._pointers.put(qid, bucket + 1)
+            self._moved_here[qid] = bucket + 1
             return bucket + 1
         current = await store.read_pointer(qid, "reader")  # another server moved it
         self._pointers.put(qid, current)
+        self._moved_here.pop(qid, None)
         return current
+
+    def _prefetch(self, queue: QueueDefinition, bucket: int) -> None:
+        task = asyncio.get_running_loop().create_task(self._read_bucket(queue, bucket))
+        self._prefetching.add(task)
+        task.add_done_callback(self._prefetched)
+
+    def _prefetched(self, task: asyncio.Task[BucketState]) -> None:
+        self._prefetching.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self._ctx.log.debug("prefetch_failed", error=str(task.exception()))
 
     def _writes_may_be_in_flight(
         self, queue: QueueDefinition, bucket: int, written: int, now: int
