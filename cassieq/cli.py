@@ -249,7 +249,7 @@ def openapi(output: Path, client_dir: Path, check: bool) -> None:
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--clients", default="1,8,32", show_default=True, help="Concurrencies to measure.")
-@click.option("--seconds", type=float, default=3.0, show_default=True, help="Per measurement.")
+@click.option("--seconds", type=float, default=5.0, show_default=True, help="Per measurement.")
 @click.option("--backlog", type=int, default=100_000, show_default=True)
 @click.option(
     "--keyspace",
