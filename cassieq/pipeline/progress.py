@@ -25,6 +25,7 @@ class Progress:
         self._enabled = enabled
         self._tty = self._out.isatty()
         self._last = ""
+        self._last_state = ""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = time.monotonic()
@@ -61,8 +62,11 @@ class Progress:
                 for s in stages
                 if s is not None
             ]
-            if parts:
-                self._emit(f"[{self._job}] {'; '.join(parts)} ({self.elapsed():.0f} s)")
+            state = "; ".join(parts)
+            # Off a terminal, a line only when the tasks move (not every tick of the clock).
+            if parts and (self._tty or state != self._last_state):
+                self._last_state = state
+                self._emit(f"[{self._job}] {state} ({self.elapsed():.0f} s)")
 
     def _emit(self, line: str, *, final: bool = False) -> None:
         if not self._enabled or line == self._last:

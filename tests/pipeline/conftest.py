@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import pytest
 
-from cassieq.engine import QueueEngine
+from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.clock import Clock
 from cassieq.pipeline.spark import session
 from cassieq.pipeline.store_access import StoreAccess
 from tests.conftest import CassandraNode
+
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="session")
@@ -29,6 +32,26 @@ def access(cassandra_node: CassandraNode, cassandra_store: object) -> Iterator[S
     # cassandra_store: the schema is applied to the test keyspace before any job runs.
     with StoreAccess(cassandra_node.settings) as access:
         yield access
+
+
+@dataclass
+class World:
+    """An engine on a fake clock, its own account, and the loop that runs its calls."""
+
+    access: StoreAccess
+    clock: FakeClock
+    engine: QueueEngine
+    account: str
+
+    def parts(self) -> tuple[FakeClock, QueueEngine, str, Callable[[Coroutine[Any, Any, T]], T]]:
+        return self.clock, self.engine, self.account, self.access.run
+
+
+@pytest.fixture
+def world(access: StoreAccess) -> World:
+    clock = FakeClock()
+    engine = engine_on(access, clock)
+    return World(access, clock, engine, new_account(access, engine))
 
 
 def new_account(access: StoreAccess, engine: QueueEngine) -> str:

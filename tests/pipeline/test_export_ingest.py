@@ -12,7 +12,7 @@ from cassieq.engine import FakeClock
 from cassieq.model import QueueOptions
 from cassieq.pipeline import export, ingest
 from cassieq.pipeline.store_access import StoreAccess
-from tests.pipeline.conftest import engine_on, new_account
+from tests.pipeline.conftest import World, engine_on
 
 PAYLOADS = [
     *(f"order-{i}" for i in range(50)),
@@ -33,11 +33,10 @@ def _drain(access: StoreAccess, engine: Any, account: str, queue: str) -> list[s
     return got
 
 
-def test_export_then_ingest_round_trip(spark: Any, access: StoreAccess, tmp_path: Path) -> None:
-    clock = FakeClock()
-    engine = engine_on(access, clock)
-    account = new_account(access, engine)
-    run = access.run
+def test_export_then_ingest_round_trip(
+    spark: Any, access: StoreAccess, world: World, tmp_path: Path
+) -> None:
+    _, engine, account, run = world.parts()
     source, _ = run(engine.create_queue(account, "source", QueueOptions(bucket_size=4)))
     for payload in PAYLOADS:
         run(engine.put(account, "source", payload))
@@ -83,11 +82,8 @@ def test_export_then_ingest_round_trip(spark: Any, access: StoreAccess, tmp_path
             assert row.delivery_count == 1 and row.acked and row.tag and row.republished_to is None
 
 
-def test_export_filters(spark: Any, access: StoreAccess, tmp_path: Path) -> None:
-    clock = FakeClock()
-    engine = engine_on(access, clock)
-    account = new_account(access, engine)
-    run = access.run
+def test_export_filters(spark: Any, access: StoreAccess, world: World, tmp_path: Path) -> None:
+    clock, engine, account, run = world.parts()
     queue, _ = run(engine.create_queue(account, "f", QueueOptions(bucket_size=5)))
     first_half = clock.now()
     for i in range(10):

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from cassieq.engine import FakeClock
 from cassieq.model import QueueOptions
 from cassieq.pipeline import stats
 from cassieq.pipeline.store_access import StoreAccess
-from tests.pipeline.conftest import engine_on, new_account
+from tests.pipeline.conftest import World
 
 
 def _linear_percentile(values: list[int], p: float) -> float:
@@ -20,12 +19,9 @@ def _linear_percentile(values: list[int], p: float) -> float:
 
 
 def test_stats_of_a_seeded_queue_match_the_seed_and_the_engine(
-    spark: Any, access: StoreAccess
+    spark: Any, access: StoreAccess, world: World
 ) -> None:
-    clock = FakeClock()
-    engine = engine_on(access, clock)
-    account = new_account(access, engine)
-    run = access.run
+    clock, engine, account, run = world.parts()
     options = QueueOptions(bucket_size=5, max_delivery_count=2)
     queue, _ = run(engine.create_queue(account, "seeded", options))
     start = clock.now()
@@ -90,14 +86,11 @@ def test_stats_of_a_seeded_queue_match_the_seed_and_the_engine(
 
 
 def test_stats_count_finished_buckets_from_the_summary_without_double_counting(
-    spark: Any, access: StoreAccess
+    spark: Any, access: StoreAccess, world: World
 ) -> None:
     """Once the pointer has left buckets, their counts come from the invisibility summary;
     their rows (still stored here) feed only the histogram."""
-    clock = FakeClock()
-    engine = engine_on(access, clock)
-    account = new_account(access, engine)
-    run = access.run
+    clock, engine, account, run = world.parts()
     queue, _ = run(engine.create_queue(account, "busy", QueueOptions(bucket_size=3)))
     for i in range(20):
         run(engine.put(account, "busy", f"m{i}"))
@@ -121,12 +114,9 @@ def test_stats_count_finished_buckets_from_the_summary_without_double_counting(
 
 
 def test_stats_select_an_account_and_write_one_row_per_queue(
-    spark: Any, access: StoreAccess
+    spark: Any, access: StoreAccess, world: World
 ) -> None:
-    clock = FakeClock()
-    engine = engine_on(access, clock)
-    account = new_account(access, engine)
-    run = access.run
+    clock, engine, account, run = world.parts()
     for name, count in (("a", 3), ("b", 0)):
         run(engine.create_queue(account, name, QueueOptions()))
         for i in range(count):
