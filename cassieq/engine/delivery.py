@@ -37,8 +37,11 @@ class Deliverer:
         bucket: int,
         candidates: list[MessageRow],
         invisibility_ms: int,
+        *,
+        unsealed: bool = False,
     ) -> Delivery | None:
-        """Try candidates (oldest first when strict FIFO, else in random order)."""
+        """Try candidates (oldest first when strict FIFO, else in random order); with
+        ``unsealed`` (the reader's bucket), only while the bucket is not sealed."""
         if not queue.options.strict_fifo:
             # Random order spreads concurrent readers over the bucket: fewer lost CAS.
             candidates = random.sample(candidates, len(candidates))
@@ -48,7 +51,9 @@ class Deliverer:
             key = (queue.id, row.monoton)
             trying = self._trying[key] = asyncio.get_running_loop().create_future()
             try:
-                delivery = await self.consume(queue, bucket, row, invisibility_ms)
+                delivery = await self.consume(
+                    queue, bucket, row, invisibility_ms, unsealed=unsealed
+                )
             finally:
                 del self._trying[key]
                 trying.set_result(None)
@@ -74,6 +79,13 @@ class Deliverer:
                 [asyncio.shield(w) for w in waits], return_when=asyncio.FIRST_COMPLETED
             )
 
+    async def wait_for_all_tries(self, queue: QueueDefinition, first: int, end: int) -> None:
+        """Wait until no reader of this server is taking a message in ``first..end-1``."""
+        while waits := [
+            f for (q, m), f in self._trying.items() if q == queue.id and first <= m < end
+        ]:
+            await asyncio.wait([asyncio.shield(w) for w in waits])
+
     def note_version(self, queue: QueueDefinition, monoton: int, version: int) -> None:
         """Remember that a message is at ``version`` now (this server changed it)."""
         key = (queue.id, monoton)
@@ -83,12 +95,21 @@ class Deliverer:
             self._taken.popitem(last=False)
 
     async def consume(
-        self, queue: QueueDefinition, bucket: int, row: MessageRow, invisibility_ms: int
+        self,
+        queue: QueueDefinition,
+        bucket: int,
+        row: MessageRow,
+        invisibility_ms: int,
+        *,
+        unsealed: bool = False,
     ) -> Delivery | None:
         ctx = self._ctx
         now = ctx.clock.now()
         if row.delivery_count >= queue.options.max_delivery_count:
-            await self.dead_letter(queue, bucket, row)
+            await self.dead_letter(queue, bucket, row, unsealed=unsealed)
+            # Whatever came of it, this version is gone: a snapshot still showing it must
+            # not make this server try it again.
+            self.note_version(queue, row.monoton, row.version + 1)
             return None
         taken = msgspec.structs.replace(
             row,
@@ -98,9 +119,10 @@ class Deliverer:
             updated_at=now,
             change=new_token(),
         )
-        if not await ctx.store.cas_message(queue.id, bucket, row.version, taken):
-            self.note_version(queue, row.monoton, row.version + 1)  # at least: someone won it
-            return None  # another reader won this one
+        if not await ctx.store.cas_message(queue.id, bucket, row.version, taken, unsealed=unsealed):
+            if not unsealed:  # then someone won it: it is at least at the next version
+                self.note_version(queue, row.monoton, row.version + 1)
+            return None  # another reader won it, or (unsealed) the bucket was sealed
         self.note_version(queue, row.monoton, taken.version)
         return Delivery(
             receipt=PopReceipt(queue.version, row.monoton, taken.version, row.tag),
@@ -109,7 +131,9 @@ class Deliverer:
             tag=row.tag,
         )
 
-    async def dead_letter(self, queue: QueueDefinition, bucket: int, row: MessageRow) -> None:
+    async def dead_letter(
+        self, queue: QueueDefinition, bucket: int, row: MessageRow, *, unsealed: bool = False
+    ) -> None:
         """Move a message that used up its deliveries to the DLQ (or drop it), at least once.
 
         Claim (hide it), copy it to the DLQ, then mark it dead-lettered: a crash between
@@ -124,7 +148,7 @@ class Deliverer:
             updated_at=now,
             change=new_token(),
         )
-        if not await ctx.store.cas_message(queue.id, bucket, row.version, claim):
+        if not await ctx.store.cas_message(queue.id, bucket, row.version, claim, unsealed=unsealed):
             return
         dlq_name = queue.options.dlq_name
         dlq = await self._queues.find(queue.account, dlq_name) if dlq_name else None

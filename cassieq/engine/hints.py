@@ -29,6 +29,9 @@ class BucketHints:
     def put(self, queue: QueueId, snap: BucketState) -> None:
         self._snaps.put((queue, snap.bucket), snap)
 
+    def drop(self, queue: QueueId, bucket: int) -> None:
+        self._snaps.drop((queue, bucket))
+
     def add_written(self, queue: QueueId, bucket: int, rows: list[MessageRow]) -> None:
         """This server wrote ``rows`` into the bucket: add them to its snapshot, if any."""
         snap = self._snaps.get((queue, bucket))
@@ -38,4 +41,5 @@ class BucketHints:
         for row in rows:
             merged.setdefault(row.monoton, row)
         messages = tuple(merged[k] for k in sorted(merged))
-        self._snaps.put((queue, bucket), msgspec.structs.replace(snap, messages=messages))
+        # Keeps the time of the read: the rows of other servers are no fresher for it.
+        self._snaps.replace((queue, bucket), msgspec.structs.replace(snap, messages=messages))

@@ -171,7 +171,19 @@ class InvisibilitySide:
         ready = [m for m in pending(snap) if m.next_visible_on <= now]
         if not ready:
             return None
+        if any(m.delivery_count == 0 for m in ready) and not await self._in_window(
+            queue.id, snap.bucket
+        ):
+            # A never-delivered row in a bucket the pointer has passed (this server's view
+            # of the state was behind): it landed after the pass, so it is repair's.
+            return None
         return await self._deliverer.first_of(queue, snap.bucket, ready, invisibility_ms)
+
+    async def _in_window(self, queue: QueueId, bucket: int) -> bool:
+        """Whether the bucket is still this side's, by the state as stored now."""
+        state = await self._ctx.store.read_invisibility(queue)
+        self._states.put(queue, state)
+        return bucket >= state.bucket or bucket in state.stragglers
 
     async def _try_pass(
         self, queue: QueueDefinition, state: InvisibilityState, snap: BucketState

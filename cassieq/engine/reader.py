@@ -52,11 +52,19 @@ class Reader:
             fresh = snap is None
             if snap is None:
                 snap = await self._read_bucket(queue, bucket)
-            delivery, exhausted = await self._take_from(queue, snap, invisibility_ms)
+            if fresh and snap.sealed_at is not None:
+                # Sealed: the reader has left it (maybe another server, and this server's
+                # view of the pointer is behind). What is in it is not the reader's.
+                delivery, exhausted = None, True
+            else:
+                delivery, exhausted = await self._take_from(queue, snap, invisibility_ms)
             if delivery is not None:
                 return delivery
-            if not exhausted or not fresh:
-                continue  # lost races, dead-lettered, or only a hint: read the bucket again
+            if not fresh:
+                self._hints.drop(queue.id, bucket)  # a hint that gave nothing: read it
+                continue
+            if not exhausted:
+                continue  # lost races or dead-lettered: read the bucket again
             next_bucket = await self._next_bucket(queue, bucket, len(snap.messages))
             if next_bucket is None:
                 return None
@@ -106,7 +114,7 @@ class Reader:
             untried = [m for m in visible if not self._deliverer.busy(queue, m)]
             if untried:
                 delivery = await self._deliverer.first_of(
-                    queue, snap.bucket, untried, invisibility_ms
+                    queue, snap.bucket, untried, invisibility_ms, unsealed=True
                 )
                 return delivery, False
             if not self._deliverer.any_trying(queue, visible):
@@ -150,6 +158,10 @@ class Reader:
             return None
         # The next bucket is read while the seal and the pointer move are under way.
         self._prefetch(queue, bucket + 1)
+        # Takes from a sealed bucket are refused (the reader's takes are conditioned on
+        # the seal marker), so this server's takes still under way go first.
+        size = queue.options.bucket_size
+        await self._deliverer.wait_for_all_tries(queue, bucket * size, (bucket + 1) * size)
         await store.seal_bucket(qid, bucket, now)
         if await store.cas_pointer(qid, "reader", bucket, bucket + 1):
             self._ctx.log.debug("reader_advanced", queue=str(qid), bucket=bucket + 1)

@@ -24,9 +24,19 @@ class Recent(Generic[K, V]):
 
     def get(self, key: K) -> V | None:
         hit = self._values.get(key)
-        if hit is None or self._clock.now() - hit[1] >= self._max_age_ms:
+        if hit is None:
+            return None
+        age = self._clock.now() - hit[1]
+        # A clock stepped back (a negative age) must not extend the trust.
+        if not 0 <= age < self._max_age_ms:
             return None
         return hit[0]
+
+    def replace(self, key: K, value: V) -> None:
+        """A new value for a present key, keeping the time it was first put."""
+        hit = self._values.get(key)
+        if hit is not None:
+            self._values[key] = (value, hit[1])
 
     def put(self, key: K, value: V) -> None:
         self._values[key] = (value, self._clock.now())

@@ -82,9 +82,16 @@ class Store(Protocol):
         ...
 
     async def cas_message(
-        self, queue: QueueId, bucket: int, expected_version: int, row: MessageRow
+        self,
+        queue: QueueId,
+        bucket: int,
+        expected_version: int,
+        row: MessageRow,
+        *,
+        unsealed: bool = False,
     ) -> bool:
-        """Replace a message's state if its version is still ``expected_version``."""
+        """Replace a message's state if its version is still ``expected_version`` (and,
+        with ``unsealed``, if the reader has not sealed its bucket yet)."""
         ...
 
     async def ack_message(

@@ -459,7 +459,13 @@ class CassandraStore:
         return applied or await written()
 
     async def cas_message(
-        self, queue: QueueId, bucket: int, expected_version: int, row: MessageRow
+        self,
+        queue: QueueId,
+        bucket: int,
+        expected_version: int,
+        row: MessageRow,
+        *,
+        unsealed: bool = False,
     ) -> bool:
         qid = str(queue)
 
@@ -469,7 +475,8 @@ class CassandraStore:
 
         values = _message_values(row)[1:]  # all but the monoton (it is in the key)
         params = (*values, qid, bucket, row.monoton, expected_version)
-        applied, _ = await self._cas(self._q.message_cas, params, resolve)
+        statement = self._q.message_cas_unsealed if unsealed else self._q.message_cas
+        applied, _ = await self._cas(statement, params, resolve)
         return applied
 
     async def ack_message(
@@ -761,12 +768,15 @@ class _Statements:
             f"INSERT INTO messages (queue_id, bucket, {_MESSAGE_COLUMNS}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS"
         )
-        self.message_cas = p(
+        message_set = (
             "UPDATE messages SET message = ?, version = ?, delivery_count = ?, acked = ?, "
             "dead_lettered = ?, republished_to = ?, next_visible_on = ?, tag = ?, created_at = ?, "
             "updated_at = ?, acked_at = ?, last_change = ? "
             "WHERE queue_id = ? AND bucket = ? AND monoton = ? IF version = ?"
         )
+        self.message_cas = p(message_set)
+        # The reader's takes: only from a bucket it has not left (the static seal marker).
+        self.message_cas_unsealed = p(message_set + " AND sealed_at = null")
         # An ack changes only what it must: no read of the row first.
         self.message_ack = p(
             "UPDATE messages SET version = ?, acked = true, acked_at = ?, updated_at = ?, "

@@ -139,11 +139,19 @@ class MemoryStore:
         return True
 
     async def cas_message(
-        self, queue: QueueId, bucket: int, expected_version: int, row: MessageRow
+        self,
+        queue: QueueId,
+        bucket: int,
+        expected_version: int,
+        row: MessageRow,
+        *,
+        unsealed: bool = False,
     ) -> bool:
         b = self._buckets.get((queue, bucket))
         current = None if b is None else b.messages.get(row.monoton)
         if b is None or current is None or current.version != expected_version:
+            return False
+        if unsealed and b.sealed_at is not None:
             return False
         b.messages[row.monoton] = row
         return True

@@ -27,13 +27,13 @@ class FaultyStore:
     def __getattr__(self, name: str) -> Any:
         target = getattr(self.inner, name)
 
-        async def call(*args: Any) -> Any:
+        async def call(*args: Any, **kwargs: Any) -> Any:
             fault = self._faults.get(name)
             if fault is not None and fault[1](*args):
                 del self._faults[name]
                 if fault[0] == "after":
-                    await target(*args)
+                    await target(*args, **kwargs)
                 raise InjectedFault(f"injected fault in {name}")
-            return await target(*args)
+            return await target(*args, **kwargs)
 
         return call

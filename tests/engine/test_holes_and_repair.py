@@ -163,3 +163,54 @@ async def test_a_write_in_the_millisecond_of_the_seal_is_counted_and_delivered_o
     assert await drain(engine, account, "q") + await drain(other, account, "q") == ["same-ms"]
     stats = await engine.statistics(account, "q")
     assert (stats.published, stats.acked, stats.size) == (1, 1, 0)
+
+
+async def test_a_server_with_a_stale_pointer_leaves_a_passed_bucket_to_repair(
+    store: CountingStore, clock: FakeClock, account: str, engine: QueueEngine
+) -> None:
+    """Found in review: a row stamped before the seal that lands after another server's
+    invisibility pointer passed the bucket is repair's. A server whose cached reader
+    pointer still names that bucket must not deliver it (its stats would never count it)."""
+    other = QueueEngine(store, clock, instance_id="other")  # type: ignore[arg-type]
+    queue = await make_queue(engine, account, "q", bucket_size=3, finalize_seconds=5)
+    taken = await engine.publisher.take_monotons(queue.id, 3)
+    stamp = clock.now()  # the slow writer stamps its row now, before the seal
+    assert await other.get_next(account, "q", 30) is None  # starts the hole grace
+    clock.advance(engine.ctx.tuning.hole_grace_ms / 1000 + 1)
+    assert await engine.get_next(account, "q", 30) is None  # caches reader pointer 0
+    assert await other.get_next(account, "q", 30) is None  # seals bucket 0, moves on
+    assert await other.get_next(account, "q", 30) is None  # passes the invisibility pointer
+    assert (await store.read_invisibility(queue.id)).bucket == 1
+    row = MessageRow(
+        monoton=taken, message="slow", version=1, delivery_count=0, acked=False,
+        next_visible_on=stamp, tag="t", created_at=stamp, updated_at=stamp, change="c",
+    )  # fmt: skip
+    assert await store.insert_messages(queue.id, 0, [row], clock.now())
+    assert await engine.get_next(account, "q", 30) is None  # not from the passed bucket
+    clock.advance(queue.options.finalize_seconds + 1)
+    while await engine.repair(account, "q"):
+        pass
+    assert await drain(engine, account, "q") + await drain(other, account, "q") == ["slow"]
+    stats = await engine.statistics(account, "q")
+    assert (stats.published, stats.acked, stats.size) == (1, 1, 0)
+
+
+async def test_a_dead_lettered_message_in_a_snapshot_is_not_tried_again(
+    store: CountingStore, clock: FakeClock, account: str, engine: QueueEngine
+) -> None:
+    """Found in review: after a get dead-lettered a message, the server's snapshot of the
+    bucket still showed it visible, and gets kept trying it instead of going on."""
+    await make_queue(engine, account, "q", bucket_size=2, max_delivery_count=1)
+    for payload in ("m0", "m1", "m2"):
+        await engine.put(account, "q", payload)
+    assert await engine.get_next(account, "q", 1) is not None  # m0, lease of 1 s
+    m1 = await engine.get_next(account, "q", 30)
+    assert m1 is not None
+    await engine.ack(account, "q", m1.receipt)
+    clock.advance(1.5)  # m0 has used its one delivery: the next get dead-letters it
+    store.reset()
+    got = await engine.get_next(account, "q", 30)
+    assert got is not None and got.message == "m2"
+    assert store.calls["cas_message"] <= 4
+    stats = await engine.statistics(account, "q")
+    assert (stats.dead_lettered, stats.acked, stats.in_flight) == (1, 1, 1)
