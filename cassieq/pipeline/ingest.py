@@ -30,7 +30,7 @@ from cassieq.engine.clock import SystemClock
 from cassieq.engine.context import EngineContext
 from cassieq.engine.monotons import Monotons
 from cassieq.engine.publisher import new_message
-from cassieq.model import MAX_MESSAGE_BYTES, MessageRow, QueueDefinition
+from cassieq.model import MAX_MESSAGE_BYTES, QueueDefinition
 from cassieq.pipeline.progress import Progress
 from cassieq.pipeline.spark import PipelineError
 from cassieq.store.cassandra import CassandraStore
@@ -152,7 +152,7 @@ async def _write_all(settings: Settings, queue: QueueDefinition, messages: list[
         todo, batches = messages, 0
         for attempt in range(1, MAX_ATTEMPTS + 1):
             first = await monotons.take(queue.id, len(todo))
-            todo, written = await _write_range(store, queue, gate, first, todo, ctx.clock.now())
+            todo, written = await _write_range(store, ctx, queue, gate, first, todo)
             batches += written
             if not todo:
                 return TaskResult(rows=len(messages), reservations=attempt, batches=batches)
@@ -167,26 +167,27 @@ async def _write_all(settings: Settings, queue: QueueDefinition, messages: list[
 
 async def _write_range(
     store: CassandraStore,
+    ctx: EngineContext,
     queue: QueueDefinition,
     gate: asyncio.Semaphore,
     first: int,
     payloads: list[str],
-    now: int,
 ) -> tuple[list[str], int]:
     """Write ``payloads`` at monotons ``first...``; the ones refused, and the batch count."""
-    by_bucket: dict[int, list[MessageRow]] = defaultdict(list)
+    by_bucket: dict[int, list[tuple[int, str]]] = defaultdict(list)
     for offset, payload in enumerate(payloads):
-        row = new_message(first + offset, payload, now)
-        by_bucket[queue.bucket_of(row.monoton)].append(row)
+        by_bucket[queue.bucket_of(first + offset)].append((first + offset, payload))
 
     async def write(bucket: int) -> bool:
         async with gate:
-            return await store.insert_messages(queue.id, bucket, by_bucket[bucket], now)
+            # Stamped as it is written, like a put: a row stamped long before it lands
+            # would look written before a seal it came after.
+            now = ctx.clock.now()
+            rows = [new_message(monoton, payload, now) for monoton, payload in by_bucket[bucket]]
+            return await store.insert_messages(queue.id, bucket, rows, now)
 
     # Buckets in ascending order: readers meet written buckets rather than holes.
     order = sorted(by_bucket)
     written = await asyncio.gather(*(write(b) for b in order))
-    refused = [
-        r.message for b, ok in zip(order, written, strict=True) if not ok for r in by_bucket[b]
-    ]
-    return refused, len(order)
+    refused = [b for b, ok in zip(order, written, strict=True) if not ok]
+    return [payload for b in refused for _, payload in by_bucket[b]], len(order)

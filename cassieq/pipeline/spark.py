@@ -97,6 +97,7 @@ def session(
         # A re-run ingest task would reserve a second monoton range and write its rows
         # twice: a failed task fails the job instead (its summary says what was written).
         "spark.task.maxFailures": "1",
+        "spark.speculation": "false",  # a speculative copy of a task would write twice too
         "spark.ui.showConsoleProgress": "false",
     }
     if local:

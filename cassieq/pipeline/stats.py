@@ -1,9 +1,9 @@
 """The stats job: per queue, what happened to every message, and how long it took.
 
-Counts match the engine's own statistics exactly: the buckets the invisibility pointer
-has finished with are summed in its state (``summary``); the live buckets (from the
-pointer on, plus stragglers) are counted from their rows, with the same rules
-(:class:`cassieq.model.Counts`; a row moved by repair counts at its copy only).
+Counts are the engine's own statistics (its StatisticsReader, run by the job's driver):
+the buckets the invisibility pointer has finished with are summed in its state
+(``summary``); the live buckets (from the pointer on, plus stragglers) are counted from
+their rows (a row moved by repair counts at its copy only).
 ``published = acked + dead_lettered + in_flight + backlog``.
 
 The delivery-count histogram, the oldest unacked message and the ack latencies come from
@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from cassieq.model import InvisibilityState, QueueDefinition, QueueId, StatsSnapshot
+from cassieq.engine.context import EngineContext
+from cassieq.engine.stats import StatisticsReader
+from cassieq.model import InvisibilityState, QueueDefinition, Statistics, StatsSnapshot
 from cassieq.pipeline.buckets import message_rows, top_bucket
 from cassieq.pipeline.progress import Progress
 from cassieq.pipeline.store_access import StoreAccess
@@ -26,7 +28,6 @@ from cassieq.pipeline.store_access import StoreAccess
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-MAX_ROUNDS = 3  # re-reads of queues whose pointer moved during the scan
 PERCENTILES = (0.5, 0.95, 0.99)
 
 
@@ -35,6 +36,16 @@ class _QueueState:
     queue: QueueDefinition
     invisibility: InvisibilityState
     monoton: int
+
+
+@dataclass(frozen=True)
+class _At:
+    """The job's clock: every figure of one run is as of the same instant."""
+
+    ms: int
+
+    def now(self) -> int:
+        return self.ms
 
 
 def run(
@@ -46,25 +57,20 @@ def run(
     write: bool = True,
     progress: Progress | None = None,
 ) -> list[StatsSnapshot]:
-    """Snapshots of ``queues`` as of ``now_ms``; written to queue_stats when ``write``."""
+    """Snapshots of ``queues`` as of ``now_ms``; written to queue_stats when ``write``.
+
+    The counts come from the engine's own StatisticsReader (summary plus live buckets,
+    re-read until the invisibility state held still), so they are the engine's exactly;
+    Spark scans the stored rows for the histogram, the oldest unacked message and the
+    ack latencies.
+    """
     say = progress.phase if progress else (lambda _: None)
-    pending, done = list(queues), {}
-    for round_ in range(MAX_ROUNDS):
-        states = [_state(access, q) for q in pending]
-        say(f"scanning {len(states)} queue(s), {_bucket_count(states)} bucket(s)")
-        snapshots = _compute(spark, access.settings.keyspace, states, now_ms)
-        moved = []
-        for state in states:
-            again = access.run(access.store.read_invisibility(state.queue.id))
-            if again.rev != state.invisibility.rev and round_ < MAX_ROUNDS - 1:
-                moved.append(state.queue)  # the pointer moved under the scan: again
-            else:
-                done[state.queue.id] = snapshots[state.queue.id]
-        if not moved:
-            break
-        say(f"{len(moved)} queue(s) changed during the scan; reading them again")
-        pending = moved
-    result = [done[q.id] for q in queues]
+    reader = StatisticsReader(EngineContext(store=access.store, clock=_At(now_ms)))
+    counts = {q.id: access.run(reader.read(q)) for q in queues}
+    states = [_state(access, q) for q in queues]
+    say(f"scanning {len(states)} queue(s), {_bucket_count(states)} bucket(s)")
+    detail = _scan(spark, access.settings.keyspace, states, now_ms)
+    result = [_snapshot(q, counts[q.id], detail.get(str(q.id), {}), now_ms) for q in queues]
     if write:
         say(f"writing {len(result)} snapshot(s) to queue_stats")
         for snapshot in result:
@@ -82,9 +88,32 @@ def _bucket_count(states: list[_QueueState]) -> int:
     return sum(top_bucket(s.queue, s.monoton) + 1 for s in states)
 
 
-def _compute(
+def _snapshot(
+    queue: QueueDefinition, c: Statistics, d: dict[str, Any], now_ms: int
+) -> StatsSnapshot:
+    oldest = d.get("oldest_unacked")
+    latency = d.get("latency") or [None, None, None]
+    return StatsSnapshot(
+        queue=queue.id,
+        computed_at=now_ms,
+        published=c.published,
+        acked=c.acked,
+        dead_lettered=c.dead_lettered,
+        in_flight=c.in_flight,
+        backlog=c.size - c.in_flight,  # size = published - acked - dead_lettered
+        delivered=c.delivered,
+        delivery_count_histogram=d.get("histogram", {}),
+        oldest_unacked_age_s=None if oldest is None else max(0, now_ms - oldest) / 1000,
+        ack_latency_p50_ms=_float(latency[0]),
+        ack_latency_p95_ms=_float(latency[1]),
+        ack_latency_p99_ms=_float(latency[2]),
+        rows_scanned=int(d.get("rows") or 0),
+    )
+
+
+def _scan(
     spark: SparkSession, keyspace: str, states: list[_QueueState], now_ms: int
-) -> dict[QueueId, StatsSnapshot]:
+) -> dict[str, dict[str, Any]]:
     from pyspark.sql import functions as F
 
     ranges = [(s.queue, 0, top_bucket(s.queue, s.monoton)) for s in states]
@@ -98,80 +127,32 @@ def _compute(
     )
     rows = rows.join(F.broadcast(pointers), "queue_id").withColumns(
         {
+            # A row repair moved lives on at its copy: counted there only.
             "kept": F.col("republished_to").isNull(),
             "live": (F.col("bucket") >= F.col("pointer"))
             | F.array_contains(F.col("stragglers"), F.col("bucket")),
+            "acked_ok": F.col("acked") & ~F.coalesce(F.col("dead_lettered"), F.lit(False)),
         }
     )
-    rows = rows.withColumns(
-        {
-            "counted": F.col("kept") & F.col("live"),
-            "acked_ok": F.col("acked") & ~F.coalesce(F.col("dead_lettered"), F.lit(False)),
-            "dead": F.coalesce(F.col("dead_lettered"), F.lit(False)),
-        }
-    ).cache()
-    try:
-        totals = _totals(rows, now_ms)
-        histograms = _histograms(rows)
-    finally:
-        rows.unpersist()
-    out = {}
-    for s in states:
-        t, summary = totals.get(str(s.queue.id), {}), s.invisibility.summary
-        published = summary.published + int(t.get("published") or 0)
-        acked = summary.acked + int(t.get("acked") or 0)
-        dead = summary.dead_lettered + int(t.get("dead_lettered") or 0)
-        in_flight = int(t.get("in_flight") or 0)
-        oldest = t.get("oldest_unacked")
-        latency = t.get("latency") or [None, None, None]
-        out[s.queue.id] = StatsSnapshot(
-            queue=s.queue.id,
-            computed_at=now_ms,
-            published=published,
-            acked=acked,
-            dead_lettered=dead,
-            in_flight=in_flight,
-            backlog=published - acked - dead - in_flight,
-            delivered=summary.delivered + int(t.get("delivered") or 0),
-            delivery_count_histogram=histograms.get(str(s.queue.id), {}),
-            oldest_unacked_age_s=None if oldest is None else max(0, now_ms - oldest) / 1000,
-            ack_latency_p50_ms=_float(latency[0]),
-            ack_latency_p95_ms=_float(latency[1]),
-            ack_latency_p99_ms=_float(latency[2]),
-            rows_scanned=int(t.get("rows") or 0),
-        )
-    return out
-
-
-def _totals(rows: DataFrame, now_ms: int) -> dict[str, dict[str, Any]]:
-    from pyspark.sql import functions as F
-
-    def count_if(cond: Any) -> Any:
-        return F.sum(F.when(cond, 1).otherwise(0))
-
-    counted, unacked = F.col("counted"), ~F.col("acked")
     latency = F.when(
         F.col("kept") & F.col("acked_ok") & F.col("acked_at").isNotNull(),
         F.col("acked_at") - F.col("created_at"),
     )
-    agg = rows.groupBy("queue_id").agg(
-        F.count(F.lit(1)).alias("rows"),
-        count_if(counted).alias("published"),
-        count_if(counted & F.col("acked_ok")).alias("acked"),
-        count_if(counted & F.col("dead")).alias("dead_lettered"),
-        F.sum(F.when(counted, F.col("delivery_count")).otherwise(0)).alias("delivered"),
-        count_if(
-            counted
-            & unacked
-            & (F.col("delivery_count") > 0)
-            & (F.col("next_visible_on") > F.lit(now_ms))
-        ).alias("in_flight"),
-        F.min(F.when(counted & unacked, F.col("created_at"))).alias("oldest_unacked"),
-        # Exact percentiles (linear interpolation), not sketches: the figures are small
-        # enough per queue, and exact ones can be checked.
-        F.percentile(latency, list(PERCENTILES)).alias("latency"),
-    )
-    return {r["queue_id"]: r.asDict() for r in agg.collect()}
+    unacked_live = F.col("kept") & F.col("live") & ~F.col("acked")
+    rows = rows.cache()
+    try:
+        agg = rows.groupBy("queue_id").agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.min(F.when(unacked_live, F.col("created_at"))).alias("oldest_unacked"),
+            # Exact percentiles (linear interpolation), not sketches: checkable figures.
+            F.percentile(latency, list(PERCENTILES)).alias("latency"),
+        )
+        out = {r["queue_id"]: r.asDict() for r in agg.collect()}
+        for queue_id, histogram in _histograms(rows).items():
+            out.setdefault(queue_id, {})["histogram"] = histogram
+    finally:
+        rows.unpersist()
+    return out
 
 
 def _histograms(rows: DataFrame) -> dict[str, dict[int, int]]:
