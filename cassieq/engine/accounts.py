@@ -13,6 +13,7 @@ from cassieq.engine.errors import (
     KeyExists,
     KeyNotFound,
 )
+from cassieq.engine.recent import Recent
 from cassieq.model import Account, valid_name
 
 DEFAULT_KEY_NAMES = ("primary", "secondary")
@@ -26,20 +27,19 @@ def new_key() -> str:
 class Accounts:
     def __init__(self, ctx: EngineContext) -> None:
         self._ctx = ctx
-        self._cache: dict[str, tuple[Account, int]] = {}
+        self._cache: Recent[str, Account] = Recent(
+            ctx, ctx.tuning.account_cache_ms, max_entries=10_000
+        )
 
     async def get_for_auth(self, name: str) -> Account:
         """The account for checking credentials, trusted for ``account_cache_ms``: every
         request would otherwise read it. Changes made through this server apply at once;
         a key deleted through another server stops working here within that time."""
-        now = self._ctx.clock.now()
         cached = self._cache.get(name)
-        if cached is not None and now - cached[1] < self._ctx.tuning.account_cache_ms:
-            return cached[0]
+        if cached is not None:
+            return cached
         account = await self.get(name)
-        if len(self._cache) > 10_000:
-            self._cache.clear()
-        self._cache[name] = (account, now)
+        self._cache.put(name, account)
         return account
 
     async def create(self, name: str, keys: dict[str, str] | None = None) -> Account:
@@ -67,7 +67,7 @@ class Accounts:
         return await self._ctx.store.list_accounts()
 
     async def delete(self, name: str) -> None:
-        self._cache.pop(name, None)
+        self._cache.drop(name)
         await self._ctx.store.delete_account(name)
         self._ctx.log.info("account_deleted", account=name)
 
@@ -76,7 +76,7 @@ class Accounts:
             raise InvalidArgument(f"invalid key name {key_name!r}")
         await self.get(account)
         key = new_key()
-        self._cache.pop(account, None)
+        self._cache.drop(account)
         if not await self._ctx.store.add_key(account, key_name, key):
             raise KeyExists(f"account {account!r} already has a key named {key_name!r}")
         self._ctx.log.info("key_added", account=account, key_name=key_name)
@@ -86,6 +86,6 @@ class Accounts:
         current = await self.get(account)
         if key_name not in current.keys:
             raise KeyNotFound(f"account {account!r} has no key named {key_name!r}")
-        self._cache.pop(account, None)
+        self._cache.drop(account)
         await self._ctx.store.remove_key(account, key_name)
         self._ctx.log.info("key_deleted", account=account, key_name=key_name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import InvalidArgument, QueueExists, QueueNotFound
+from cassieq.engine.recent import Recent
 from cassieq.model import DeletionJob, QueueDefinition, QueueOptions, valid_name
 
 MAX_BUCKET_SIZE = 10_000
@@ -12,7 +13,9 @@ MAX_BUCKET_SIZE = 10_000
 class QueueDirectory:
     def __init__(self, ctx: EngineContext) -> None:
         self._ctx = ctx
-        self._cache: dict[tuple[str, str], tuple[QueueDefinition, int]] = {}
+        self._cache: Recent[tuple[str, str], QueueDefinition] = Recent(
+            ctx, ctx.tuning.queue_cache_ms, max_entries=10_000
+        )
 
     async def create(
         self, account: str, name: str, options: QueueOptions, *, error_if_exists: bool = False
@@ -46,13 +49,12 @@ class QueueDirectory:
         raise QueueExists(f"queue {name!r} is being changed concurrently; retry")
 
     async def get(self, account: str, name: str, *, fresh: bool = False) -> QueueDefinition:
-        now = self._ctx.clock.now()
-        cached = self._cache.get((account, name))
-        if cached and not fresh and now - cached[1] < self._ctx.tuning.queue_cache_ms:
-            return cached[0]
+        cached = None if fresh else self._cache.get((account, name))
+        if cached is not None:
+            return cached
         queue = await self._ctx.store.read_queue(account, name)
         if queue is None or queue.status != "active":
-            self._cache.pop((account, name), None)
+            self._cache.drop((account, name))
             raise QueueNotFound(f"queue {name!r} not found in account {account!r}")
         return self._remember(queue)
 
@@ -85,13 +87,13 @@ class QueueDirectory:
                 created_at=queue.created_at,
             )
             if await store.replace_queue(gone, queue.version):
-                self._cache.pop((account, name), None)
+                self._cache.drop((account, name))
                 self._ctx.log.info("queue_deleted", queue=str(queue.id))
                 return queue
         raise QueueNotFound(f"queue {name!r} is being changed concurrently; retry")
 
     def _remember(self, queue: QueueDefinition) -> QueueDefinition:
-        self._cache[(queue.account, queue.name)] = (queue, self._ctx.clock.now())
+        self._cache.put((queue.account, queue.name), queue)
         return queue
 
 
