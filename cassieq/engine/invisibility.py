@@ -72,11 +72,8 @@ class InvisibilitySide:
         self._acks: Recent[tuple[QueueId, int], set[int]] = Recent(ctx, QUIET_MAX_MS)
 
     def note_acked(self, queue: QueueId, bucket: int, monoton: int) -> None:
-        quiet = self._quiet.get((queue, bucket))
-        if quiet is not None:
-            quiet.unacked.discard(monoton)
-        # Also kept for a read of this bucket in flight now: its snapshot may predate the
-        # ack, and the entry it leaves must not wait for this message again.
+        # Kept apart from the quiet entries and subtracted when one is consulted: a read
+        # of the bucket in flight now may return a snapshot older than this ack.
         acked = self._acks.get((queue, bucket))
         if acked is None:
             self._acks.put((queue, bucket), acked := set())
@@ -87,9 +84,12 @@ class InvisibilitySide:
 
     def _skip(self, queue: QueueId, bucket: int, now: int, can_pass: bool) -> bool:
         quiet = self._quiet.get((queue, bucket))
-        if quiet is None or (not quiet.unacked and can_pass):
+        if quiet is None:
             return False
-        return not quiet.unacked or now < quiet.due
+        unacked = quiet.unacked - (self._acks.get((queue, bucket)) or set())
+        if not unacked:
+            return not can_pass  # settled: only a get that can pass the pointer reads it
+        return now < quiet.due
 
     async def _read_window_bucket(self, queue: QueueId, bucket: int) -> BucketState:
         """Gets of this server that want the same bucket at once share one read of it, and
@@ -99,8 +99,7 @@ class InvisibilitySide:
             snap = await self._ctx.store.read_bucket(queue, bucket)
             left = pending(snap)
             due = min((m.next_visible_on for m in left), default=_NEVER)
-            unacked = {m.monoton for m in left} - (self._acks.get((queue, bucket)) or set())
-            self._quiet.put((queue, bucket), _Quiet(unacked, due))
+            self._quiet.put((queue, bucket), _Quiet({m.monoton for m in left}, due))
             return snap
 
         return await self._reading.run((queue, bucket), read)

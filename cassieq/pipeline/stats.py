@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from cassieq.engine.clock import FakeClock
 from cassieq.engine.context import EngineContext
 from cassieq.engine.stats import StatisticsReader
 from cassieq.model import InvisibilityState, QueueDefinition, Statistics, StatsSnapshot
@@ -38,16 +39,6 @@ class _QueueState:
     monoton: int
 
 
-@dataclass(frozen=True)
-class _At:
-    """The job's clock: every figure of one run is as of the same instant."""
-
-    ms: int
-
-    def now(self) -> int:
-        return self.ms
-
-
 def run(
     spark: SparkSession,
     access: StoreAccess,
@@ -65,7 +56,8 @@ def run(
     ack latencies.
     """
     say = progress.phase if progress else (lambda _: None)
-    reader = StatisticsReader(EngineContext(store=access.store, clock=_At(now_ms)))
+    # A clock that stays at now_ms: every figure of the run is as of the same instant.
+    reader = StatisticsReader(EngineContext(store=access.store, clock=FakeClock(now_ms)))
     counts = {q.id: access.run(reader.read(q)) for q in queues}
     states = [_state(access, q) for q in queues]
     say(f"scanning {len(states)} queue(s), {_bucket_count(states)} bucket(s)")
