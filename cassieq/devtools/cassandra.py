@@ -23,7 +23,6 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -34,7 +33,7 @@ DEFAULT_VERSION = "5.0.9"  # newest 5.0 patch on Maven Central on 2026-11-21
 VERSION_RANGE_LATEST = "[5.0.0,5.0.99999]"
 MAIN_CLASS = "org.apache.cassandra.service.CassandraDaemon"
 START_TIMEOUT_S = 180.0
-_Log = Callable[[str], None]
+_Log = maven.Log
 STOP_TIMEOUT_S = 60.0
 
 # Copied in spirit from Cassandra's conf/jvm17-server.options: JPMS openings the
@@ -106,7 +105,7 @@ class NodeConfig:
             "native_port": int(env.get("CASSIEQ_CASSANDRA_PORT", "9042")),
             "storage_port": int(env.get("CASSIEQ_CASSANDRA_STORAGE_PORT", "7000")),
             "heap": env.get("CASSIEQ_CASSANDRA_HEAP", "1G"),
-            "home": Path(env.get("CASSIEQ_HOME", str(Path.home() / ".cache" / "cassieq"))),
+            "home": maven.cassieq_home(),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

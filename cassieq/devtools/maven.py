@@ -8,6 +8,7 @@ use, and a half-fetched tree never looks fetched (it is renamed into place at th
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import tempfile
@@ -16,6 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 Log = Callable[[str], None]
+
+
+def cassieq_home() -> Path:
+    """Where fetched jars and local nodes live: ``$CASSIEQ_HOME``, default ~/.cache/cassieq."""
+    return Path(os.environ.get("CASSIEQ_HOME", str(Path.home() / ".cache" / "cassieq")))
 
 
 class MavenError(RuntimeError):
@@ -63,7 +69,7 @@ def ensure_fetched(
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     say(f"fetched {len(jars)} jars into {dest}")
-    return verify_manifest(manifest, lib)
+    return [lib / j.name for j in jars]  # just hashed into the manifest
 
 
 def copy_dependencies(

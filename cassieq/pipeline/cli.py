@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import click
 import msgspec
 
+from cassieq.cli import _err
 from cassieq.config import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -206,12 +207,11 @@ def _job(name: str, master: str | None, quiet: bool) -> Iterator[tuple[Any, Any,
 @contextmanager
 def _errors() -> Iterator[None]:
     """One line on stderr and exit 1 for what a user can fix; no JVM stack traces."""
-    from cassieq.devtools.maven import MavenError
     from cassieq.pipeline.spark import PipelineError
 
     try:
         yield
-    except (PipelineError, MavenError, ValueError) as exc:
+    except (PipelineError, ValueError) as exc:  # connector_jars wraps mvn's errors too
         raise click.ClickException(str(exc).splitlines()[0] if str(exc) else repr(exc)) from exc
     except Exception as exc:
         # A task's PipelineError reaches the driver inside Spark's own exception.
@@ -272,10 +272,6 @@ def _table(head: list[str], rows: list[list[Any]]) -> None:
     widths = [max(len(r[i]) for r in cells) for i in range(len(head))]
     for r in cells:
         click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-
-
-def _err(text: str) -> None:
-    click.echo(text, err=True)
 
 
 def run_module(command: click.Command) -> None:

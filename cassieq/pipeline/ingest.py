@@ -152,7 +152,7 @@ async def _write_all(settings: Settings, queue: QueueDefinition, messages: list[
         todo, batches = messages, 0
         for attempt in range(1, MAX_ATTEMPTS + 1):
             first = await monotons.take(queue.id, len(todo))
-            todo, written = await _write_range(store, ctx, queue, gate, first, todo)
+            todo, written = await _write_range(ctx, queue, gate, first, todo)
             batches += written
             if not todo:
                 return TaskResult(rows=len(messages), reservations=attempt, batches=batches)
@@ -166,7 +166,6 @@ async def _write_all(settings: Settings, queue: QueueDefinition, messages: list[
 
 
 async def _write_range(
-    store: CassandraStore,
     ctx: EngineContext,
     queue: QueueDefinition,
     gate: asyncio.Semaphore,
@@ -184,7 +183,7 @@ async def _write_range(
             # would look written before a seal it came after.
             now = ctx.clock.now()
             rows = [new_message(monoton, payload, now) for monoton, payload in by_bucket[bucket]]
-            return await store.insert_messages(queue.id, bucket, rows, now)
+            return await ctx.store.insert_messages(queue.id, bucket, rows, now)
 
     # Buckets in ascending order: readers meet written buckets rather than holes.
     order = sorted(by_bucket)

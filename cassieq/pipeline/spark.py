@@ -32,13 +32,9 @@ class PipelineError(RuntimeError):
     """A job cannot run: a missing dependency, a bad argument, an unknown queue."""
 
 
-def cassieq_home() -> Path:
-    return Path(os.environ.get("CASSIEQ_HOME", str(Path.home() / ".cache" / "cassieq")))
-
-
 def connector_jars(log: maven.Log | None = None) -> list[Path]:
     """The connector's jars (fetched on first use)."""
-    dest = cassieq_home() / "spark" / f"{CONNECTOR.artifact}-{CONNECTOR.version}"
+    dest = maven.cassieq_home() / "spark" / f"{CONNECTOR.artifact}-{CONNECTOR.version}"
     try:
         return maven.ensure_fetched([CONNECTOR], dest, exclude=PROVIDED_BY_SPARK, log=log)
     except maven.MavenError as exc:

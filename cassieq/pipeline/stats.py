@@ -109,7 +109,8 @@ def _scan(
     from pyspark.sql import functions as F
 
     ranges = [(s.queue, 0, top_bucket(s.queue, s.monoton)) for s in states]
-    rows = message_rows(spark, keyspace, ranges)
+    # Only what the figures need: a payload can be 256 KiB, and the rows are cached.
+    rows = message_rows(spark, keyspace, ranges).drop("message", "updated_at", "next_visible_on")
     pointers = spark.createDataFrame(
         [
             (str(s.queue.id), s.invisibility.bucket, sorted(s.invisibility.stragglers))

@@ -45,8 +45,7 @@ class StoreAccess:
         """The active queue ``account/name``, or a PipelineError naming what is missing."""
         found = self.run(self.store.read_queue(account, name))
         if found is None or found.status != "active":
-            if self.run(self.store.read_account(account)) is None:
-                raise PipelineError(f"account {account!r} does not exist")
+            self._require_account(account)
             raise PipelineError(f"queue {name!r} does not exist in account {account!r}")
         return found
 
@@ -57,11 +56,14 @@ class StoreAccess:
                 raise PipelineError("--queue needs --account")
             return [self.queue(account, name)]
         if account is not None:
-            if self.run(self.store.read_account(account)) is None:
-                raise PipelineError(f"account {account!r} does not exist")
+            self._require_account(account)
             accounts = [account]
         else:
             accounts = [a.name for a in self.run(self.store.list_accounts())]
         return [
             q for a in accounts for q in self.run(self.store.list_queues(a)) if q.status == "active"
         ]
+
+    def _require_account(self, account: str) -> None:
+        if self.run(self.store.read_account(account)) is None:
+            raise PipelineError(f"account {account!r} does not exist")
