@@ -21,25 +21,17 @@ async def write_processed_history(store: Store, queue: QueueDefinition, messages
     qid, size = queue.id, queue.options.bucket_size
     buckets = messages // size
     clock_ms = 0
-    pending: set[asyncio.Task[None]] = set()
+    gate = asyncio.Semaphore(CONCURRENCY)
 
     async def bucket(b: int) -> None:
-        rows = [_processed(m, clock_ms) for m in range(b * size, (b + 1) * size)]
-        assert await store.insert_messages(qid, b, rows, clock_ms)
-        await store.seal_bucket(qid, b, clock_ms)
-        await store.finalize_bucket(qid, b, clock_ms)
-        await store.delete_bucket(qid, b)
+        async with gate:
+            rows = [_processed(m, clock_ms) for m in range(b * size, (b + 1) * size)]
+            assert await store.insert_messages(qid, b, rows, clock_ms)
+            await store.seal_bucket(qid, b, clock_ms)
+            await store.finalize_bucket(qid, b, clock_ms)
+            await store.delete_bucket(qid, b)
 
-    for b in range(buckets):
-        task = asyncio.get_running_loop().create_task(bucket(b))
-        pending.add(task)
-        if len(pending) >= CONCURRENCY:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for finished in done:
-                finished.result()
-    if pending:
-        for finished in (await asyncio.wait(pending))[0]:
-            finished.result()
+    await asyncio.gather(*(bucket(b) for b in range(buckets)))
     total = buckets * size
     assert (await store.cas_monoton(qid, 0, total))[0]
     for kind in ("reader", "repair"):

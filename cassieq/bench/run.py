@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import secrets
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -35,6 +36,28 @@ from cassieq.store.counting import CountingStore
 Say = Callable[[str], None]
 
 
+async def get_ack(target: Target, queue: str) -> bool:
+    """A get and its ack, counted once; False when the queue answered empty."""
+    receipt = await target.get(queue)
+    if receipt is None:
+        return False
+    await target.ack(queue, receipt)
+    return True
+
+
+def _get_ack_of(target: Target, queue: str, _: int) -> Awaitable[bool]:
+    return get_ack(target, queue)
+
+
+async def put_get_ack(target: Target, queue: str, message: str) -> bool:
+    """One message through: put, then get (again while empty) and ack."""
+    await target.put(queue, message)
+    for _ in range(100):
+        if await get_ack(target, queue):
+            return True
+    return False
+
+
 async def phases(target: Target, clients: int, seconds: float) -> dict[str, Any]:
     """put, then get+ack of what was put, then put->get->ack cycles; on fresh queues."""
     tag = secrets.token_hex(4)
@@ -46,25 +69,9 @@ async def phases(target: Target, clients: int, seconds: float) -> dict[str, Any]
         await target.put(queue, f"m-{i}")
         return True
 
-    async def get_ack(_: int) -> bool:
-        receipt = await target.get(queue)
-        if receipt is None:
-            return False
-        await target.ack(queue, receipt)
-        return True
-
-    async def e2e(i: int) -> bool:
-        await target.put(cycle, f"c-{i}")
-        for _ in range(100):
-            receipt = await target.get(cycle)
-            if receipt is not None:
-                await target.ack(cycle, receipt)
-                return True
-        return False
-
     put_rate = await rate(clients, seconds, put)
-    get_ack_rate = await rate(clients, seconds, get_ack)
-    e2e_rate = await rate(clients, seconds, e2e)
+    get_ack_rate = await rate(clients, seconds, lambda _: get_ack(target, queue))
+    e2e_rate = await rate(clients, seconds, lambda i: put_get_ack(target, cycle, f"c-{i}"))
     return {
         "put_per_s": round(put_rate, 1),
         "get_ack_per_s": round(get_ack_rate, 1),
@@ -161,17 +168,8 @@ async def _lwts_per_message(store: CountingStore, clients: int, seconds: float) 
     target = EngineTarget(engine, await _account(engine))
     await target.create_queue("lwt-count")
     store.reset()
-
-    async def cycle(i: int) -> bool:
-        await target.put("lwt-count", f"c-{i}")
-        for _ in range(100):
-            receipt = await target.get("lwt-count")
-            if receipt is not None:
-                await target.ack("lwt-count", receipt)
-                return True
-        return False
-
-    cycled = await rate(clients, seconds, cycle) * seconds
+    cycled = await rate(clients, seconds, lambda i: put_get_ack(target, "lwt-count", f"c-{i}"))
+    cycled *= seconds
     return round(store.lwts / max(cycled, 1), 2)
 
 
@@ -184,30 +182,22 @@ async def _account(engine: QueueEngine) -> str:
 async def _backlog_ratio(store: CountingStore, clients: int, seconds: float, backlog: int) -> float:
     engine = QueueEngine(store)
     account = await _account(engine)
+    target = EngineTarget(engine, account)
     rates = []
     for name, history in (("fresh", 0), ("history", backlog)):
         queue, _ = await engine.create_queue(account, name, QueueOptions())
         if history:
             await write_processed_history(store, queue, history)
-        target = EngineTarget(engine, account)
         stock = int(seconds * 400) + 200
         await asyncio.gather(*(engine.put(account, name, f"s-{i}") for i in range(stock)))
-
-        async def get_ack(_: int, name: str = name, target: EngineTarget = target) -> bool:
-            receipt = await target.get(name)
-            if receipt is None:
-                return False
-            await target.ack(name, receipt)
-            return True
-
-        rates.append(await rate(clients, seconds, get_ack))
+        rates.append(await rate(clients, seconds, functools.partial(_get_ack_of, target, name)))
     return round(rates[1] / max(rates[0], 0.001), 2)
 
 
 async def _http(
     settings: Settings, keyspace: str, clients: list[int], seconds: float, say: Say
 ) -> dict[str, Any]:
-    port = _free_port()
+    port = free_port()
     token = secrets.token_urlsafe(16)
     env = {
         **os.environ,
@@ -260,7 +250,8 @@ async def _wait_for(url: str) -> None:
     raise RuntimeError("the benchmark's server did not start")
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback port nobody listens on now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
