@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -16,15 +15,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from cassieq.bench.run import free_port
 from tests.conftest import CassandraNode
 
 ADMIN_TOKEN = "test-operator-" + secrets.token_hex(8)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

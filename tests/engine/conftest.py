@@ -32,6 +32,12 @@ def engine(store: CountingStore, clock: FakeClock) -> QueueEngine:
 
 
 @pytest.fixture
+def other(store: CountingStore, clock: FakeClock) -> QueueEngine:
+    """A second server on the same store (its own caches, leases and instance id)."""
+    return QueueEngine(store, clock, instance_id="other")  # type: ignore[arg-type]
+
+
+@pytest.fixture
 async def account(engine: QueueEngine) -> str:
     # A fresh account per test keeps tests apart on the shared Cassandra keyspace.
     name = f"t-{uuid.uuid4().hex[:12]}"

@@ -87,9 +87,12 @@ async def test_late_write_is_delivered_once_via_repair_after_finalize_timeout(
 
 
 async def test_two_instances_republish_a_late_write_once(
-    store: CountingStore, clock: FakeClock, account: str, engine: QueueEngine
+    store: CountingStore,
+    clock: FakeClock,
+    account: str,
+    engine: QueueEngine,
+    other: QueueEngine,
 ) -> None:
-    other = QueueEngine(store, clock, instance_id="other")  # type: ignore[arg-type]
     await sealed_bucket_with_late_write(engine, account, clock)
     clock.advance(16)
     results = await asyncio.gather(engine.repair(account, "q"), other.repair(account, "q"))
@@ -100,9 +103,12 @@ async def test_two_instances_republish_a_late_write_once(
 
 
 async def test_a_dead_lease_owner_hands_repair_over_within_the_ttl(
-    store: CountingStore, clock: FakeClock, account: str, engine: QueueEngine
+    store: CountingStore,
+    clock: FakeClock,
+    account: str,
+    engine: QueueEngine,
+    other: QueueEngine,
 ) -> None:
-    other = QueueEngine(store, clock, instance_id="other")  # type: ignore[arg-type]
     await make_queue(engine, account)
     assert await engine.repair(account, "q") == 0  # `engine` owns the lease now...
     # ...and is killed: it never renews. The other instance waits out the TTL only.
@@ -141,13 +147,16 @@ async def test_delete_and_recreate_gives_an_empty_queue_and_old_rows_go(
 
 
 async def test_a_write_in_the_millisecond_of_the_seal_is_counted_and_delivered_once(
-    store: CountingStore, clock: FakeClock, account: str, engine: QueueEngine
+    store: CountingStore,
+    clock: FakeClock,
+    account: str,
+    engine: QueueEngine,
+    other: QueueEngine,
 ) -> None:
     """Found by the state machine: the reader seals a bucket of holes, the invisibility
     pointer passes it, and then a stalled write lands stamped with the seal's very
     millisecond. It must still count as a late write (repair's), not be lost behind the
     pointer nor delivered by a server whose view of the pointer is stale."""
-    other = QueueEngine(store, clock, instance_id="other")  # type: ignore[arg-type]
     queue = await make_queue(engine, account, "q", bucket_size=3, finalize_seconds=5)
     taken = await engine.publisher.take_monotons(queue.id, 3)  # bucket 0, all holes
     assert await other.get_next(account, "q", 30) is None  # starts the hole grace
@@ -166,12 +175,15 @@ async def test_a_write_in_the_millisecond_of_the_seal_is_counted_and_delivered_o
 
 
 async def test_a_server_with_a_stale_pointer_leaves_a_passed_bucket_to_repair(
-    store: CountingStore, clock: FakeClock, account: str, engine: QueueEngine
+    store: CountingStore,
+    clock: FakeClock,
+    account: str,
+    engine: QueueEngine,
+    other: QueueEngine,
 ) -> None:
     """Found in review: a row stamped before the seal that lands after another server's
     invisibility pointer passed the bucket is repair's. A server whose cached reader
     pointer still names that bucket must not deliver it (its stats would never count it)."""
-    other = QueueEngine(store, clock, instance_id="other")  # type: ignore[arg-type]
     queue = await make_queue(engine, account, "q", bucket_size=3, finalize_seconds=5)
     taken = await engine.publisher.take_monotons(queue.id, 3)
     stamp = clock.now()  # the slow writer stamps its row now, before the seal

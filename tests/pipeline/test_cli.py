@@ -10,9 +10,8 @@ from pathlib import Path
 
 from cassieq.engine import FakeClock
 from cassieq.model import QueueOptions
-from cassieq.pipeline.store_access import StoreAccess
 from tests.conftest import CassandraNode
-from tests.pipeline.conftest import engine_on, new_account
+from tests.pipeline.conftest import World, engine_on
 
 CASSIEQ = str(Path(sys.executable).with_name("cassieq"))
 
@@ -29,10 +28,9 @@ def _run(node: CassandraNode, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ingest_jsonl_then_stats_json(
-    cassandra_node: CassandraNode, access: StoreAccess, tmp_path: Path
+    cassandra_node: CassandraNode, world: World, tmp_path: Path
 ) -> None:
-    engine = engine_on(access, FakeClock())
-    account = new_account(access, engine)
+    access, engine, account = world.access, world.engine, world.account
     access.run(engine.create_queue(account, "bulk", QueueOptions(bucket_size=10)))
     source = tmp_path / "in.jsonl"
     lines = [json.dumps({"message": f"m{i}"}) for i in range(250)]
@@ -67,10 +65,9 @@ def test_ingest_jsonl_then_stats_json(
 
 
 def test_pipeline_errors_are_one_line(
-    cassandra_node: CassandraNode, access: StoreAccess, tmp_path: Path
+    cassandra_node: CassandraNode, world: World, tmp_path: Path
 ) -> None:
-    engine = engine_on(access, FakeClock())
-    account = new_account(access, engine)
+    access, engine, account = world.access, world.engine, world.account
     access.run(engine.create_queue(account, "q", QueueOptions()))
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"message": "ok"}\n{"message": \n')
@@ -90,11 +87,8 @@ def test_pipeline_errors_are_one_line(
     assert access.run(access.store.read_monoton(access.queue(account, "q").id)) == 0
 
 
-def test_job_runs_as_a_module_for_spark_submit(
-    cassandra_node: CassandraNode, access: StoreAccess
-) -> None:
-    engine = engine_on(access, FakeClock())
-    account = new_account(access, engine)
+def test_job_runs_as_a_module_for_spark_submit(cassandra_node: CassandraNode, world: World) -> None:
+    access, engine, account = world.access, world.engine, world.account
     access.run(engine.create_queue(account, "m", QueueOptions()))
     access.run(engine.put(account, "m", "x"))
     done = _run(cassandra_node, sys.executable, "-m", "cassieq.pipeline.stats",
