@@ -26,7 +26,8 @@ class Reader:
         self._ctx = ctx
         self._hints = hints
         # The reader pointer as this server last saw or moved it. Stale only behind (only
-        # a compare-and-set moves it forward), and _leave reads it before acting on it.
+        # a compare-and-set moves it forward): the reader's takes are conditioned on the
+        # bucket not being sealed, and _leave re-reads it unless this server moved it.
         self._pointers: Recent[QueueId, int] = Recent(ctx, ctx.tuning.state_cache_ms)
         # queue -> the bucket this server's own CAS moved the reader pointer to: leaving
         # it needs no read of the pointer first (if another server moved on meanwhile,
@@ -48,10 +49,9 @@ class Reader:
         if delivery is not None:
             return delivery
         for _ in range(MAX_STEPS):
-            snap = self._hint(queue, bucket)
-            fresh = snap is None
-            if snap is None:
-                snap = await self._read_bucket(queue, bucket)
+            hint = self._hint(queue, bucket)
+            fresh = hint is None
+            snap = hint if hint is not None else await self._read_bucket(queue, bucket)
             if fresh and snap.sealed_at is not None:
                 # Sealed: the reader has left it (maybe another server, and this server's
                 # view of the pointer is behind). What is in it is not the reader's.
@@ -60,12 +60,12 @@ class Reader:
                 delivery, exhausted = await self._take_from(queue, snap, invisibility_ms)
             if delivery is not None:
                 return delivery
-            if not fresh:
-                self._hints.drop(queue.id, bucket)  # a hint that gave nothing: read it
+            if not fresh or not exhausted:
+                # What it showed was tried (lost to another server, sealed under us, or
+                # dead-lettered): trying the same snapshot again would only lose again.
+                self._hints.drop(queue.id, bucket)
                 continue
-            if not exhausted:
-                continue  # lost races or dead-lettered: read the bucket again
-            next_bucket = await self._next_bucket(queue, bucket, len(snap.messages))
+            next_bucket = await self._next_bucket(queue, snap)
             if next_bucket is None:
                 return None
             bucket = next_bucket
@@ -129,23 +129,24 @@ class Reader:
             await self._deliverer.wait_for_tries(queue, visible)
         return None, False
 
-    async def _next_bucket(self, queue: QueueDefinition, bucket: int, written: int) -> int | None:
+    async def _next_bucket(self, queue: QueueDefinition, snap: BucketState) -> int | None:
         """The bucket to read after an exhausted one, or None when the queue has nothing now.
 
         Single-flight per server: readers that find the bucket exhausted at the same time
         share one decision (one monoton read, one seal, one pointer CAS) and its answer.
         """
-        return await self._advancing.run(
-            (queue.id, bucket), lambda: self._leave(queue, bucket, written)
-        )
+        return await self._advancing.run((queue.id, snap.bucket), lambda: self._leave(queue, snap))
 
-    async def _leave(self, queue: QueueDefinition, bucket: int, written: int) -> int | None:
+    async def _leave(self, queue: QueueDefinition, snap: BucketState) -> int | None:
         # Leave the bucket only when no writer can still be given a monoton in it;
         # invisible messages stay behind for the invisibility side. Every get waits while
         # the reader leaves a bucket, so the reads are skipped where the answer is known.
-        store, qid, now = self._ctx.store, queue.id, self._ctx.clock.now()
-        full = written >= queue.options.bucket_size  # every monoton of it has its row
-        if not full and await store.read_monoton(qid) < (bucket + 1) * queue.options.bucket_size:
+        store, qid, now, bucket = self._ctx.store, queue.id, self._ctx.clock.now(), snap.bucket
+        size = queue.options.bucket_size
+        # Complete: every monoton of it has its row, or it was sealed (which is only done
+        # once the monoton had passed it and its holes had their grace).
+        complete = len(snap.messages) >= size or snap.sealed_at is not None
+        if not complete and await store.read_monoton(qid) < (bucket + 1) * size:
             return None
         if self._moved_here.get(qid) != bucket:
             # The bucket came from a read of the pointer, maybe a stale one: if another
@@ -154,13 +155,12 @@ class Reader:
             if current > bucket:
                 self._pointers.put(qid, current)
                 return current
-        if self._writes_may_be_in_flight(queue, bucket, written, now):
+        if not complete and self._writes_may_be_in_flight(queue, bucket, now):
             return None
         # The next bucket is read while the seal and the pointer move are under way.
         self._prefetch(queue, bucket + 1)
         # Takes from a sealed bucket are refused (the reader's takes are conditioned on
         # the seal marker), so this server's takes still under way go first.
-        size = queue.options.bucket_size
         await self._deliverer.wait_for_all_tries(queue, bucket * size, (bucket + 1) * size)
         await store.seal_bucket(qid, bucket, now)
         if await store.cas_pointer(qid, "reader", bucket, bucket + 1):
@@ -183,17 +183,13 @@ class Reader:
         if not task.cancelled() and task.exception() is not None:
             self._ctx.log.debug("prefetch_failed", error=str(task.exception()))
 
-    def _writes_may_be_in_flight(
-        self, queue: QueueDefinition, bucket: int, written: int, now: int
-    ) -> bool:
+    def _writes_may_be_in_flight(self, queue: QueueDefinition, bucket: int, now: int) -> bool:
         """A taken monoton whose row is missing is a write in flight or a dead writer's hole.
 
         Sealing at once would turn every in-flight write into a late write that only
         repair delivers, after the finalize wait (the original design's behaviour under
         concurrent puts). Waiting a short grace lets them land; after it they are holes.
         """
-        if written >= queue.options.bucket_size:
-            return False
         seen = self._missing_since.get(queue.id)
         if seen is None or seen[0] != bucket:
             self._missing_since[queue.id] = (bucket, now)
