@@ -15,6 +15,9 @@ as a *straggler* (bucket -> when it is due), looked at only when due.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+import msgspec
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.delivery import Deliverer
@@ -47,6 +50,16 @@ def pending(snap: BucketState) -> list[MessageRow]:
         for m in snap.messages
         if not m.acked and m.republished_to is None and not m.late_write(snap.sealed_at)
     ]
+
+
+def _due(left: list[MessageRow]) -> int:
+    """When the first of these messages becomes visible (never, for none)."""
+    return min((m.next_visible_on for m in left), default=_NEVER)
+
+
+def _bump(state: InvisibilityState, **changes: Any) -> InvisibilityState:
+    """The state with ``changes``, as the next revision (every change is a CAS on rev)."""
+    return msgspec.structs.replace(state, rev=state.rev + 1, **changes)
 
 
 def settled_counts(snap: BucketState) -> Counts:
@@ -98,8 +111,7 @@ class InvisibilitySide:
         async def read() -> BucketState:
             snap = await self._ctx.store.read_bucket(queue, bucket)
             left = pending(snap)
-            due = min((m.next_visible_on for m in left), default=_NEVER)
-            self._quiet.put((queue, bucket), _Quiet({m.monoton for m in left}, due))
+            self._quiet.put((queue, bucket), _Quiet({m.monoton for m in left}, _due(left)))
             return snap
 
         return await self._reading.run((queue, bucket), read)
@@ -136,31 +148,18 @@ class InvisibilitySide:
                 return delivery
             state = await self._settle_straggler(queue, state, snap)
 
-        bucket = state.bucket
-        limit = min(reader_bucket, bucket + self._ctx.tuning.invisibility_scan_buckets)
-        at_head = True
-        while bucket < limit:
+        limit = min(reader_bucket, state.bucket + self._ctx.tuning.invisibility_scan_buckets)
+        for bucket in range(state.bucket, limit):
+            # At the head while every bucket before this one was passed in this very get.
+            at_head = bucket == state.bucket
             if self._skip(queue.id, bucket, now, at_head and queue.id not in self._passing):
-                at_head = False  # this get will not move the pointer past it
-                bucket += 1
                 continue
             snap = await self._read_window_bucket(queue.id, bucket)
             delivery = await self._deliver_from(queue, snap, invisibility_ms)
             if delivery is not None:
                 return delivery
-            if at_head and queue.id not in self._passing:
-                self._passing.add(queue.id)
-                try:
-                    moved = await self._try_pass(queue, state, snap)
-                finally:
-                    self._passing.discard(queue.id)
-                if moved is None:
-                    at_head = False
-                else:
-                    state = moved
-            else:
-                at_head = False
-            bucket += 1
+            if at_head and (moved := await self._try_pass(queue, state, snap)) is not None:
+                state = moved
         return None
 
     async def _deliver_from(
@@ -187,35 +186,33 @@ class InvisibilitySide:
     async def _try_pass(
         self, queue: QueueDefinition, state: InvisibilityState, snap: BucketState
     ) -> InvisibilityState | None:
-        """Move the pointer past its bucket when nothing there needs it; None if it stays."""
-        if snap.bucket != state.bucket:
+        """Move the pointer past its bucket when nothing there needs it; None if it stays
+        (or another get of this server is moving it: they would all spend an LWT on it)."""
+        if queue.id in self._passing:
             return None
         tuning, now = self._ctx.tuning, self._ctx.clock.now()
         left = pending(snap)
         if not left:
-            new = InvisibilityState(
-                bucket=snap.bucket + 1,
-                rev=state.rev + 1,
-                stragglers=state.stragglers,
-                summary=state.summary + settled_counts(snap),
-            )
+            new = _bump(state, bucket=snap.bucket + 1, summary=state.summary + settled_counts(snap))
         elif (
             snap.finalized
             and len(state.stragglers) < tuning.max_stragglers
-            and min(m.next_visible_on for m in left) > now
+            and (due := _due(left)) > now
         ):
             # Only deliveries in force are left (a long lease, or one kept alive by updates):
-            # keep the bucket aside, due when the first of them ends, and move on.
-            due = min(m.next_visible_on for m in left)
-            new = InvisibilityState(
-                bucket=snap.bucket + 1,
-                rev=state.rev + 1,
-                stragglers={**state.stragglers, snap.bucket: due},
-                summary=state.summary,  # counted when the straggler is settled
+            # keep the bucket aside, due when the first of them ends, and move on. It is
+            # counted into the summary when the straggler is settled.
+            new = _bump(
+                state, bucket=snap.bucket + 1, stragglers={**state.stragglers, snap.bucket: due}
             )
         else:
             return None
-        if not await self._cas(queue.id, state, new):
+        self._passing.add(queue.id)
+        try:
+            moved = await self._cas(queue.id, state, new)
+        finally:
+            self._passing.discard(queue.id)
+        if not moved:
             return None
         self._ctx.log.debug("invisibility_pointer_moved", queue=str(queue.id), bucket=new.bucket)
         if not left:
@@ -231,15 +228,13 @@ class InvisibilitySide:
         stragglers = dict(state.stragglers)
         summary = state.summary
         if left:
-            stragglers[snap.bucket] = min(m.next_visible_on for m in left)
+            stragglers[snap.bucket] = _due(left)
         else:
             del stragglers[snap.bucket]
             summary = summary + settled_counts(snap)
         if stragglers == state.stragglers:
             return state
-        new = InvisibilityState(
-            bucket=state.bucket, rev=state.rev + 1, stragglers=stragglers, summary=summary
-        )
+        new = _bump(state, stragglers=stragglers, summary=summary)
         if await self._cas(queue.id, state, new):
             if not left:
                 await self._drop_if_finished(queue, snap)
@@ -255,13 +250,9 @@ class InvisibilitySide:
             current = state.stragglers.get(bucket)
             if current is None or current <= due:
                 return
-            new = InvisibilityState(
-                bucket=state.bucket,
-                rev=state.rev + 1,
-                stragglers={**state.stragglers, bucket: due},
-                summary=state.summary,
-            )
-            if await self._cas(queue.id, state, new):
+            if await self._cas(
+                queue.id, state, _bump(state, stragglers={**state.stragglers, bucket: due})
+            ):
                 return
 
     async def _drop_if_finished(self, queue: QueueDefinition, snap: BucketState) -> None:
