@@ -29,7 +29,6 @@ class _Put:
     queue: QueueDefinition
     message: str
     invisibility_ms: int
-    delivery_count: int
     done: asyncio.Future[int]
     attempts: int = field(default=0)
 
@@ -58,14 +57,12 @@ class Publisher:
         queue: QueueDefinition,
         message: str,
         initial_invisibility_ms: int = 0,
-        *,
-        delivery_count: int = 0,
     ) -> int:
-        """Store a message; return its monoton. ``delivery_count`` is kept by moves."""
+        """Store a message; return its monoton."""
         if initial_invisibility_ms < 0:
             raise InvalidArgument("initial invisibility must be >= 0")
         loop = asyncio.get_running_loop()
-        put = _Put(queue, message, initial_invisibility_ms, delivery_count, loop.create_future())
+        put = _Put(queue, message, initial_invisibility_ms, loop.create_future())
         if not self._grouped:
             await self._write([put])
             while not put.done.done():  # its bucket was finalized: again, with a new monoton
@@ -108,9 +105,7 @@ class Publisher:
         now = ctx.clock.now()
         by_bucket: dict[int, list[tuple[_Put, MessageRow]]] = defaultdict(list)
         for offset, put in enumerate(group):
-            row = new_message(
-                first + offset, put.message, now, put.invisibility_ms, put.delivery_count
-            )
+            row = new_message(first + offset, put.message, now, put.invisibility_ms)
             by_bucket[queue.bucket_of(row.monoton)].append((put, row))
         results = await asyncio.gather(
             *(

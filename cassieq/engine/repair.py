@@ -12,7 +12,7 @@ import msgspec
 from cassieq.engine.context import EngineContext, new_token
 from cassieq.engine.errors import Contention
 from cassieq.engine.leases import Leases
-from cassieq.engine.publisher import Publisher
+from cassieq.engine.publisher import Publisher, new_message
 from cassieq.model import BucketState, InvisibilityState, MessageRow, QueueDefinition
 
 MAX_BUCKETS_PER_RUN = 256
@@ -52,12 +52,13 @@ class Repairer:
                 # race its pass (it may be about to move past a row it read before it landed):
                 # come back when it has moved on.
                 break
-            for row in snap.messages:
-                if _needs_move(row, snap, state):
-                    await self._move(queue, snap.bucket, row)
-            snap = await store.read_bucket(qid, bucket)
-            if any(_needs_move(row, snap, state) for row in snap.messages):
-                break  # a move did not finish (contention, an error): never skip past it
+            moving = [row for row in snap.messages if _needs_move(row, snap, state)]
+            for row in moving:
+                await self._move(queue, snap.bucket, row)
+            if moving:
+                snap = await store.read_bucket(qid, bucket)
+                if any(_needs_move(row, snap, state) for row in snap.messages):
+                    break  # a move did not finish (contention, an error): never skip past it
             await self._drop_if_finished(queue, snap, state)
             if not await store.cas_pointer(qid, "repair", bucket, bucket + 1):
                 break  # someone else repairs this queue now (our lease lapsed)
@@ -91,17 +92,12 @@ class Repairer:
         for _ in range(ctx.tuning.max_cas_attempts):
             target = claim.republished_to or 0  # set by the claim above
             now = ctx.clock.now()
-            copy = MessageRow(
-                monoton=target,
-                message=row.message,
-                version=1,
-                delivery_count=row.delivery_count,
-                acked=False,
-                next_visible_on=row.next_visible_on,
+            # A fresh row at the target that keeps the message's tag, deliveries and
+            # visibility (a receipt of it stays meaningful; a lease still holds).
+            copy = msgspec.structs.replace(
+                new_message(target, row.message, now, delivery_count=row.delivery_count),
                 tag=row.tag,
-                created_at=now,
-                updated_at=now,
-                change=new_token(),
+                next_visible_on=row.next_visible_on,
             )
             if await store.insert_messages(qid, queue.bucket_of(target), [copy], now):
                 break  # written now, or already there from an earlier try
