@@ -206,7 +206,10 @@ class Delivery(msgspec.Struct, frozen=True, kw_only=True):
     receipt: PopReceipt
     message: str
     delivery_count: int
-    tag: str
+
+    @property
+    def tag(self) -> str:
+        return self.receipt.tag
 
 
 class Statistics(msgspec.Struct, frozen=True, kw_only=True):

@@ -128,7 +128,6 @@ class Deliverer:
             receipt=PopReceipt(queue.version, row.monoton, taken.version, row.tag),
             message=row.message,
             delivery_count=taken.delivery_count,
-            tag=row.tag,
         )
 
     async def dead_letter(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import msgspec
+
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import InvalidArgument, QueueExists, QueueNotFound
 from cassieq.engine.recent import Recent
@@ -36,14 +38,7 @@ class QueueDirectory:
                 return self._remember(existing), False
             # A deleted queue's row keeps its bumped version: the new queue takes it,
             # so it shares no rows with the old one being cleaned up.
-            revived = QueueDefinition(
-                account=account,
-                name=name,
-                version=existing.version,
-                status="active",
-                options=options,
-                created_at=now,
-            )
+            revived = msgspec.structs.replace(fresh, version=existing.version)
             if await store.replace_queue(revived, existing.version):
                 return self._remember(revived), True
         raise QueueExists(f"queue {name!r} is being changed concurrently; retry")
@@ -78,14 +73,7 @@ class QueueDirectory:
             # job for a live queue, which the deleter recognises and drops.
             job = DeletionJob(queue=queue.id, bucket_size=queue.options.bucket_size, created_at=now)
             await store.add_deletion_job(job)
-            gone = QueueDefinition(
-                account=account,
-                name=name,
-                version=queue.version + 1,
-                status="deleted",
-                options=queue.options,
-                created_at=queue.created_at,
-            )
+            gone = msgspec.structs.replace(queue, version=queue.version + 1, status="deleted")
             if await store.replace_queue(gone, queue.version):
                 self._cache.drop((account, name))
                 self._ctx.log.info("queue_deleted", queue=str(queue.id))

@@ -19,11 +19,13 @@ class StatisticsReader:
     async def read(self, queue: QueueDefinition) -> Statistics:
         # The pointer may pass (and drop) a bucket between reading its state and reading
         # the buckets: then the bucket is in neither. Read again until the state held.
+        state = await self._ctx.store.read_invisibility(queue.id)
         for _ in range(8):
-            state = await self._ctx.store.read_invisibility(queue.id)
             stats = await self._read(queue, state)
-            if (await self._ctx.store.read_invisibility(queue.id)).rev == state.rev:
+            latest = await self._ctx.store.read_invisibility(queue.id)
+            if latest.rev == state.rev:
                 return stats
+            state = latest
         return stats
 
     async def _read(self, queue: QueueDefinition, state: InvisibilityState) -> Statistics:
