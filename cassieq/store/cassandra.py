@@ -57,6 +57,12 @@ _MIGRATION_FILE_RE = re.compile(r"^(\d{4})_[a-z0-9_]+\.cql$")
 _TABLE_RE = re.compile(r"\b(FROM|INTO|UPDATE)\s+(\w+)")
 
 
+def _check_keyspace(keyspace: str, error: type[Exception] = ValueError) -> None:
+    # Keyspace names are put into CQL text: only names of the plain form get there.
+    if not _KEYSPACE_RE.match(keyspace):
+        raise error(f"invalid keyspace name {keyspace!r}")
+
+
 class CassandraUnavailable(RuntimeError):
     """No Cassandra node answered at the configured address."""
 
@@ -185,8 +191,7 @@ def apply_schema(session: Session, keyspace: str, replication: str, schema_dir: 
     Every statement is ``IF NOT EXISTS``-safe, and each file is recorded with its
     checksum once all its statements ran, so a run cut short is simply re-run.
     """
-    if not _KEYSPACE_RE.match(keyspace):
-        raise SchemaError(f"invalid keyspace name {keyspace!r}")
+    _check_keyspace(keyspace, SchemaError)
     migrations = load_migrations(schema_dir)
     session.execute(f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = {replication}")
     session.execute(
@@ -220,8 +225,7 @@ def apply_schema(session: Session, keyspace: str, replication: str, schema_dir: 
 
 
 def drop_keyspace(session: Session, keyspace: str) -> None:
-    if not _KEYSPACE_RE.match(keyspace):
-        raise SchemaError(f"invalid keyspace name {keyspace!r}")
+    _check_keyspace(keyspace, SchemaError)
     session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=120)
     _wait_for_schema_agreement(session)
 
@@ -294,18 +298,7 @@ class CassandraStore:
         raise AssertionError("unreachable")
 
     def _once(self, statement: Any, params: Sequence[Any] | None) -> asyncio.Future[list[Any]]:
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[list[Any]] = loop.create_future()
-        response = self._session.execute_async(statement, params)
-
-        def done(rows: Any) -> None:
-            loop.call_soon_threadsafe(_resolve, future, list(rows or ()))
-
-        def failed(exc: BaseException) -> None:
-            loop.call_soon_threadsafe(_reject, future, exc)
-
-        response.add_callbacks(done, failed)
-        return future
+        return _execute(self._session, statement, params)
 
     async def _cas(
         self,
@@ -333,6 +326,17 @@ class CassandraStore:
         bound = statement.bind(params)
         bound.consistency_level = self._serial
         return await self._run(bound)
+
+    def _stored_change_is(
+        self, read: Any, key: Sequence[Any], change: str
+    ) -> Callable[[], Awaitable[bool]]:
+        """Resolve an unknown LWT outcome: applied if the row now carries our change token."""
+
+        async def resolve() -> bool:
+            rows = await self._read_serial(read, key)
+            return bool(rows) and rows[0].last_change == change
+
+        return resolve
 
     # ----------------------------------------------------------------- accounts
 
@@ -372,28 +376,30 @@ class CassandraStore:
     # ----------------------------------------------------------------- queues
 
     async def insert_queue(self, queue: QueueDefinition) -> QueueDefinition | None:
-        async def resolve() -> bool:
-            rows = await self._read_serial(self._q.queue_read, (queue.account, queue.name))
-            return bool(rows) and _queue(rows[0]) == queue
-
+        resolve = self._stored_queue_is(queue)
         applied, row = await self._cas(self._q.queue_insert, _queue_params(queue), resolve)
         if applied:
             return None
         if row is not None and row.version is not None:
             return _queue(row)
-        existing = await self.read_queue(queue.account, queue.name)
-        return existing
+        return await self.read_queue(queue.account, queue.name)
 
     async def replace_queue(self, queue: QueueDefinition, expected_version: int) -> bool:
-        async def resolve() -> bool:
-            rows = await self._read_serial(self._q.queue_read, (queue.account, queue.name))
-            return bool(rows) and _queue(rows[0]) == queue
-
+        resolve = self._stored_queue_is(queue)
         p = _queue_params(queue)
         # UPDATE order: every column but the key, then the key, then the condition.
         params = (*p[2:], p[0], p[1], expected_version)
         applied, _ = await self._cas(self._q.queue_replace, params, resolve)
         return applied
+
+    def _stored_queue_is(self, queue: QueueDefinition) -> Callable[[], Awaitable[bool]]:
+        """Resolve an unknown LWT outcome on a queue row: applied if it is stored as ours."""
+
+        async def resolve() -> bool:
+            rows = await self._read_serial(self._q.queue_read, (queue.account, queue.name))
+            return bool(rows) and _queue(rows[0]) == queue
+
+        return resolve
 
     async def read_queue(self, account: str, name: str) -> QueueDefinition | None:
         rows = await self._run(self._q.queue_read, (account, name))
@@ -412,16 +418,10 @@ class CassandraStore:
     async def cas_monoton(self, queue: QueueId, expected: int, new: int) -> tuple[bool, int]:
         token = new_token()
         qid = str(queue)
-
-        async def resolve() -> bool:
-            rows = await self._read_serial(self._q.monoton_read, (qid,))
-            return bool(rows) and rows[0].last_change == token
-
-        params: tuple[Any, ...]
-        if expected == 0:
-            stmt, params = self._q.monoton_cas_first, (new, token, qid)
-        else:
-            stmt, params = self._q.monoton_cas, (new, token, qid, expected)
+        resolve = self._stored_change_is(self._q.monoton_read, (qid,), token)
+        stmt, params = _first_or_cas(
+            self._q.monoton_cas_first, self._q.monoton_cas, (new, token, qid), expected
+        )
         applied, row = await self._cas(stmt, params, resolve)
         if applied:
             return True, new
@@ -468,11 +468,9 @@ class CassandraStore:
         unsealed: bool = False,
     ) -> bool:
         qid = str(queue)
-
-        async def resolve() -> bool:
-            stored = await self._read_serial(self._q.message_read, (qid, bucket, row.monoton))
-            return bool(stored) and stored[0].last_change == row.change
-
+        resolve = self._stored_change_is(
+            self._q.message_read, (qid, bucket, row.monoton), row.change
+        )
         values = _message_values(row)[1:]  # all but the monoton (it is in the key)
         params = (*values, qid, bucket, row.monoton, expected_version)
         statement = self._q.message_cas_unsealed if unsealed else self._q.message_cas
@@ -483,22 +481,15 @@ class CassandraStore:
         self, queue: QueueId, bucket: int, monoton: int, version: int, tag: str, now: int
     ) -> bool:
         qid, token = str(queue), new_token()
-
-        async def resolve() -> bool:
-            stored = await self._read_serial(self._q.message_read, (qid, bucket, monoton))
-            return bool(stored) and stored[0].last_change == token
-
+        resolve = self._stored_change_is(self._q.message_read, (qid, bucket, monoton), token)
         params = (version + 1, now, now, token, qid, bucket, monoton, version, tag)
         applied, _ = await self._cas(self._q.message_ack, params, resolve)
         return applied
 
     async def seal_bucket(self, queue: QueueId, bucket: int, now: int) -> int:
         qid = str(queue)
-
-        async def resolve() -> bool:
-            return True  # whoever sealed it, the answer is the stored time, read below
-
-        applied, row = await self._cas(self._q.bucket_seal, (now, qid, bucket), resolve)
+        # Whoever sealed it, the answer is the stored time, read below.
+        applied, row = await self._cas(self._q.bucket_seal, (now, qid, bucket), _settled)
         if applied and row is not None:
             return now
         if row is not None and row.sealed_at is not None:
@@ -508,10 +499,8 @@ class CassandraStore:
         return int(state[0].sealed_at) if state and state[0].sealed_at is not None else now
 
     async def finalize_bucket(self, queue: QueueId, bucket: int, now: int) -> None:
-        async def resolve() -> bool:
-            return True  # finalized by us or by someone else: finalized either way
-
-        await self._cas(self._q.bucket_finalize, (now, str(queue), bucket), resolve)
+        # Finalized by us or by someone else: finalized either way.
+        await self._cas(self._q.bucket_finalize, (now, str(queue), bucket), _settled)
 
     async def delete_bucket(self, queue: QueueId, bucket: int) -> None:
         qid = str(queue)
@@ -538,11 +527,9 @@ class CassandraStore:
             rows = await self._read_serial(self._q.pointer_read, (qid, kind))
             return bool(rows) and rows[0].value == new
 
-        params: tuple[Any, ...]
-        if expected == 0:
-            stmt, params = self._q.pointer_cas_first, (new, qid, kind)
-        else:
-            stmt, params = self._q.pointer_cas, (new, qid, kind, expected)
+        stmt, params = _first_or_cas(
+            self._q.pointer_cas_first, self._q.pointer_cas, (new, qid, kind), expected
+        )
         applied, _ = await self._cas(stmt, params, resolve)
         return applied
 
@@ -554,21 +541,15 @@ class CassandraStore:
         self, queue: QueueId, expected_rev: int, new: InvisibilityState
     ) -> bool:
         qid, token = str(queue), new_token()
-
-        async def resolve() -> bool:
-            rows = await self._read_serial(self._q.invisibility_read, (qid,))
-            return bool(rows) and rows[0].last_change == token
-
+        resolve = self._stored_change_is(self._q.invisibility_read, (qid,), token)
         s = new.summary
         values = (
             new.rev, new.bucket, new.stragglers, s.published, s.acked, s.dead_lettered,
             s.delivered, token, qid,
         )  # fmt: skip
-        params: tuple[Any, ...]
-        if expected_rev == 0:
-            stmt, params = self._q.invisibility_cas_first, values
-        else:
-            stmt, params = self._q.invisibility_cas, (*values, expected_rev)
+        stmt, params = _first_or_cas(
+            self._q.invisibility_cas_first, self._q.invisibility_cas, values, expected_rev
+        )
         applied, _ = await self._cas(stmt, params, resolve)
         return applied
 
@@ -599,10 +580,7 @@ class CassandraStore:
         return applied
 
     async def release_lease(self, name: str, owner: str) -> None:
-        async def resolve() -> bool:
-            return True
-
-        await self._cas(self._q.lease_release, (name, owner), resolve)
+        await self._cas(self._q.lease_release, (name, owner), _settled)
 
     # ----------------------------------------------------------------- deletion
 
@@ -678,6 +656,33 @@ class CassandraStore:
         )
 
 
+async def _settled() -> bool:
+    """For LWTs whose outcome does not matter once sent (the state is read afterwards)."""
+    return True
+
+
+def _first_or_cas(
+    first: Any, cas: Any, params: tuple[Any, ...], expected: int
+) -> tuple[Any, tuple[Any, ...]]:
+    """The statement for moving a value from ``expected``: ``IF ... = null`` for the first
+    write (0: none yet), else ``IF ... = expected`` with it as the last parameter."""
+    return (first, params) if expected == 0 else (cas, (*params, expected))
+
+
+def _execute(
+    session: Session, statement: Any, params: Sequence[Any] | None
+) -> asyncio.Future[list[Any]]:
+    """A request on the driver's threads, answered on this event loop."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[list[Any]] = loop.create_future()
+    response = session.execute_async(statement, params)
+    response.add_callbacks(
+        lambda rows: loop.call_soon_threadsafe(_resolve, future, list(rows or ())),
+        lambda exc: loop.call_soon_threadsafe(_reject, future, exc),
+    )
+    return future
+
+
 def _resolve(future: asyncio.Future[list[Any]], rows: list[Any]) -> None:
     if not future.done():
         future.set_result(rows)
@@ -703,8 +708,7 @@ class _Statements:
     """Every CQL statement of the store, prepared once."""
 
     def __init__(self, s: Session, keyspace: str) -> None:
-        if not _KEYSPACE_RE.match(keyspace):
-            raise ValueError(f"invalid keyspace name {keyspace!r}")
+        _check_keyspace(keyspace)
 
         def p(cql: str) -> Any:
             # Fully qualified tables: a session-wide keyspace with prepared statements is
@@ -952,8 +956,7 @@ def _invisibility(r: Any) -> InvisibilityState:
 
 async def raw_cas_rate(session: Session, keyspace: str, concurrency: int, seconds: float) -> float:
     """The LWT ceiling: compare-and-set updates per second, each client on its own row."""
-    if not _KEYSPACE_RE.match(keyspace):
-        raise ValueError(f"invalid keyspace name {keyspace!r}")
+    _check_keyspace(keyspace)
     session.execute(
         f"CREATE TABLE IF NOT EXISTS {keyspace}.bench_cas (k text PRIMARY KEY, v bigint)"
     )
@@ -966,20 +969,11 @@ async def raw_cas_rate(session: Session, keyspace: str, concurrency: int, second
     done = 0
     deadline = loop.time() + seconds
 
-    def send(params: tuple[Any, ...]) -> asyncio.Future[Any]:
-        future: asyncio.Future[Any] = loop.create_future()
-        response = session.execute_async(cas, params)
-        response.add_callbacks(
-            lambda rows: loop.call_soon_threadsafe(_resolve, future, list(rows or ())),
-            lambda exc: loop.call_soon_threadsafe(_reject, future, exc),
-        )
-        return future
-
     async def client(key: str) -> None:
         nonlocal done
         value = 0
         while loop.time() < deadline:
-            await send((value + 1, key, value))
+            await _execute(session, cas, (value + 1, key, value))
             value += 1
             done += 1
 
