@@ -71,8 +71,7 @@ class MessageController(Controller):
     ) -> Response[Any]:
         app: AppState = state.cassieq
         body = await request.body()
-        if len(body) > MAX_MESSAGE_BYTES:
-            return error_response(413, f"the message is larger than {MAX_MESSAGE_BYTES} bytes")
+        _check_size(len(body))
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
@@ -130,10 +129,8 @@ class MessageController(Controller):
     ) -> UpdateMessageBody:
         app: AppState = state.cassieq
         receipt = app.receipts.decode(account, queue, pop_receipt)
-        if data.message is not None and len(data.message.encode()) > MAX_MESSAGE_BYTES:
-            raise HTTPException(
-                status_code=413, detail=f"the message is larger than {MAX_MESSAGE_BYTES} bytes"
-            )
+        if data.message is not None:
+            _check_size(len(data.message.encode()))
         new = await app.engine.update(
             account, queue, receipt, data.message, data.new_invisibility_seconds
         )
@@ -159,3 +156,10 @@ class MessageController(Controller):
     ) -> None:
         app: AppState = state.cassieq
         await app.engine.ack(account, queue, app.receipts.decode(account, queue, pop_receipt))
+
+
+def _check_size(size: int) -> None:
+    if size > MAX_MESSAGE_BYTES:
+        raise HTTPException(
+            status_code=413, detail=f"the message is larger than {MAX_MESSAGE_BYTES} bytes"
+        )

@@ -12,12 +12,12 @@ from cassieq.api.dto import LevelBody, PermissionBody, PermissionRequest
 from cassieq.api.errors import errors
 from cassieq.api.security import admin_guard
 from cassieq.api.state import AppState
+from cassieq.auth.access import SHORT_FORMS
 from cassieq.auth.signing import BadTime, canonical_time, parse_time, query_string_to_sign, sign
 from cassieq.engine.errors import InvalidArgument, KeyNotFound
 from cassieq.model import AuthorizationLevel
 
 _BY_NAME = {level.wire_name.lower(): level for level in AuthorizationLevel}
-_BY_SHORT = {level.short_form: level for level in AuthorizationLevel}
 
 
 class PermissionController(Controller):
@@ -64,7 +64,7 @@ class PermissionController(Controller):
 
 
 def _level(value: str) -> AuthorizationLevel:
-    level = _BY_SHORT.get(value) or _BY_NAME.get(value.lower())
+    level = SHORT_FORMS.get(value) or _BY_NAME.get(value.lower())
     if level is None:
         raise InvalidArgument(
             f"unknown authorization level {value!r}: "
