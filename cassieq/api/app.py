@@ -62,6 +62,9 @@ def create_app(
             yield
         finally:
             await worker.stop()
+            # A reader pointer move left half done is redone by the next get, but finishing
+            # it here spares that get the wait.
+            await engine.settle()
 
     return Litestar(
         route_handlers=[

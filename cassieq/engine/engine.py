@@ -107,6 +107,10 @@ class QueueEngine:
         # A snapshot of a deleted predecessor of the same name says nothing about this queue.
         return snapshot if snapshot is not None and snapshot.queue == current.id else None
 
+    async def settle(self) -> None:
+        """Wait for the work gets leave running (seals and reader pointer moves)."""
+        await self.reader.settle()
+
     async def repair(self, account: str, queue: str) -> int | None:
         return await self.repairer.run_once(await self.queues.get(account, queue, fresh=True))
 

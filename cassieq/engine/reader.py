@@ -34,6 +34,10 @@ class Reader:
         # the CAS says so).
         self._moved_here: dict[QueueId, int] = {}
         self._prefetching: set[asyncio.Task[BucketState]] = set()
+        # queue -> the seal and pointer move of the bucket this server's readers just left,
+        # under way while they read the next one (see _leave), and the bucket they read.
+        self._moving: dict[QueueId, asyncio.Task[None]] = {}
+        self._ahead: dict[QueueId, int] = {}
         self._deliverer = deliverer
         self._invisibility = invisibility
         # queue -> (reader bucket, when this server first saw monotons of it unwritten)
@@ -45,6 +49,10 @@ class Reader:
 
     async def get_next(self, queue: QueueDefinition, invisibility_ms: int) -> Delivery | None:
         bucket = await self._pointer(queue.id)
+        # Where this server's readers are: ahead of the stored pointer while the bucket
+        # they left is being sealed. Its unacked rows are the invisibility side's from
+        # the moment they left it (what lands there unseen is repair's, as after a seal).
+        bucket = max(bucket, self._ahead.get(queue.id, bucket))
         delivery = await self._invisibility.deliver(queue, bucket, invisibility_ms)
         if delivery is not None:
             return delivery
@@ -141,8 +149,14 @@ class Reader:
         # Leave the bucket only when no writer can still be given a monoton in it;
         # invisible messages stay behind for the invisibility side. Every get waits while
         # the reader leaves a bucket, so the reads are skipped where the answer is known.
-        store, qid, now, bucket = self._ctx.store, queue.id, self._ctx.clock.now(), snap.bucket
+        store, qid, bucket = self._ctx.store, queue.id, snap.bucket
         size = queue.options.bucket_size
+        moving = self._moving.get(qid)
+        if moving is not None:
+            # At most one bucket ahead of the stored pointer: the previous move goes first
+            # (its outcome decides where this server's readers are).
+            await asyncio.wait([moving])
+        now = self._ctx.clock.now()
         # Complete: every monoton of it has its row, or it was sealed (which is only done
         # once the monoton had passed it and its holes had their grace).
         complete = len(snap.messages) >= size or snap.sealed_at is not None
@@ -153,25 +167,60 @@ class Reader:
             # server has moved on already, follow it rather than seal and lose a CAS.
             current = await store.read_pointer(qid, "reader")
             if current > bucket:
-                self._pointers.put(qid, current)
+                self._follow(qid, current)
                 return current
         if not complete and self._writes_may_be_in_flight(queue, bucket, now):
             return None
-        # The next bucket is read while the seal and the pointer move are under way.
+        # The next bucket is read while the seal and the pointer move are under way, and
+        # this server's readers go on to it at once: waiting for those two LWTs (and for
+        # the bucket's last takes, which go first) stalled every get of the queue at each
+        # bucket. Their takes there are conditioned on its seal marker like any other, so
+        # what they take is theirs whoever moves the pointer; if the move fails, the next
+        # leave reads the pointer and follows it.
         self._prefetch(queue, bucket + 1)
+        self._ahead[qid] = bucket + 1
+        self._moved_here[qid] = bucket + 1
+        task = asyncio.get_running_loop().create_task(self._seal_and_move(queue, bucket))
+        self._moving[qid] = task
+        task.add_done_callback(lambda done: self._moved(qid, done))
+        return bucket + 1
+
+    async def _seal_and_move(self, queue: QueueDefinition, bucket: int) -> None:
+        store, qid, size = self._ctx.store, queue.id, queue.options.bucket_size
         # Takes from a sealed bucket are refused (the reader's takes are conditioned on
         # the seal marker), so this server's takes still under way go first.
         await self._deliverer.wait_for_all_tries(queue, bucket * size, (bucket + 1) * size)
-        await store.seal_bucket(qid, bucket, now)
+        await store.seal_bucket(qid, bucket, self._ctx.clock.now())
         if await store.cas_pointer(qid, "reader", bucket, bucket + 1):
             self._ctx.log.debug("reader_advanced", queue=str(qid), bucket=bucket + 1)
             self._pointers.put(qid, bucket + 1)
-            self._moved_here[qid] = bucket + 1
-            return bucket + 1
+            return
         current = await store.read_pointer(qid, "reader")  # another server moved it
+        self._follow(qid, current)
+
+    def _moved(self, qid: QueueId, task: asyncio.Task[None]) -> None:
+        if self._moving.get(qid) is task:
+            del self._moving[qid]
+        if task.cancelled() or task.exception() is not None:
+            # Unknown how far it got: read the pointer next time and go from there.
+            self._ctx.log.warning(
+                "reader_advance_failed",
+                queue=str(qid),
+                error="cancelled" if task.cancelled() else repr(task.exception()),
+            )
+            self._pointers.drop(qid)
+            self._ahead.pop(qid, None)
+            self._moved_here.pop(qid, None)
+
+    def _follow(self, qid: QueueId, current: int) -> None:
         self._pointers.put(qid, current)
+        self._ahead.pop(qid, None)
         self._moved_here.pop(qid, None)
-        return current
+
+    async def settle(self) -> None:
+        """Wait for the seals and pointer moves under way (tests, shutdown)."""
+        while self._moving:
+            await asyncio.wait(list(self._moving.values()))
 
     def _prefetch(self, queue: QueueDefinition, bucket: int) -> None:
         task = asyncio.get_running_loop().create_task(self._read_bucket(queue, bucket))

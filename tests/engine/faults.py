@@ -24,6 +24,10 @@ class FaultyStore:
         """The next call of ``primitive`` matching ``when`` raises (after running, if ``after``)."""
         self._faults[primitive] = ("after" if after else "before", when)
 
+    def armed(self, primitive: str) -> bool:
+        """Whether the fault set for ``primitive`` is still waiting for its call."""
+        return primitive in self._faults
+
     def __getattr__(self, name: str) -> Any:
         target = getattr(self.inner, name)
 

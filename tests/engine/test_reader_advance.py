@@ -1,0 +1,75 @@
+"""The reader leaves a bucket before its seal and pointer move are written: what if they fail?"""
+
+from __future__ import annotations
+
+import pytest
+
+from cassieq.engine import FakeClock, QueueEngine
+from cassieq.store.counting import CountingStore
+from tests.engine.conftest import make_queue
+from tests.engine.faults import FaultyStore
+from tests.engine.test_holes_and_repair import drain
+
+
+@pytest.mark.parametrize(
+    ("primitive", "after"),
+    [
+        ("seal_bucket", False),  # the seal is never written
+        ("seal_bucket", True),  # sealed, the answer lost: the pointer was not moved
+        ("cas_pointer", False),  # sealed, the pointer never moved
+        ("cas_pointer", True),  # moved, the answer lost
+    ],
+    ids=["seal-fails", "seal-answer-lost", "move-fails", "move-answer-lost"],
+)
+async def test_a_failed_advance_loses_nothing_and_the_reader_finds_its_way(
+    store: CountingStore, clock: FakeClock, account: str, primitive: str, after: bool
+) -> None:
+    faulty = FaultyStore(store)
+    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
+    queue = await make_queue(engine, account, bucket_size=2, finalize_seconds=1)
+    payloads = [f"m{i}" for i in range(7)]
+    for payload in payloads:
+        await engine.put(account, "q", payload)
+    faulty.fail_once(primitive, after=after)
+    seen = await drain(engine, account, "q")
+    await engine.settle()
+    assert not faulty.armed(primitive)  # the fault happened, in the background move
+    # The failed move is found out by the next leave, which reads the pointer and goes on
+    # from there (or back to the bucket that was not sealed).
+    seen += await drain(engine, account, "q")
+    await engine.settle()
+    assert sorted(seen) == payloads  # each once
+    assert await faulty.read_pointer(queue.id, "reader") == 3  # the last, open bucket
+    for bucket in range(3):
+        assert (await faulty.read_bucket(queue.id, bucket)).sealed_at is not None
+    # Nothing is left behind for repair or the invisibility side to deliver again.
+    clock.advance(60)
+    await engine.repair(account, "q")
+    assert await drain(engine, account, "q") == []
+    assert (await engine.statistics(account, "q")).size == 0
+
+
+async def test_readers_of_another_server_follow_a_pointer_moved_meanwhile(
+    engine: QueueEngine, other: QueueEngine, account: str
+) -> None:
+    queue = await make_queue(engine, account, bucket_size=2)
+    payloads = [f"m{i}" for i in range(6)]
+    for payload in payloads:
+        await engine.put(account, "q", payload)
+    first = await engine.get_next(account, "q", 30)
+    assert first is not None
+    # The other server reads through buckets 0 and 1 and moves the pointer to 2.
+    taken = [first.message]
+    for _ in range(4):
+        got = await other.get_next(account, "q", 30)
+        assert got is not None
+        taken.append(got.message)
+    await other.settle()
+    assert await other.ctx.store.read_pointer(queue.id, "reader") == 2
+    # This server's view is bucket 0: its readers learn of the move and follow it.
+    while (got := await engine.get_next(account, "q", 30)) is not None:
+        taken.append(got.message)
+    await engine.settle()
+    assert sorted(taken) == payloads
+    # It went on from bucket 2 (where the other server left the pointer): all three are full.
+    assert await engine.ctx.store.read_pointer(queue.id, "reader") == 3
