@@ -31,6 +31,8 @@ def table(result: dict[str, Any]) -> str:
         f"LWTs per message (engine, most clients): {result['lwts_per_message']} "
         f"(minimum the design allows: {result['min_lwts_per_message']})",
         f"e2e ÷ (raw LWT/s ÷ minimum LWTs per message): {result['e2e_over_lwt_bound']}",
+        f"LWT/s with all clients on one partition: {result['raw_lwt_one_partition_per_s']}; "
+        f"LWTs per message on bucket partitions: {result['message_partition_lwts_per_message']}",
         f"puts, grouped ÷ one CAS per put: {result['grouped_over_per_put']} "
         f"({result['put_per_s_per_put_strategy']} put/s one-per-put)",
         f"backlog ratio (get+ack with history ÷ fresh): {result['backlog_ratio']}",

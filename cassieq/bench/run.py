@@ -106,6 +106,11 @@ async def run_bench(
         result["raw_lwt_per_s"] = {
             str(c): round(await raw_cas_rate(session, keyspace, c, seconds), 1) for c in clients
         }
+        top = max(clients)
+        say("LWTs on one partition (the messages of one bucket) ...")
+        result["raw_lwt_one_partition_per_s"] = round(
+            await raw_cas_rate(session, keyspace, top, seconds, one_partition=True), 1
+        )
         store = CountingStore(CassandraStore(session, keyspace))
         result["engine"] = {}
         for c in clients:
@@ -113,7 +118,6 @@ async def run_bench(
             engine = QueueEngine(store)
             account = await _account(engine)
             result["engine"][str(c)] = await phases(EngineTarget(engine, account), c, seconds)
-        top = max(clients)
         if http:
             # Next to the engine's figures, before the backlog phase leaves 100,000
             # finished messages for the server's repair loop to finalize meanwhile.
@@ -122,7 +126,10 @@ async def run_bench(
             result["http_over_engine_e2e"] = round(
                 result["http"][str(top)]["e2e_per_s"] / max(engine_e2e, 0.001), 2
             )
-        result["lwts_per_message"] = await _lwts_per_message(store, top, seconds)
+        (
+            result["lwts_per_message"],
+            result["message_partition_lwts_per_message"],
+        ) = await _lwts_per_message(store, top, seconds)
         say(f"puts, one compare-and-set per put, {top} clients ...")
         per_put = QueueEngine(store, monotons="per_put")
         target = EngineTarget(per_put, await _account(per_put))
@@ -162,15 +169,24 @@ async def run_bench(
 MIN_LWTS_PER_MESSAGE = 2
 
 
-async def _lwts_per_message(store: CountingStore, clients: int, seconds: float) -> float:
-    """Every LWT the store saw during put->get->ack cycles, per message cycled."""
+# The LWTs that run on a bucket partition of the messages table (the rest are on the
+# monoton, pointer and invisibility rows, one partition each per queue).
+MESSAGE_PARTITION_LWTS = ("insert_messages", "cas_message", "ack_message", "seal_bucket")
+
+
+async def _lwts_per_message(
+    store: CountingStore, clients: int, seconds: float
+) -> tuple[float, float]:
+    """Every LWT the store saw during put->get->ack cycles, per message cycled; and those
+    of them that ran on a bucket partition."""
     engine = QueueEngine(store)
     target = EngineTarget(engine, await _account(engine))
     await target.create_queue("lwt-count")
     store.reset()
     cycled = await rate(clients, seconds, lambda i: put_get_ack(target, "lwt-count", f"c-{i}"))
-    cycled *= seconds
-    return round(store.lwts / max(cycled, 1), 2)
+    cycled = max(cycled * seconds, 1)
+    on_buckets = sum(store.calls[name] for name in MESSAGE_PARTITION_LWTS)
+    return round(store.lwts / cycled, 2), round(on_buckets / cycled, 2)
 
 
 async def _account(engine: QueueEngine) -> str:

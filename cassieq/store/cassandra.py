@@ -954,26 +954,41 @@ def _invisibility(r: Any) -> InvisibilityState:
 # --------------------------------------------------------------------------- benchmark
 
 
-async def raw_cas_rate(session: Session, keyspace: str, concurrency: int, seconds: float) -> float:
-    """The LWT ceiling: compare-and-set updates per second, each client on its own row."""
+async def raw_cas_rate(
+    session: Session,
+    keyspace: str,
+    concurrency: int,
+    seconds: float,
+    *,
+    one_partition: bool = False,
+) -> float:
+    """The LWT ceiling: compare-and-set updates per second, each client on its own row.
+
+    With ``one_partition`` the rows share one partition, as the messages of a bucket do:
+    Cassandra runs Paxos per partition, so LWTs on one partition queue behind each other.
+    """
     _check_keyspace(keyspace)
     session.execute(
-        f"CREATE TABLE IF NOT EXISTS {keyspace}.bench_cas (k text PRIMARY KEY, v bigint)"
+        f"CREATE TABLE IF NOT EXISTS {keyspace}.bench_lwt "
+        "(k text, c int, v bigint, PRIMARY KEY (k, c))"
     )
-    insert = session.prepare(f"INSERT INTO {keyspace}.bench_cas (k, v) VALUES (?, 0)")
-    cas = session.prepare(f"UPDATE {keyspace}.bench_cas SET v = ? WHERE k = ? IF v = ?")
-    keys = [f"raw-{secrets.token_hex(6)}" for _ in range(concurrency)]
+    insert = session.prepare(f"INSERT INTO {keyspace}.bench_lwt (k, c, v) VALUES (?, ?, 0)")
+    cas = session.prepare(f"UPDATE {keyspace}.bench_lwt SET v = ? WHERE k = ? AND c = ? IF v = ?")
+    shared = f"raw-{secrets.token_hex(6)}"
+    keys = [
+        (shared if one_partition else f"raw-{secrets.token_hex(6)}", i) for i in range(concurrency)
+    ]
     for key in keys:
-        session.execute(insert, (key,))
+        session.execute(insert, key)
     loop = asyncio.get_running_loop()
     done = 0
     deadline = loop.time() + seconds
 
-    async def client(key: str) -> None:
+    async def client(key: tuple[str, int]) -> None:
         nonlocal done
         value = 0
         while loop.time() < deadline:
-            await _execute(session, cas, (value + 1, key, value))
+            await _execute(session, cas, (value + 1, *key, value))
             value += 1
             done += 1
 
