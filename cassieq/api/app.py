@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import hmac
 import secrets
@@ -27,6 +29,8 @@ from cassieq.config import Settings
 from cassieq.engine import Clock, QueueEngine
 from cassieq.engine.background import BackgroundWorker
 from cassieq.store.base import Store
+
+SETTLE_ON_SHUTDOWN_S = 5.0
 
 
 def receipt_secret(settings: Settings) -> str:
@@ -63,8 +67,9 @@ def create_app(
         finally:
             await worker.stop()
             # A reader pointer move left half done is redone by the next get, but finishing
-            # it here spares that get the wait.
-            await engine.settle()
+            # it here spares that get the wait (bounded: shutdown must not hang on it).
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(engine.settle(), SETTLE_ON_SHUTDOWN_S)
 
     return Litestar(
         route_handlers=[

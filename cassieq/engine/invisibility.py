@@ -188,7 +188,10 @@ class InvisibilitySide:
     ) -> InvisibilityState | None:
         """Move the pointer past its bucket when nothing there needs it; None if it stays
         (or another get of this server is moving it: they would all spend an LWT on it)."""
-        if queue.id in self._passing:
+        if queue.id in self._passing or snap.sealed_at is None:
+            # Not sealed yet (this server's readers have just left it): a reader that still
+            # takes from it (another server's, going by the stored pointer) must find the
+            # bucket unpassed, or repair would move what it delivered, lease and all.
             return None
         tuning, now = self._ctx.tuning, self._ctx.clock.now()
         left = pending(snap)

@@ -151,8 +151,7 @@ class Reader:
         # the reader leaves a bucket, so the reads are skipped where the answer is known.
         store, qid, bucket = self._ctx.store, queue.id, snap.bucket
         size = queue.options.bucket_size
-        moving = self._moving.get(qid)
-        if moving is not None:
+        while (moving := self._moving.get(qid)) is not None:
             # At most one bucket ahead of the stored pointer: the previous move goes first
             # (its outcome decides where this server's readers are).
             await asyncio.wait([moving])
@@ -166,7 +165,9 @@ class Reader:
             # The bucket came from a read of the pointer, maybe a stale one: if another
             # server has moved on already, follow it rather than seal and lose a CAS.
             current = await store.read_pointer(qid, "reader")
-            if current > bucket:
+            if current != bucket:
+                # Ahead: another server moved on. Behind: this server's last move failed
+                # and its readers ran ahead; go back rather than seal past an open bucket.
                 self._follow(qid, current)
                 return current
         if not complete and self._writes_may_be_in_flight(queue, bucket, now):
@@ -182,7 +183,7 @@ class Reader:
         self._moved_here[qid] = bucket + 1
         task = asyncio.get_running_loop().create_task(self._seal_and_move(queue, bucket))
         self._moving[qid] = task
-        task.add_done_callback(lambda done: self._moved(qid, done))
+        task.add_done_callback(lambda done: self._moved(qid, bucket + 1, done))
         return bucket + 1
 
     async def _seal_and_move(self, queue: QueueDefinition, bucket: int) -> None:
@@ -198,7 +199,7 @@ class Reader:
         current = await store.read_pointer(qid, "reader")  # another server moved it
         self._follow(qid, current)
 
-    def _moved(self, qid: QueueId, task: asyncio.Task[None]) -> None:
+    def _moved(self, qid: QueueId, target: int, task: asyncio.Task[None]) -> None:
         if self._moving.get(qid) is task:
             del self._moving[qid]
         if task.cancelled() or task.exception() is not None:
@@ -209,8 +210,10 @@ class Reader:
                 error="cancelled" if task.cancelled() else repr(task.exception()),
             )
             self._pointers.drop(qid)
-            self._ahead.pop(qid, None)
-            self._moved_here.pop(qid, None)
+            if self._ahead.get(qid) == target:
+                del self._ahead[qid]
+            if self._moved_here.get(qid) == target:
+                del self._moved_here[qid]
 
     def _follow(self, qid: QueueId, current: int) -> None:
         self._pointers.put(qid, current)

@@ -5,6 +5,7 @@ Not a stand-in for the database: every call still goes to the real store.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -17,12 +18,18 @@ class FaultyStore:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self._faults: dict[str, tuple[str, Callable[..., bool]]] = {}
+        self._gates: dict[str, asyncio.Event] = {}
 
     def fail_once(
         self, primitive: str, *, after: bool = False, when: Callable[..., bool] = lambda *a: True
     ) -> None:
         """The next call of ``primitive`` matching ``when`` raises (after running, if ``after``)."""
         self._faults[primitive] = ("after" if after else "before", when)
+
+    def hold(self, primitive: str) -> asyncio.Event:
+        """Calls of ``primitive`` wait until the returned event is set (a slow LWT)."""
+        gate = self._gates[primitive] = asyncio.Event()
+        return gate
 
     def armed(self, primitive: str) -> bool:
         """Whether the fault set for ``primitive`` is still waiting for its call."""
@@ -32,6 +39,9 @@ class FaultyStore:
         target = getattr(self.inner, name)
 
         async def call(*args: Any, **kwargs: Any) -> Any:
+            gate = self._gates.get(name)
+            if gate is not None:
+                await gate.wait()
             fault = self._faults.get(name)
             if fault is not None and fault[1](*args):
                 del self._faults[name]

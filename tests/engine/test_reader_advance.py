@@ -73,3 +73,33 @@ async def test_readers_of_another_server_follow_a_pointer_moved_meanwhile(
     assert sorted(taken) == payloads
     # It went on from bucket 2 (where the other server left the pointer): all three are full.
     assert await engine.ctx.store.read_pointer(queue.id, "reader") == 3
+
+
+async def test_a_bucket_left_but_not_yet_sealed_is_not_passed_by_the_invisibility_side(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    # Another server's readers may still take from it (by the stored pointer): if the
+    # invisibility pointer were past it, repair would later move what they delivered.
+    faulty = FaultyStore(store)
+    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
+    queue = await make_queue(engine, account, bucket_size=2)
+    for payload in ("m0", "m1", "m2", "m3"):
+        await engine.put(account, "q", payload)
+    seal = faulty.hold("seal_bucket")
+
+    async def get_and_ack() -> str:
+        got = await engine.get_next(account, "q", 30)
+        assert got is not None
+        await engine.ack(account, "q", got.receipt)
+        return got.message
+
+    assert [await get_and_ack() for _ in range(3)] == ["m0", "m1", "m2"]  # left bucket 0
+    assert (await faulty.read_bucket(queue.id, 0)).sealed_at is None  # its seal is held up
+    # This get's invisibility pass sees bucket 0 behind its readers, every row acked.
+    assert await get_and_ack() == "m3"
+    assert (await faulty.read_invisibility(queue.id)).bucket == 0
+    seal.set()
+    await engine.settle()
+    assert await engine.get_next(account, "q", 30) is None
+    assert (await faulty.read_invisibility(queue.id)).bucket == 1  # passed once sealed
+    await engine.settle()
