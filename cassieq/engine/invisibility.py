@@ -166,7 +166,13 @@ class InvisibilitySide:
         self, queue: QueueDefinition, snap: BucketState, invisibility_ms: int
     ) -> Delivery | None:
         now = self._ctx.clock.now()
-        ready = [m for m in pending(snap) if m.next_visible_on <= now]
+        # Rows this server's readers are taking right now (the tail of a bucket they have
+        # just left) are not candidates: no read of the state is spent on them.
+        ready = [
+            m
+            for m in pending(snap)
+            if m.next_visible_on <= now and not self._deliverer.busy(queue, m)
+        ]
         if not ready:
             return None
         if any(m.delivery_count == 0 for m in ready) and not await self._in_window(
