@@ -106,31 +106,31 @@ async def run_bench(
         top = max(clients)
         store = CountingStore(CassandraStore(session, keyspace))
         result["raw_lwt_per_s"], result["engine"] = {}, {}
-        async with contextlib.AsyncExitStack() as stack:
-            server = await stack.enter_async_context(_server(settings, keyspace)) if http else None
-            if server is not None:
-                result["http"] = {}
-            for c in clients:
-                # The ceiling, the engine and the HTTP API at one concurrency are measured
-                # one after the other: this machine's speed drifts by tens of percent over
-                # minutes, their ratios much less.
-                say(f"raw LWT ceiling, {c} clients ...")
-                raw = await raw_cas_rate(session, keyspace, c, seconds)
-                result["raw_lwt_per_s"][str(c)] = round(raw, 1)
-                if c == top:
-                    say("LWTs on one partition (the messages of one bucket) ...")
-                    result["raw_lwt_one_partition_per_s"] = round(
-                        await raw_cas_rate(session, keyspace, top, seconds, one_partition=True), 1
-                    )
-                say(f"engine in-process, {c} clients ...")
-                engine = QueueEngine(store)
-                account = await _account(engine)
-                result["engine"][str(c)] = await phases(EngineTarget(engine, account), c, seconds)
-                if server is not None:
-                    say(f"HTTP API (server in its own process), {c} clients ...")
+        if http:
+            result["http"] = {}
+        for c in clients:
+            # The ceiling, the engine and the HTTP API at one concurrency are measured one
+            # after the other: this machine's speed drifts by tens of percent over minutes,
+            # their ratios much less.
+            say(f"raw LWT ceiling, {c} clients ...")
+            raw = await raw_cas_rate(session, keyspace, c, seconds)
+            result["raw_lwt_per_s"][str(c)] = round(raw, 1)
+            if c == top:
+                say("LWTs on one partition (the messages of one bucket) ...")
+                result["raw_lwt_one_partition_per_s"] = round(
+                    await raw_cas_rate(session, keyspace, top, seconds, one_partition=True), 1
+                )
+            say(f"engine in-process, {c} clients ...")
+            engine = QueueEngine(store)
+            account = await _account(engine)
+            result["engine"][str(c)] = await phases(EngineTarget(engine, account), c, seconds)
+            if http:
+                # A server of its own for each concurrency, running only while it is
+                # measured: its repair loop (every server runs one, for every queue) must
+                # not do its work during the other measurements.
+                say(f"HTTP API (server in its own process), {c} clients ...")
+                async with _server(settings, keyspace) as server:
                     result["http"][str(c)] = await _http_phases(server, c, seconds)
-        # The server is stopped before the backlog phase: its repair loop would otherwise
-        # finalize those 100,000 messages during the measurement.
         if http:
             engine_e2e = result["engine"][str(top)]["e2e_per_s"]
             result["http_over_engine_e2e"] = round(
