@@ -203,8 +203,10 @@ class Reader:
         if self._moving.get(qid) is task:
             del self._moving[qid]
         if task.cancelled() or task.exception() is not None:
-            # Unknown how far it got: read the pointer next time and go from there.
-            self._ctx.log.warning(
+            # Unknown how far it got: read the pointer next time and go from there. (Only
+            # a shutdown cancels it: nothing to warn about, the next get redoes it.)
+            log = self._ctx.log.debug if task.cancelled() else self._ctx.log.warning
+            log(
                 "reader_advance_failed",
                 queue=str(qid),
                 error="cancelled" if task.cancelled() else repr(task.exception()),
