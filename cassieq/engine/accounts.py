@@ -35,12 +35,7 @@ class Accounts:
         """The account for checking credentials, trusted for ``account_cache_ms``: every
         request would otherwise read it. Changes made through this server apply at once;
         a key deleted through another server stops working here within that time."""
-        cached = self._cache.get(name)
-        if cached is not None:
-            return cached
-        account = await self.get(name)
-        self._cache.put(name, account)
-        return account
+        return await self._cache.get_or_load(name, lambda: self.get(name))
 
     async def create(self, name: str, keys: dict[str, str] | None = None) -> Account:
         if not valid_name(name):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import msgspec
 
-from cassieq.engine.context import EngineContext, new_token
+from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import InvalidArgument, StaleReceipt
 from cassieq.engine.invisibility import InvisibilitySide
 from cassieq.model import MessageRow, PopReceipt, QueueDefinition
+from cassieq.tokens import new_token
 
 
 class Acker:

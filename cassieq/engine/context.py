@@ -9,9 +9,6 @@ import structlog
 
 from cassieq.engine.clock import Clock
 from cassieq.store.base import Store
-from cassieq.tokens import new_token
-
-__all__ = ["EngineContext", "Tuning", "new_token"]
 
 
 @dataclass(frozen=True)

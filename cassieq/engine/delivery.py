@@ -11,10 +11,11 @@ from collections import OrderedDict
 
 import msgspec
 
-from cassieq.engine.context import EngineContext, new_token
+from cassieq.engine.context import EngineContext
 from cassieq.engine.publisher import Publisher
 from cassieq.engine.queues import QueueDirectory
 from cassieq.model import Delivery, MessageRow, PopReceipt, QueueDefinition, QueueId
+from cassieq.tokens import new_token
 
 TAKEN_CACHE_SIZE = 65_536
 
@@ -75,16 +76,14 @@ class Deliverer:
             self._trying[k] for k in ((queue.id, r.monoton) for r in rows) if k in self._trying
         ]
         if waits:
-            await asyncio.wait(
-                [asyncio.shield(w) for w in waits], return_when=asyncio.FIRST_COMPLETED
-            )
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
 
     async def wait_for_all_tries(self, queue: QueueDefinition, first: int, end: int) -> None:
         """Wait until no reader of this server is taking a message in ``first..end-1``."""
         while waits := [
             f for (q, m), f in self._trying.items() if q == queue.id and first <= m < end
         ]:
-            await asyncio.wait([asyncio.shield(w) for w in waits])
+            await asyncio.wait(waits)
 
     def note_version(self, queue: QueueDefinition, monoton: int, version: int) -> None:
         """Remember that a message is at ``version`` now (this server changed it)."""

@@ -119,11 +119,9 @@ class InvisibilitySide:
     async def _state(self, queue: QueueId) -> InvisibilityState:
         """The state as last seen by this server, if recent; else read. Every change is a
         compare-and-set on its rev, so a stale state can only lose one."""
-        state = self._states.get(queue)
-        if state is None:
-            state = await self._ctx.store.read_invisibility(queue)
-            self._states.put(queue, state)
-        return state
+        return await self._states.get_or_load(
+            queue, lambda: self._ctx.store.read_invisibility(queue)
+        )
 
     async def _cas(self, queue: QueueId, state: InvisibilityState, new: InvisibilityState) -> bool:
         if await self._ctx.store.cas_invisibility(queue, state.rev, new):
@@ -135,14 +133,15 @@ class InvisibilitySide:
     async def deliver(
         self, queue: QueueDefinition, reader_bucket: int, invisibility_ms: int
     ) -> Delivery | None:
-        store, now = self._ctx.store, self._ctx.clock.now()
+        now = self._ctx.clock.now()
         state = await self._state(queue.id)
 
         for bucket in sorted(state.stragglers):
             # Another server may have settled or moved it since: go by the latest state.
             if state.stragglers.get(bucket, now + 1) > now:
                 continue
-            snap = await store.read_bucket(queue.id, bucket)
+            # Shared with this server's other gets, like the window's reads.
+            snap = await self._read_window_bucket(queue.id, bucket)
             delivery = await self._deliver_from(queue, snap, invisibility_ms)
             if delivery is not None:
                 return delivery

@@ -14,11 +14,12 @@ import asyncio
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from cassieq.engine.context import EngineContext, new_token
+from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import Contention, InvalidArgument
 from cassieq.engine.hints import BucketHints
 from cassieq.engine.monotons import Monotons, MonotonStrategy
 from cassieq.model import MessageRow, QueueDefinition, QueueId
+from cassieq.tokens import new_token
 
 MAX_PUT_ATTEMPTS = 8
 MAX_GROUP = 512
@@ -37,8 +38,8 @@ class Publisher:
     def __init__(
         self,
         ctx: EngineContext,
-        strategy: MonotonStrategy = "grouped",
-        hints: BucketHints | None = None,
+        strategy: MonotonStrategy,
+        hints: BucketHints,
     ) -> None:
         self._ctx = ctx
         self._hints = hints
@@ -116,8 +117,7 @@ class Publisher:
         )
         for (bucket, items), result in zip(by_bucket.items(), results, strict=True):
             if result is True:
-                if self._hints is not None:
-                    self._hints.add_written(queue.id, bucket, [row for _, row in items])
+                self._hints.add_written(queue.id, bucket, [row for _, row in items])
                 for put, row in items:
                     if not put.done.done():
                         put.done.set_result(row.monoton)

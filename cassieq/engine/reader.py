@@ -29,14 +29,13 @@ class Reader:
         # a compare-and-set moves it forward): the reader's takes are conditioned on the
         # bucket not being sealed, and _leave re-reads it unless this server moved it.
         self._pointers: Recent[QueueId, int] = Recent(ctx, ctx.tuning.state_cache_ms)
-        # queue -> the bucket this server's own CAS moved the reader pointer to: leaving
-        # it needs no read of the pointer first (if another server moved on meanwhile,
-        # the CAS says so).
-        self._moved_here: dict[QueueId, int] = {}
         self._prefetching: set[asyncio.Task[BucketState]] = set()
         # queue -> the seal and pointer move of the bucket this server's readers just left,
-        # under way while they read the next one (see _leave), and the bucket they read.
+        # under way while they read the next one (see _leave).
         self._moving: dict[QueueId, asyncio.Task[None]] = {}
+        # queue -> the bucket this server's own move targets (or reached): its readers read
+        # it even while the move is under way, and leaving it needs no read of the pointer
+        # first (if another server moved on meanwhile, the CAS says so).
         self._ahead: dict[QueueId, int] = {}
         self._deliverer = deliverer
         self._invisibility = invisibility
@@ -80,11 +79,9 @@ class Reader:
         return None
 
     async def _pointer(self, queue: QueueId) -> int:
-        bucket = self._pointers.get(queue)
-        if bucket is None:
-            bucket = await self._ctx.store.read_pointer(queue, "reader")
-            self._pointers.put(queue, bucket)
-        return bucket
+        return await self._pointers.get_or_load(
+            queue, lambda: self._ctx.store.read_pointer(queue, "reader")
+        )
 
     def _hint(self, queue: QueueDefinition, bucket: int) -> BucketState | None:
         """A recent snapshot of the bucket, if it shows a message this server has not tried."""
@@ -161,7 +158,7 @@ class Reader:
         complete = len(snap.messages) >= size or snap.sealed_at is not None
         if not complete and await store.read_monoton(qid) < (bucket + 1) * size:
             return None
-        if self._moved_here.get(qid) != bucket:
+        if self._ahead.get(qid) != bucket:
             # The bucket came from a read of the pointer, maybe a stale one: if another
             # server has moved on already, follow it rather than seal and lose a CAS.
             current = await store.read_pointer(qid, "reader")
@@ -180,7 +177,6 @@ class Reader:
         # leave reads the pointer and follows it.
         self._prefetch(queue, bucket + 1)
         self._ahead[qid] = bucket + 1
-        self._moved_here[qid] = bucket + 1
         task = asyncio.get_running_loop().create_task(self._seal_and_move(queue, bucket))
         self._moving[qid] = task
         task.add_done_callback(lambda done: self._moved(qid, bucket + 1, done))
@@ -214,13 +210,10 @@ class Reader:
             self._pointers.drop(qid)
             if self._ahead.get(qid) == target:
                 del self._ahead[qid]
-            if self._moved_here.get(qid) == target:
-                del self._moved_here[qid]
 
     def _follow(self, qid: QueueId, current: int) -> None:
         self._pointers.put(qid, current)
         self._ahead.pop(qid, None)
-        self._moved_here.pop(qid, None)
 
     async def settle(self) -> None:
         """Wait for the seals and pointer moves under way (tests, shutdown)."""

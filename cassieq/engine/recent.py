@@ -7,6 +7,7 @@ confirmed by a compare-and-set (pointers, the invisibility state, bucket snapsho
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
 from cassieq.engine.context import EngineContext
@@ -31,6 +32,14 @@ class Recent(Generic[K, V]):
         if not 0 <= age < self._max_age_ms:
             return None
         return hit[0]
+
+    async def get_or_load(self, key: K, load: Callable[[], Awaitable[V]]) -> V:
+        """The value if recent, else ``load()``'s, kept from now on."""
+        value = self.get(key)
+        if value is None:
+            value = await load()
+            self.put(key, value)
+        return value
 
     def replace(self, key: K, value: V) -> None:
         """A new value for a present key, keeping the time it was first put."""

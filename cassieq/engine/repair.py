@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import msgspec
 
-from cassieq.engine.context import EngineContext, new_token
+from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import Contention
 from cassieq.engine.leases import Leases
 from cassieq.engine.publisher import Publisher, new_message
 from cassieq.model import BucketState, InvisibilityState, MessageRow, QueueDefinition
+from cassieq.tokens import new_token
 
 MAX_BUCKETS_PER_RUN = 256
 
