@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
 from litestar import Controller, Response, delete, get, post
@@ -107,6 +108,10 @@ class QueueController(Controller):
         ] = False,
     ) -> StatisticsBody:
         app: AppState = state.cassieq
-        stats = await app.engine.statistics(account, queue)
-        snapshot = await app.engine.statistics_snapshot(account, queue) if detail else None
+        if not detail:
+            return StatisticsBody.of(await app.engine.statistics(account, queue), None)
+        # Independent reads: side by side.
+        stats, snapshot = await asyncio.gather(
+            app.engine.statistics(account, queue), app.engine.statistics_snapshot(account, queue)
+        )
         return StatisticsBody.of(stats, snapshot)

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import os
 import secrets
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
 
+from cassieq.bench.ceiling import raw_cas_rate
 from cassieq.bench.history import write_processed_history
 from cassieq.bench.measure import rate
 from cassieq.bench.targets import EngineTarget, HttpTarget, Target
@@ -29,10 +29,9 @@ from cassieq.store.cassandra import (
     connect,
     default_schema_dir,
     drop_keyspace,
-    raw_cas_rate,
     server_version,
 )
-from cassieq.store.counting import CountingStore
+from cassieq.store.counting import BUCKET_PARTITION_LWTS, CountingStore
 
 Say = Callable[[str], None]
 
@@ -44,10 +43,6 @@ async def get_ack(target: Target, queue: str) -> bool:
         return False
     await target.ack(queue, receipt)
     return True
-
-
-def _get_ack_of(target: Target, queue: str, _: int) -> Awaitable[bool]:
-    return get_ack(target, queue)
 
 
 async def put_get_ack(target: Target, queue: str, message: str) -> bool:
@@ -129,8 +124,8 @@ async def run_bench(
                 # measured: its repair loop (every server runs one, for every queue) must
                 # not do its work during the other measurements.
                 say(f"HTTP API (server in its own process), {c} clients ...")
-                async with _server(settings, keyspace) as server:
-                    result["http"][str(c)] = await _http_phases(server, c, seconds)
+                async with _server(settings, keyspace) as http_target:
+                    result["http"][str(c)] = await phases(http_target, c, seconds)
         if http:
             engine_e2e = result["engine"][str(top)]["e2e_per_s"]
             result["http_over_engine_e2e"] = round(
@@ -179,11 +174,6 @@ async def run_bench(
 MIN_LWTS_PER_MESSAGE = 2
 
 
-# The LWTs that run on a bucket partition of the messages table (the rest are on the
-# monoton, pointer and invisibility rows, one partition each per queue).
-MESSAGE_PARTITION_LWTS = ("insert_messages", "cas_message", "ack_message", "seal_bucket")
-
-
 async def _lwts_per_message(
     store: CountingStore, clients: int, seconds: float
 ) -> tuple[float, float]:
@@ -195,7 +185,7 @@ async def _lwts_per_message(
     store.reset()
     cycled = await rate(clients, seconds, lambda i: put_get_ack(target, "lwt-count", f"c-{i}"))
     cycled = max(cycled * seconds, 1)
-    on_buckets = sum(store.calls[name] for name in MESSAGE_PARTITION_LWTS)
+    on_buckets = sum(store.calls[name] for name in BUCKET_PARTITION_LWTS)
     return round(store.lwts / cycled, 2), round(on_buckets / cycled, 2)
 
 
@@ -216,14 +206,18 @@ async def _backlog_ratio(store: CountingStore, clients: int, seconds: float, bac
             await write_processed_history(store, queue, history)
         stock = int(seconds * 400) + 200
         await asyncio.gather(*(engine.put(account, name, f"s-{i}") for i in range(stock)))
-        rates.append(await rate(clients, seconds, functools.partial(_get_ack_of, target, name)))
+
+        async def step(_: int, queue: str = name) -> bool:
+            return await get_ack(target, queue)
+
+        rates.append(await rate(clients, seconds, step))
     return round(rates[1] / max(rates[0], 0.001), 2)
 
 
 @contextlib.asynccontextmanager
-async def _server(settings: Settings, keyspace: str) -> AsyncIterator[Callable[[], HttpTarget]]:
-    """A `cassieq serve` in its own process with an account of its own; yields a maker of
-    targets that drive it."""
+async def _server(settings: Settings, keyspace: str) -> AsyncIterator[HttpTarget]:
+    """A `cassieq serve` in its own process with an account of its own; yields a target
+    that drives it."""
     port = free_port()
     token = secrets.token_urlsafe(16)
     env = {
@@ -252,18 +246,14 @@ async def _server(settings: Settings, keyspace: str) -> AsyncIterator[Callable[[
             )
             created.raise_for_status()
             key = created.json()["keys"]["primary"]
-        yield lambda: HttpTarget(url, name, key)
+        target = HttpTarget(url, name, key)
+        try:
+            yield target
+        finally:
+            await target.close()
     finally:
         server.terminate()
         server.wait(timeout=30)
-
-
-async def _http_phases(make: Callable[[], HttpTarget], clients: int, seconds: float) -> Any:
-    target = make()
-    try:
-        return await phases(target, clients, seconds)
-    finally:
-        await target.close()
 
 
 async def _wait_for(url: str) -> None:

@@ -9,7 +9,6 @@ import hashlib
 import os
 import random
 import re
-import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -57,7 +56,7 @@ _MIGRATION_FILE_RE = re.compile(r"^(\d{4})_[a-z0-9_]+\.cql$")
 _TABLE_RE = re.compile(r"\b(FROM|INTO|UPDATE)\s+(\w+)")
 
 
-def _check_keyspace(keyspace: str, error: type[Exception] = ValueError) -> None:
+def check_keyspace(keyspace: str, error: type[Exception] = ValueError) -> None:
     # Keyspace names are put into CQL text: only names of the plain form get there.
     if not _KEYSPACE_RE.match(keyspace):
         raise error(f"invalid keyspace name {keyspace!r}")
@@ -191,7 +190,7 @@ def apply_schema(session: Session, keyspace: str, replication: str, schema_dir: 
     Every statement is ``IF NOT EXISTS``-safe, and each file is recorded with its
     checksum once all its statements ran, so a run cut short is simply re-run.
     """
-    _check_keyspace(keyspace, SchemaError)
+    check_keyspace(keyspace, SchemaError)
     migrations = load_migrations(schema_dir)
     session.execute(f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = {replication}")
     session.execute(
@@ -225,7 +224,7 @@ def apply_schema(session: Session, keyspace: str, replication: str, schema_dir: 
 
 
 def drop_keyspace(session: Session, keyspace: str) -> None:
-    _check_keyspace(keyspace, SchemaError)
+    check_keyspace(keyspace, SchemaError)
     session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=120)
     _wait_for_schema_agreement(session)
 
@@ -298,7 +297,7 @@ class CassandraStore:
         raise AssertionError("unreachable")
 
     def _once(self, statement: Any, params: Sequence[Any] | None) -> asyncio.Future[list[Any]]:
-        return _execute(self._session, statement, params)
+        return execute_async(self._session, statement, params)
 
     async def _cas(
         self,
@@ -669,7 +668,7 @@ def _first_or_cas(
     return (first, params) if expected == 0 else (cas, (*params, expected))
 
 
-def _execute(
+def execute_async(
     session: Session, statement: Any, params: Sequence[Any] | None
 ) -> asyncio.Future[list[Any]]:
     """A request on the driver's threads, answered on this event loop."""
@@ -708,7 +707,7 @@ class _Statements:
     """Every CQL statement of the store, prepared once."""
 
     def __init__(self, s: Session, keyspace: str) -> None:
-        _check_keyspace(keyspace)
+        check_keyspace(keyspace)
 
         def p(cql: str) -> Any:
             # Fully qualified tables: a session-wide keyspace with prepared statements is
@@ -949,49 +948,3 @@ def _invisibility(r: Any) -> InvisibilityState:
             delivered=int(r.delivered or 0),
         ),
     )
-
-
-# --------------------------------------------------------------------------- benchmark
-
-
-async def raw_cas_rate(
-    session: Session,
-    keyspace: str,
-    concurrency: int,
-    seconds: float,
-    *,
-    one_partition: bool = False,
-) -> float:
-    """The LWT ceiling: compare-and-set updates per second, each client on its own row.
-
-    With ``one_partition`` the rows share one partition, as the messages of a bucket do:
-    Cassandra runs Paxos per partition, so LWTs on one partition queue behind each other.
-    """
-    _check_keyspace(keyspace)
-    session.execute(
-        f"CREATE TABLE IF NOT EXISTS {keyspace}.bench_lwt "
-        "(k text, c int, v bigint, PRIMARY KEY (k, c))"
-    )
-    insert = session.prepare(f"INSERT INTO {keyspace}.bench_lwt (k, c, v) VALUES (?, ?, 0)")
-    cas = session.prepare(f"UPDATE {keyspace}.bench_lwt SET v = ? WHERE k = ? AND c = ? IF v = ?")
-    shared = f"raw-{secrets.token_hex(6)}"
-    keys = [
-        (shared if one_partition else f"raw-{secrets.token_hex(6)}", i) for i in range(concurrency)
-    ]
-    for key in keys:
-        session.execute(insert, key)
-    loop = asyncio.get_running_loop()
-    done = 0
-    deadline = loop.time() + seconds
-
-    async def client(key: tuple[str, int]) -> None:
-        nonlocal done
-        value = 0
-        while loop.time() < deadline:
-            await _execute(session, cas, (value + 1, *key, value))
-            value += 1
-            done += 1
-
-    started = loop.time()
-    await asyncio.gather(*(client(k) for k in keys))
-    return done / (loop.time() - started)

@@ -26,6 +26,12 @@ LWT_PRIMITIVES = frozenset(
     }
 )
 
+# Those of them that run on a bucket partition of the messages table (the rest are on the
+# monoton, pointer, invisibility, queue, account and lease rows).
+BUCKET_PARTITION_LWTS = frozenset(
+    {"insert_messages", "cas_message", "ack_message", "seal_bucket", "finalize_bucket"}
+)
+
 
 class CountingStore:
     def __init__(self, inner: Any) -> None:

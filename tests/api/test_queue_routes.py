@@ -126,6 +126,17 @@ def test_bad_input_gets_a_clear_4xx(account: AccountCtx) -> None:
             400,
             "initialInvisibilitySeconds",
         )
+        # The reply names the bad parameter, never the rest of the query (a receipt there
+        # must not travel back into client or proxy logs).
+        leaky = c.put(
+            "/queues/orders/messages", params={"popReceipt": "SECRET-RECEIPT"}, content=b"{"
+        )
+        assert leaky.status_code == 400 and "SECRET-RECEIPT" not in leaky.text, leaky.text
+        leaky = c.get(
+            "/queues/orders/messages/next",
+            params={"invisibilityTimeSeconds": "soon", "note": "SECRET-NOTE"},
+        )
+        assert leaky.status_code == 400 and "SECRET-NOTE" not in leaky.text, leaky.text
         problem(c.post("/queues", json={"queueName": "bad:name"}), 400, "queueName")
         problem(c.post("/queues", json={"queueName": "x" * 65}), 400, "queueName")
         problem(c.post("/queues", json={"queueName": "ok", "bucketSize": 0}), 400, "bucketSize")
