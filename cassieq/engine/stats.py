@@ -17,18 +17,26 @@ class StatisticsReader:
         self._ctx = ctx
 
     async def read(self, queue: QueueDefinition) -> Statistics:
+        return (await self.read_with_state(queue))[0]
+
+    async def read_with_state(
+        self, queue: QueueDefinition
+    ) -> tuple[Statistics, InvisibilityState, int]:
+        """The statistics, with the invisibility state and the monoton they were read at."""
         # The pointer may pass (and drop) a bucket between reading its state and reading
         # the buckets: then the bucket is in neither. Read again until the state held.
         state = await self._ctx.store.read_invisibility(queue.id)
         for _ in range(8):
-            stats = await self._read(queue, state)
-            latest = await self._ctx.store.read_invisibility(queue.id)
-            if latest.rev == state.rev:
-                return stats
-            state = latest
-        return stats
+            used = state
+            stats, monoton = await self._read(queue, used)
+            state = await self._ctx.store.read_invisibility(queue.id)
+            if state.rev == used.rev:
+                break
+        return stats, used, monoton
 
-    async def _read(self, queue: QueueDefinition, state: InvisibilityState) -> Statistics:
+    async def _read(
+        self, queue: QueueDefinition, state: InvisibilityState
+    ) -> tuple[Statistics, int]:
         store, qid = self._ctx.store, queue.id
         monoton = await store.read_monoton(qid)
         now = self._ctx.clock.now()
@@ -47,7 +55,7 @@ class StatisticsReader:
                 and m.delivery_count > 0
                 and m.next_visible_on > now
             )
-        return Statistics(
+        stats = Statistics(
             size=total.published - total.acked - total.dead_lettered,
             in_flight=in_flight,
             published=total.published,
@@ -55,3 +63,4 @@ class StatisticsReader:
             acked=total.acked,
             dead_lettered=total.dead_lettered,
         )
+        return stats, monoton

@@ -12,12 +12,12 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import click
 import msgspec
 
+from cassieq.auth.signing import BadTime, parse_time
 from cassieq.cli import _err
 from cassieq.config import Settings
 
@@ -255,12 +255,9 @@ def _time_ms(text: str | None, option: str) -> int | None:
     if text is None:
         return None
     try:
-        moment = datetime.fromisoformat(text)
-    except ValueError as exc:
+        return int(parse_time(text).timestamp() * 1000)  # naive times are UTC
+    except BadTime as exc:
         raise click.BadParameter(f"not an ISO 8601 time: {text!r}", param_hint=option) from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
 
 
 def _num(value: float | None) -> str:

@@ -67,17 +67,23 @@ def run(
     """
     say = progress.phase if progress else (lambda _: None)
     say(f"checking {source} ({fmt})")
-    records = read_records(spark, source, fmt)
-    problems = records.filter(lambda r: r[1] is not None).map(lambda r: r[1]).take(1)
-    if problems:
-        raise PipelineError(str(problems[0]))
-    payloads = records.map(lambda r: str(r[0]))
-    parallelism = spark.sparkContext.defaultParallelism
-    if payloads.getNumPartitions() < parallelism:
-        payloads = payloads.repartition(parallelism)
-    say(f"ingesting into {queue.id}")
-    config = msgspec.json.encode((settings, queue))
-    results = payloads.mapPartitions(lambda part: ingest_partition(config, part)).collect()
+    from pyspark import StorageLevel
+
+    # Kept after the check: the write reads the same records, not the input again.
+    records = read_records(spark, source, fmt).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        problems = records.filter(lambda r: r[1] is not None).map(lambda r: r[1]).take(1)
+        if problems:
+            raise PipelineError(str(problems[0]))
+        payloads = records.map(lambda r: str(r[0]))
+        parallelism = spark.sparkContext.defaultParallelism
+        if payloads.getNumPartitions() < parallelism:
+            payloads = payloads.repartition(parallelism)
+        say(f"ingesting into {queue.id}")
+        config = msgspec.json.encode((settings, queue))
+        results = payloads.mapPartitions(lambda part: ingest_partition(config, part)).collect()
+    finally:
+        records.unpersist()
     return TaskResult(
         rows=sum(r.rows for r in results),
         reservations=sum(r.reservations for r in results),
@@ -190,3 +196,10 @@ async def _write_range(
     written = await asyncio.gather(*(write(b) for b in order))
     refused = [b for b, ok in zip(order, written, strict=True) if not ok]
     return [payload for b in refused for _, payload in by_bucket[b]], len(order)
+
+
+if __name__ == "__main__":  # python -m cassieq.pipeline.ingest / spark-submit
+    from cassieq.pipeline.cli import ingest as _command
+    from cassieq.pipeline.cli import run_module
+
+    run_module(_command)

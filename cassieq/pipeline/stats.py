@@ -58,8 +58,10 @@ def run(
     say = progress.phase if progress else (lambda _: None)
     # A clock that stays at now_ms: every figure of the run is as of the same instant.
     reader = StatisticsReader(EngineContext(store=access.store, clock=FakeClock(now_ms)))
-    counts = {q.id: access.run(reader.read(q)) for q in queues}
-    states = [_state(access, q) for q in queues]
+    read = {q.id: access.run(reader.read_with_state(q)) for q in queues}
+    counts = {qid: stats for qid, (stats, _, _) in read.items()}
+    # The scan goes by the state and monoton the counts were read at: no second read.
+    states = [_QueueState(q, read[q.id][1], read[q.id][2]) for q in queues]
     say(f"scanning {len(states)} queue(s), {_bucket_count(states)} bucket(s)")
     detail = _scan(spark, access.settings.keyspace, states, now_ms)
     result = [_snapshot(q, counts[q.id], detail.get(str(q.id), {}), now_ms) for q in queues]
@@ -68,12 +70,6 @@ def run(
         for snapshot in result:
             access.run(access.store.write_stats_snapshot(snapshot))
     return result
-
-
-def _state(access: StoreAccess, queue: QueueDefinition) -> _QueueState:
-    store = access.store
-    invisibility = access.run(store.read_invisibility(queue.id))
-    return _QueueState(queue, invisibility, access.run(store.read_monoton(queue.id)))
 
 
 def _bucket_count(states: list[_QueueState]) -> int:

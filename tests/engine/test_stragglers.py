@@ -52,9 +52,8 @@ async def test_releasing_a_long_lease_behind_the_pointer_redelivers_at_once(
 
 
 async def test_two_servers_settling_the_same_stragglers(
-    engine: QueueEngine, account: str, clock: FakeClock
+    engine: QueueEngine, other: QueueEngine, account: str, clock: FakeClock
 ) -> None:
-    other = QueueEngine(engine.ctx.store, clock, instance_id="other")
     await make_queue(engine, account, bucket_size=1, finalize_seconds=1)
     for m in ("m0", "m1", "m2"):
         await engine.put(account, "q", m)

@@ -12,6 +12,7 @@ from cassieq.engine import FakeClock
 from cassieq.model import QueueOptions
 from cassieq.pipeline import export, ingest
 from cassieq.pipeline.store_access import StoreAccess
+from tests.engine.test_holes_and_repair import drain
 from tests.pipeline.conftest import World, engine_on
 
 PAYLOADS = [
@@ -23,14 +24,6 @@ PAYLOADS = [
     "order-1",  # the same payload twice is two messages
     "line\nbreak",
 ]
-
-
-def _drain(access: StoreAccess, engine: Any, account: str, queue: str) -> list[str]:
-    got = []
-    while (delivery := access.run(engine.get_next(account, queue, 60))) is not None:
-        access.run(engine.ack(account, queue, delivery.receipt))
-        got.append(delivery.message)
-    return got
 
 
 def test_export_then_ingest_round_trip(
@@ -65,9 +58,7 @@ def test_export_then_ingest_round_trip(
     # One reservation per task: the tasks' ranges tile the monotons, no holes.
     assert run(access.store.read_monoton(target.id)) == len(PAYLOADS)
 
-    assert collections.Counter(_drain(access, live, account, "target")) == collections.Counter(
-        PAYLOADS
-    )
+    assert collections.Counter(run(drain(live, account, "target"))) == collections.Counter(PAYLOADS)
     stats = run(live.statistics(account, "target"))
     assert (stats.published, stats.acked, stats.size) == (len(PAYLOADS), len(PAYLOADS), 0)
     # Repair, once buckets are past their finalize time, finds nothing to move: no
