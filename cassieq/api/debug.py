@@ -129,11 +129,15 @@ class DebugController(Controller):
         q = await _queue(app, account, queue)
         store = app.engine.ctx.store
         invisibility = await store.read_invisibility(q.id)
+        reader = await store.read_pointer(q.id, "reader")
+        repair = await store.read_pointer(q.id, "repair")
         return PointersBody(
-            reader=await store.read_pointer(q.id, "reader"),
-            repair=await store.read_pointer(q.id, "repair"),
+            reader=reader,
+            repair=repair,
             invisibility=invisibility.bucket,
             stragglers={str(b): due for b, due in sorted(invisibility.stragglers.items())},
+            invisibility_lag=reader - invisibility.bucket,
+            repair_lag=reader - repair,
         )
 
 

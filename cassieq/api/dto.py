@@ -229,6 +229,10 @@ class PointersBody(msgspec.Struct, frozen=True, rename="camel"):
     repair: int
     invisibility: int
     stragglers: dict[str, int]
+    # Buckets each pointer trails the reader by: 0 or 1 is normal; more, for longer than
+    # the finalize wait plus a minute, is a stall (the server logs queue_pointer_stalled).
+    invisibility_lag: int
+    repair_lag: int
 
 
 class MonotonBody(msgspec.Struct, frozen=True, rename="camel"):

@@ -21,6 +21,7 @@ from cassieq.engine.errors import (
     InvalidArgument,
     NotFound,
 )
+from cassieq.store.base import StoreError
 
 log = structlog.get_logger("cassieq.api")
 _URL_SUFFIX = re.compile(r" for (?:path|[A-Z]+) \S+$")
@@ -48,6 +49,15 @@ def _engine_error(_: Request[Any, Any, Any], exc: EngineError) -> Response[Error
     elif isinstance(exc, Contention):
         status = 503
     return error_response(status, str(exc))
+
+
+def _store_error(_: Request[Any, Any, Any], exc: StoreError) -> Response[ErrorBody]:
+    # Cassandra could not settle the request now (no quorum, or an LWT whose outcome stayed
+    # undecided under contention). Nothing was assumed either way: the client may retry.
+    log.warning("store_unavailable", error=str(exc))
+    return error_response(
+        503, f"storage is unavailable now, try again: {exc}", {"Retry-After": "1"}
+    )
 
 
 def _auth_error(_: Request[Any, Any, Any], exc: AuthError) -> Response[ErrorBody]:
@@ -97,6 +107,7 @@ def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Err
 
 EXCEPTION_HANDLERS: dict[int | type[Exception], Any] = {
     EngineError: _engine_error,
+    StoreError: _store_error,
     AuthError: _auth_error,
     InvalidReceipt: _receipt_error,
     HTTPException: _http_error,

@@ -2,7 +2,8 @@
 
 One owner per queue at a time (a lease), so a late write is moved once, not once per
 server. The repair pointer never passes a bucket the reader has not sealed, and so
-never the monoton's bucket.
+never the monoton's bucket; a bucket the reader pointer passed without its seal stored
+is sealed here, so such a queue heals instead of stalling (``_seal_if_passed``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import Contention
 from cassieq.engine.leases import Leases
 from cassieq.engine.publisher import Publisher, new_message
+from cassieq.engine.stall import StallWatch
 from cassieq.model import BucketState, InvisibilityState, MessageRow, QueueDefinition
 from cassieq.tokens import new_token
 
@@ -28,6 +30,7 @@ class Repairer:
         self._ctx = ctx
         self._publisher = publisher
         self._leases = leases
+        self._stalls = StallWatch(ctx)
 
     async def run_once(self, queue: QueueDefinition) -> int | None:
         """Repair what is due; the number of buckets finished, or None without the lease."""
@@ -37,11 +40,18 @@ class Repairer:
         finalize_ms = queue.options.finalize_seconds * 1000
         bucket = await store.read_pointer(qid, "repair")
         done = 0
+        blocker = "runs up to the reader"
         while done < MAX_BUCKETS_PER_RUN:
             snap = await store.read_bucket(qid, bucket)
             now = ctx.clock.now()
-            if snap.sealed_at is None or now < snap.sealed_at + finalize_ms:
-                break  # the reader is still here, or late writers may still be on their way
+            if snap.sealed_at is None and await self._seal_if_passed(queue, bucket, now):
+                snap = await store.read_bucket(qid, bucket)
+            if snap.sealed_at is None:
+                blocker = "the reader is in this bucket"
+                break
+            if now < snap.sealed_at + finalize_ms:
+                blocker = f"late writers' wait until {snap.sealed_at + finalize_ms}"
+                break
             if not snap.finalized:
                 await store.finalize_bucket(qid, bucket, now)
                 # Writes that landed between the read and the finalize are in this one.
@@ -52,6 +62,7 @@ class Repairer:
                 # The invisibility side has not settled this bucket yet. Deciding now would
                 # race its pass (it may be about to move past a row it read before it landed):
                 # come back when it has moved on.
+                blocker = f"the invisibility pointer (bucket {state.bucket}) has not passed it"
                 break
             moving = [row for row in snap.messages if _needs_move(row, snap, state)]
             for row in moving:
@@ -59,16 +70,40 @@ class Repairer:
             if moving:
                 snap = await store.read_bucket(qid, bucket)
                 if any(_needs_move(row, snap, state) for row in snap.messages):
+                    blocker = "a re-publish did not finish"
                     break  # a move did not finish (contention, an error): never skip past it
             await self._drop_if_finished(queue, snap, state)
             if not await store.cas_pointer(qid, "repair", bucket, bucket + 1):
+                blocker = "another server moved the repair pointer"
                 break  # someone else repairs this queue now (our lease lapsed)
             ctx.log.debug("bucket_repaired", queue=str(qid), bucket=bucket)
             bucket += 1
             done += 1
             if not await self._leases.hold(lease_name(queue)):
                 break
+        await self._stalls.check(queue, bucket, blocker)
         return done
+
+    async def _seal_if_passed(self, queue: QueueDefinition, bucket: int, now: int) -> bool:
+        """Seal a bucket the stored reader pointer has passed without its seal stored.
+
+        The reader seals a bucket before it moves the pointer past it, but a crash between
+        the two steps (or a bug) must not stop the queue for good: the invisibility side
+        never passes an unsealed bucket and repair stops at one, so nothing behind it would
+        be redelivered or repaired again. Sealing is idempotent (the first seal wins), and
+        a reader that still takes from the bucket by a stale pointer is refused once it is
+        sealed (its takes are conditioned on the seal marker).
+        """
+        store, qid = self._ctx.store, queue.id
+        reader = await store.read_pointer(qid, "reader")
+        if reader <= bucket:
+            return False
+        sealed_at = await store.seal_bucket(qid, bucket, now)
+        self._ctx.log.warning(
+            "bucket_sealed_behind_reader", queue=str(qid), bucket=bucket, reader=reader,
+            sealed_at=sealed_at,
+        )  # fmt: skip
+        return True
 
     async def _move(self, queue: QueueDefinition, bucket: int, row: MessageRow) -> None:
         """Re-publish a message at a fresh monoton and retire the original, exactly once.

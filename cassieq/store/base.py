@@ -1,9 +1,11 @@
 """The Store protocol: every persistence primitive the engine uses.
 
 Each primitive has one meaning in both implementations (Cassandra, memory).
-Compare-and-set primitives return whether *this* call's change was applied; an
-implementation that cannot tell at first (a timed-out lightweight transaction)
-must find out (read back at SERIAL) before it answers, never guess.
+Compare-and-set primitives return whether *this* call's change was applied (False
+only when its condition is false); an implementation that cannot tell at first (a
+timed-out lightweight transaction) must find out (read back at SERIAL) before it
+answers, never guess, and try again while the condition still holds; when it cannot
+settle the outcome it raises ``LwtUndecided``, never answers either way.
 Absent rows read as their zero value (monoton 0, pointer 0, empty bucket), so no
 row has to be created before first use.
 """
@@ -24,6 +26,27 @@ from cassieq.model import (
 )
 
 PointerKind = Literal["reader", "repair"]
+
+
+class StoreError(Exception):
+    """A primitive could not give an answer (the engine lets it through; the API says 503)."""
+
+
+class StoreUnavailable(StoreError):
+    """Reads or plain writes kept failing (no quorum, timeouts) for every allowed try."""
+
+
+class LwtUndecided(StoreError):
+    """A compare-and-set that could not be settled either way, and so was not assumed.
+
+    Either it kept timing out under contention (each time read back at SERIAL: not
+    applied, its condition still holding) for every allowed try, or its outcome could not
+    be read back at all (no quorum). Its change may still be applied by a later try.
+    """
+
+    def __init__(self, primitive: str, reason: str) -> None:
+        super().__init__(f"{primitive}: {reason}")
+        self.primitive = primitive
 
 
 class Store(Protocol):
@@ -101,11 +124,13 @@ class Store(Protocol):
         ...
 
     async def seal_bucket(self, queue: QueueId, bucket: int, now: int) -> int:
-        """Mark that the reader left the bucket (first seal wins); return the seal time."""
+        """Mark that the reader left the bucket (first seal wins); return the seal time,
+        which is stored when this returns (never an assumed one)."""
         ...
 
     async def finalize_bucket(self, queue: QueueId, bucket: int, now: int) -> None:
-        """Close the bucket: no insert_messages into it succeeds afterwards."""
+        """Close the bucket: no insert_messages into it succeeds afterwards (stored when
+        this returns)."""
         ...
 
     async def delete_bucket(self, queue: QueueId, bucket: int) -> None:

@@ -1,75 +1,155 @@
-"""An LWT whose answer is lost (write timeout) is resolved by a SERIAL read, not guessed.
+"""An LWT whose answer is lost is resolved by a SERIAL read, never assumed.
 
-Fault injection around the real store: the next conditional statement really runs on
-Cassandra and then its answer is lost, or it times out without running; either way
-the caller sees the WriteTimeout a coordinator sends when the outcome is unknown.
+Each primitive times out once, before it ran (not applied, condition still holding:
+contention, so it is sent again and applies) or after it ran (applied, answer lost: read
+back as applied, not applied twice). A timeout on a change whose condition is false is
+read back as "not applied"; one that keeps timing out is undecided, never a guess.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal
 
 import msgspec
 import pytest
-from cassandra import Unavailable, WriteTimeout
+from cassandra import Unavailable
 
-from cassieq.model import MessageRow, QueueId
-from cassieq.store.cassandra import CassandraStore
+from cassieq.model import InvisibilityState, MessageRow, QueueId
+from cassieq.store.base import LwtUndecided
+from cassieq.store.cassandra import CassandraStore, LwtRetry
+from tests.lwt_faults import Mode, TimeoutInjectingStore, cas_timeout
 
-
-class LossyStore(CassandraStore):
-    lose_next: Literal["after_applying", "before_applying"] | None = None
-    error: Exception = WriteTimeout("injected", write_type=5)
-    meanwhile: Callable[[], Awaitable[None]] | None = None  # runs between apply and the error
-
-    async def _once(self, statement: Any, params: Sequence[Any] | None) -> list[Any]:  # type: ignore[override]
-        # The LWT itself is sent with parameters; the resolving SERIAL read without.
-        if self.lose_next is not None and params is not None:
-            mode, self.lose_next = self.lose_next, None
-            if mode == "after_applying":
-                await super()._once(statement, params)
-                if self.meanwhile is not None:
-                    await self.meanwhile()
-            raise self.error
-        return await super()._once(statement, params)
+MODES: list[Mode] = ["before", "after"]
 
 
-def _row(version: int, change: str) -> MessageRow:
+def _row(version: int, change: str, monoton: int = 0) -> MessageRow:
     return MessageRow(
-        monoton=0, message="m", version=version, delivery_count=0, acked=False,
+        monoton=monoton, message="m", version=version, delivery_count=0, acked=False,
         next_visible_on=0, tag="t", created_at=0, updated_at=0, change=change,
     )  # fmt: skip
 
 
-async def test_lost_answers_are_resolved_by_reading_at_serial(
-    cassandra_store: CassandraStore,
-) -> None:
-    plain = cassandra_store
-    lossy = LossyStore(plain._session, plain.keyspace)
-    queue = QueueId(f"u-{uuid.uuid4().hex[:10]}", "q", 1)
+def _queue() -> QueueId:
+    return QueueId(f"u-{uuid.uuid4().hex[:10]}", "q", 1)
 
-    lossy.lose_next = "after_applying"
+
+@pytest.fixture
+def lossy(cassandra_store: CassandraStore) -> TimeoutInjectingStore:
+    return TimeoutInjectingStore.beside(cassandra_store, lwt_retry=LwtRetry(base_s=0.001))
+
+
+def _timed_out_once(lossy: TimeoutInjectingStore, primitive: str) -> None:
+    assert lossy.injected[primitive] == 1, f"no timeout was injected into {primitive}"
+    lossy.stop()
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_message_primitives(lossy: TimeoutInjectingStore, mode: Mode) -> None:
+    plain, queue = lossy, _queue()
+    lossy.inject("insert_messages", mode, times=1)
     assert await lossy.insert_messages(queue, 0, [_row(1, "c1")], 0) is True
+    _timed_out_once(lossy, "insert_messages")
 
-    lossy.lose_next = "after_applying"
-    assert await lossy.cas_message(queue, 0, 1, _row(2, "c2")) is True
-    lossy.lose_next = "before_applying"
-    assert await lossy.cas_message(queue, 0, 2, _row(3, "c3")) is False
+    lossy.inject("cas_message", mode, times=1)
+    assert await lossy.cas_message(queue, 0, 1, _row(2, "c2"), unsealed=True) is True
+    _timed_out_once(lossy, "cas_message")
     assert (await plain.read_message(queue, 0, 0)).change == "c2"  # type: ignore[union-attr]
 
-    lossy.lose_next = "after_applying"
+    # The condition is false now (version 2): a timeout does not turn that into success.
+    lossy.inject("cas_message", mode, times=1)
+    assert await lossy.cas_message(queue, 0, 1, _row(2, "c3")) is False
+    _timed_out_once(lossy, "cas_message")
+
+    lossy.inject("ack_message", mode, times=1)
+    assert await lossy.ack_message(queue, 0, 0, 2, "t", 5) is True
+    _timed_out_once(lossy, "ack_message")
+    stored = await plain.read_message(queue, 0, 0)
+    assert stored is not None and stored.acked and stored.version == 3  # acked once
+
+    # A stale receipt stays stale through a timeout.
+    lossy.inject("ack_message", mode, times=1)
+    assert await lossy.ack_message(queue, 0, 0, 2, "t", 6) is False
+    _timed_out_once(lossy, "ack_message")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_markers_are_stored_before_they_are_reported(
+    lossy: TimeoutInjectingStore, mode: Mode
+) -> None:
+    queue = _queue()
+    lossy.inject("seal_bucket", mode, times=1)
+    assert await lossy.seal_bucket(queue, 3, 100) == 100
+    _timed_out_once(lossy, "seal_bucket")
+    assert (await lossy.read_bucket(queue, 3)).sealed_at == 100
+    assert await lossy.seal_bucket(queue, 3, 200) == 100  # the first seal wins
+
+    lossy.inject("finalize_bucket", mode, times=1)
+    await lossy.finalize_bucket(queue, 3, 300)
+    _timed_out_once(lossy, "finalize_bucket")
+    assert (await lossy.read_bucket(queue, 3)).finalized_at == 300
+    # Finalized: a write into it is refused, through a timeout too.
+    lossy.inject("insert_messages", mode, times=1)
+    assert await lossy.insert_messages(queue, 3, [_row(1, "late", monoton=12)], 400) is False
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_counters_and_state(lossy: TimeoutInjectingStore, mode: Mode) -> None:
+    queue = _queue()
+    lossy.inject("cas_monoton", mode, times=1)
     assert await lossy.cas_monoton(queue, 0, 5) == (True, 5)
-    lossy.lose_next = "before_applying"
-    applied, _ = await lossy.cas_monoton(queue, 5, 9)
-    assert applied is False and await plain.read_monoton(queue) == 5
+    _timed_out_once(lossy, "cas_monoton")
+    lossy.inject("cas_monoton", mode, times=1)
+    assert await lossy.cas_monoton(queue, 0, 9) == (False, 5)
+    _timed_out_once(lossy, "cas_monoton")
+
+    for expected, new in ((0, 1), (1, 2)):
+        lossy.inject("cas_pointer", mode, times=1)
+        assert await lossy.cas_pointer(queue, "reader", expected, new) is True
+        _timed_out_once(lossy, "cas_pointer")
+    assert await lossy.read_pointer(queue, "reader") == 2
+    lossy.inject("cas_pointer", mode, times=1)
+    assert await lossy.cas_pointer(queue, "reader", 0, 1) is False
+
+    lossy.inject("cas_invisibility", mode, times=1)
+    assert await lossy.cas_invisibility(queue, 0, InvisibilityState(bucket=4, rev=1)) is True
+    _timed_out_once(lossy, "cas_invisibility")
+    assert (await lossy.read_invisibility(queue)).bucket == 4
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_leases(lossy: TimeoutInjectingStore, mode: Mode) -> None:
+    name = f"lease-{uuid.uuid4().hex[:8]}"
+    lossy.inject("acquire_lease", mode, times=1)
+    assert await lossy.acquire_lease(name, "a", 0, 1000) is True  # insert
+    _timed_out_once(lossy, "acquire_lease")
+    lossy.inject("acquire_lease", mode, times=1)
+    assert await lossy.acquire_lease(name, "a", 500, 1000) is True  # renew
+    _timed_out_once(lossy, "acquire_lease")
+    assert await lossy.acquire_lease(name, "b", 600, 1000) is False  # held by a
+    lossy.inject("release_lease", mode, times=1)
+    await lossy.release_lease(name, "a")
+    _timed_out_once(lossy, "release_lease")
+    assert await lossy.acquire_lease(name, "b", 700, 1000) is True
+
+
+async def test_contention_that_outlasts_every_try_is_undecided(
+    cassandra_store: CassandraStore,
+) -> None:
+    lossy = TimeoutInjectingStore.beside(
+        cassandra_store, lwt_retry=LwtRetry(attempts=3, base_s=0.001)
+    )
+    queue = _queue()
+    lossy.inject("seal_bucket", "before")  # every try times out unapplied
+    with pytest.raises(LwtUndecided):
+        await lossy.seal_bucket(queue, 0, 100)
+    assert lossy.injected["seal_bucket"] == 3
+    assert (await lossy.read_bucket(queue, 0)).sealed_at is None  # and it was not assumed
+    assert lossy.lwt_tally.counts[("seal_bucket", "undecided")] == 1
+    assert lossy.lwt_tally.counts[("seal_bucket", "timeout_contended")] == 3
 
 
 @pytest.mark.parametrize(
-    "error",
-    [WriteTimeout("injected", write_type=5), Unavailable("injected", consistency=6)],
-    ids=["write-timeout", "unavailable-after-accept"],
+    "error", [cas_timeout(), Unavailable("injected", consistency=6)], ids=["timeout", "unavail"]
 )
 async def test_an_insert_whose_answer_is_lost_after_a_consumer_took_it(
     cassandra_store: CassandraStore, error: Exception
@@ -77,14 +157,15 @@ async def test_an_insert_whose_answer_is_lost_after_a_consumer_took_it(
     """The write applied and was even consumed before its answer was lost: the put
     succeeded (no second copy), and the consumer's state is not overwritten."""
     plain = cassandra_store
-    lossy = LossyStore(plain._session, plain.keyspace)
-    queue = QueueId(f"u-{uuid.uuid4().hex[:10]}", "q", 1)
+    lossy = TimeoutInjectingStore.beside(plain)
+    queue = _queue()
     taken = msgspec.structs.replace(_row(2, "consumer"), delivery_count=1, next_visible_on=10**13)
 
     async def consumer_takes_it() -> None:
         assert await plain.cas_message(queue, 0, 1, taken)
+        raise error
 
-    lossy.meanwhile, lossy.error, lossy.lose_next = consumer_takes_it, error, "after_applying"
+    lossy.inject("insert_messages", "after", times=1, meanwhile=consumer_takes_it)
     assert await lossy.insert_messages(queue, 0, [_row(1, "writer")], 0) is True
     # A second try of the same write is a no-op that reports success.
     assert await lossy.insert_messages(queue, 0, [_row(1, "writer")], 0) is True

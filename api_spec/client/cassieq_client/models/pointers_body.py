@@ -26,14 +26,18 @@ class PointersBody:
     """ 
         Attributes:
             invisibility (int):
+            invisibility_lag (int):
             reader (int):
             repair (int):
+            repair_lag (int):
             stragglers (PointersBodyStragglers):
      """
 
     invisibility: int
+    invisibility_lag: int
     reader: int
     repair: int
+    repair_lag: int
     stragglers: PointersBodyStragglers
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -45,9 +49,13 @@ class PointersBody:
         from ..models.pointers_body_stragglers import PointersBodyStragglers # noqa: PLC0415
         invisibility = self.invisibility
 
+        invisibility_lag = self.invisibility_lag
+
         reader = self.reader
 
         repair = self.repair
+
+        repair_lag = self.repair_lag
 
         stragglers = self.stragglers.to_dict()
 
@@ -56,8 +64,10 @@ class PointersBody:
         field_dict.update(self.additional_properties)
         field_dict.update({
             "invisibility": invisibility,
+            "invisibilityLag": invisibility_lag,
             "reader": reader,
             "repair": repair,
+            "repairLag": repair_lag,
             "stragglers": stragglers,
         })
 
@@ -71,9 +81,13 @@ class PointersBody:
         d = dict(src_dict)
         invisibility = d.pop("invisibility")
 
+        invisibility_lag = d.pop("invisibilityLag")
+
         reader = d.pop("reader")
 
         repair = d.pop("repair")
+
+        repair_lag = d.pop("repairLag")
 
         stragglers = PointersBodyStragglers.from_dict(d.pop("stragglers"))
 
@@ -82,8 +96,10 @@ class PointersBody:
 
         pointers_body = cls(
             invisibility=invisibility,
+            invisibility_lag=invisibility_lag,
             reader=reader,
             repair=repair,
+            repair_lag=repair_lag,
             stragglers=stragglers,
         )
 

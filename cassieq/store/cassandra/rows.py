@@ -1,0 +1,104 @@
+"""Row mapping: driver rows to the model's structs, and structs to statement parameters."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from typing import Any
+
+from cassieq.model import (
+    Account,
+    BucketState,
+    Counts,
+    InvisibilityState,
+    MessageRow,
+    QueueDefinition,
+    QueueOptions,
+)
+
+
+def account_of(r: Any) -> Account:
+    # accounts.created_at is a CQL timestamp (0001): the driver reads it as a datetime.
+    created = r.created_at
+    created_ms = 0 if created is None else round(created.replace(tzinfo=UTC).timestamp() * 1000)
+    return Account(name=r.account_name, keys=dict(r.keys or {}), created_at=created_ms)
+
+
+def queue_of(r: Any) -> QueueDefinition:
+    return QueueDefinition(
+        account=r.account_name,
+        name=r.queue_name,
+        version=int(r.version),
+        status=r.status,
+        options=QueueOptions(
+            bucket_size=r.bucket_size,
+            max_delivery_count=r.max_delivery_count,
+            repair_poll_seconds=r.repair_poll_seconds,
+            finalize_seconds=r.finalize_seconds,
+            delete_buckets_after_finalize=bool(r.delete_buckets_after_finalize),
+            dlq_name=r.dlq_name,
+            strict_fifo=bool(r.strict_fifo),
+        ),
+        created_at=int(r.created_at),
+    )
+
+
+def queue_params(q: QueueDefinition) -> tuple[Any, ...]:
+    o = q.options
+    return (
+        q.account, q.name, q.version, q.status, o.bucket_size, o.max_delivery_count,
+        o.repair_poll_seconds, o.finalize_seconds, o.delete_buckets_after_finalize,
+        o.dlq_name, o.strict_fifo, q.created_at,
+    )  # fmt: skip
+
+
+def message_values(m: MessageRow) -> tuple[Any, ...]:
+    return (
+        m.monoton, m.message, m.version, m.delivery_count, m.acked, m.dead_lettered,
+        m.republished_to, m.next_visible_on, m.tag, m.created_at, m.updated_at, m.acked_at,
+        m.change,
+    )  # fmt: skip
+
+
+def message_of(r: Any) -> MessageRow:
+    return MessageRow(
+        monoton=int(r.monoton),
+        message=r.message,
+        version=int(r.version),
+        delivery_count=int(r.delivery_count),
+        acked=bool(r.acked),
+        dead_lettered=bool(r.dead_lettered),
+        republished_to=r.republished_to,
+        next_visible_on=int(r.next_visible_on),
+        tag=r.tag,
+        created_at=int(r.created_at),
+        updated_at=int(r.updated_at),
+        acked_at=r.acked_at,
+        change=r.last_change or "",
+    )
+
+
+def bucket_of(bucket: int, rows: list[Any]) -> BucketState:
+    first = rows[0] if rows else None
+    return BucketState(
+        bucket=bucket,
+        sealed_at=first.sealed_at if first is not None else None,
+        finalized_at=first.finalized_at if first is not None else None,
+        # A partition holding only markers reads as one row without a monoton.
+        messages=tuple(
+            message_of(r) for r in rows if r.monoton is not None and r.version is not None
+        ),
+    )
+
+
+def invisibility_of(r: Any) -> InvisibilityState:
+    return InvisibilityState(
+        bucket=int(r.bucket or 0),
+        rev=int(r.rev),
+        stragglers={int(k): int(v) for k, v in (r.stragglers or {}).items()},
+        summary=Counts(
+            published=int(r.published or 0),
+            acked=int(r.acked or 0),
+            dead_lettered=int(r.dead_lettered or 0),
+            delivered=int(r.delivered or 0),
+        ),
+    )

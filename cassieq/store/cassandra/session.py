@@ -1,0 +1,123 @@
+"""Connecting to Cassandra, and running a request on the driver's threads for asyncio."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import functools
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from cassandra import ConsistencyLevel
+from cassandra.cluster import (
+    EXEC_PROFILE_DEFAULT,
+    Cluster,
+    ExecutionProfile,
+    NoHostAvailable,
+    Session,
+)
+from cassandra.policies import DCAwareRoundRobinPolicy, FallthroughRetryPolicy
+
+_KEYSPACE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,47}$")
+_TABLE_RE = re.compile(r"\b(FROM|INTO|UPDATE)\s+(\w+)")
+
+
+def check_keyspace(keyspace: str, error: type[Exception] = ValueError) -> None:
+    # Keyspace names are put into CQL text: only names of the plain form get there.
+    if not _KEYSPACE_RE.match(keyspace):
+        raise error(f"invalid keyspace name {keyspace!r}")
+
+
+class CassandraUnavailable(RuntimeError):
+    """No Cassandra node answered at the configured address."""
+
+
+@functools.lru_cache(maxsize=512)
+def _row_class(columns: tuple[str, ...]) -> Any:
+    # The names the driver's own factory gives ("[applied]" -> "applied").
+    names = [re.sub(r"[^A-Za-z0-9_]", "", c) or "column" for c in columns]
+    return collections.namedtuple("Row", names, rename=True)
+
+
+def cached_row_factory(columns: list[str], rows: list[tuple[Any, ...]]) -> list[Any]:
+    """Rows as named tuples, like the driver's default factory, but with one class per
+    column list: the default builds a new namedtuple class for every result (a top item
+    of the server's profile)."""
+    make = _row_class(tuple(columns))._make
+    return [make(r) for r in rows]
+
+
+def connect(
+    hosts: Sequence[str],
+    port: int,
+    *,
+    consistency: str = "LOCAL_QUORUM",
+    serial_consistency: str = "LOCAL_SERIAL",
+    keyspace: str | None = None,
+    connect_timeout: float = 5.0,
+) -> tuple[Cluster, Session]:
+    """Open a session, or raise CassandraUnavailable naming the address tried."""
+    profile = ExecutionProfile(
+        load_balancing_policy=DCAwareRoundRobinPolicy(),
+        consistency_level=consistency_level(consistency),
+        serial_consistency_level=consistency_level(serial_consistency),
+        request_timeout=15.0,
+        # The driver's default policy re-sends a request after a connection error, which
+        # would replay an LWT; the store retries what is safe to retry itself.
+        retry_policy=FallthroughRetryPolicy(),
+        row_factory=cached_row_factory,
+    )
+    cluster = Cluster(
+        list(hosts),
+        port=port,
+        protocol_version=5,
+        execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+        connect_timeout=connect_timeout,
+        control_connection_timeout=connect_timeout,
+    )
+    try:
+        session = cluster.connect(keyspace)
+    except NoHostAvailable as exc:
+        cluster.shutdown()
+        where = ", ".join(f"{h}:{port}" for h in hosts)
+        raise CassandraUnavailable(
+            f"no Cassandra answered at {where} (start one with `cassieq cassandra start`): {exc}"
+        ) from exc
+    return cluster, session
+
+
+def consistency_level(name: str) -> int:
+    try:
+        return int(getattr(ConsistencyLevel, name.upper()))
+    except AttributeError:
+        raise ValueError(f"unknown consistency level {name!r}") from None
+
+
+def server_version(session: Session) -> str:
+    row = session.execute("SELECT release_version FROM system.local").one()
+    return str(row.release_version)
+
+
+def execute_async(
+    session: Session, statement: Any, params: Sequence[Any] | None
+) -> asyncio.Future[list[Any]]:
+    """A request on the driver's threads, answered on this event loop."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[list[Any]] = loop.create_future()
+    response = session.execute_async(statement, params)
+    response.add_callbacks(
+        lambda rows: loop.call_soon_threadsafe(_resolve, future, list(rows or ())),
+        lambda exc: loop.call_soon_threadsafe(_reject, future, exc),
+    )
+    return future
+
+
+def _resolve(future: asyncio.Future[list[Any]], rows: list[Any]) -> None:
+    if not future.done():
+        future.set_result(rows)
+
+
+def _reject(future: asyncio.Future[list[Any]], exc: BaseException) -> None:
+    if not future.done():
+        future.set_exception(exc)

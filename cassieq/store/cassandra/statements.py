@@ -1,0 +1,183 @@
+"""Every CQL statement of the store (the only CQL text outside schema/)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cassandra.cluster import Session
+
+from cassieq.store.cassandra.session import check_keyspace
+
+_TABLE_RE = re.compile(r"\b(FROM|INTO|UPDATE)\s+(\w+)")
+
+MESSAGE_COLUMNS = (
+    "monoton, message, version, delivery_count, acked, dead_lettered, republished_to, "
+    "next_visible_on, tag, created_at, updated_at, acked_at, last_change"
+)
+QUEUE_COLUMNS = (
+    "account_name, queue_name, version, status, bucket_size, max_delivery_count, "
+    "repair_poll_seconds, finalize_seconds, delete_buckets_after_finalize, dlq_name, "
+    "strict_fifo, created_at"
+)
+
+
+class Statements:
+    """Every CQL statement of the store, prepared once."""
+
+    def __init__(self, s: Session, keyspace: str) -> None:
+        check_keyspace(keyspace)
+
+        def p(cql: str) -> Any:
+            # Fully qualified tables: a session-wide keyspace with prepared statements is
+            # ambiguous (Cassandra warns about it on every prepare).
+            return s.prepare(_TABLE_RE.sub(rf"\1 {keyspace}.\2", cql))
+
+        self.account_insert = p(
+            "INSERT INTO accounts (account_name, keys, created_at) VALUES (?, ?, ?) IF NOT EXISTS"
+        )
+        self.account_read = p(
+            "SELECT account_name, keys, created_at FROM accounts WHERE account_name = ?"
+        )
+        self.account_list = p("SELECT account_name, keys, created_at FROM accounts")
+        self.account_delete = p("DELETE FROM accounts WHERE account_name = ?")
+        self.key_add = p(
+            "UPDATE accounts SET keys[?] = ? WHERE account_name = ? "
+            "IF created_at != null AND keys[?] = null"
+        )
+        self.key_remove = p("DELETE keys[?] FROM accounts WHERE account_name = ?")
+
+        self.queue_insert = p(
+            f"INSERT INTO queues ({QUEUE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "IF NOT EXISTS"
+        )
+        self.queue_replace = p(
+            "UPDATE queues SET version = ?, status = ?, bucket_size = ?, max_delivery_count = ?, "
+            "repair_poll_seconds = ?, finalize_seconds = ?, delete_buckets_after_finalize = ?, "
+            "dlq_name = ?, strict_fifo = ?, created_at = ? "
+            "WHERE account_name = ? AND queue_name = ? IF version = ?"
+        )
+        self.queue_read = p(
+            f"SELECT {QUEUE_COLUMNS} FROM queues WHERE account_name = ? AND queue_name = ?"
+        )
+        self.queue_list = p(f"SELECT {QUEUE_COLUMNS} FROM queues WHERE account_name = ?")
+
+        self.monoton_read = p("SELECT value, last_change FROM monotons WHERE queue_id = ?")
+        self.monoton_cas = p(
+            "UPDATE monotons SET value = ?, last_change = ? WHERE queue_id = ? IF value = ?"
+        )
+        self.monoton_cas_first = p(
+            "UPDATE monotons SET value = ?, last_change = ? WHERE queue_id = ? IF value = null"
+        )
+        self.monoton_delete = p("DELETE FROM monotons WHERE queue_id = ?")
+
+        self.bucket_read = p(
+            f"SELECT {MESSAGE_COLUMNS}, sealed_at, finalized_at FROM messages "
+            "WHERE queue_id = ? AND bucket = ?"
+        )
+        self.bucket_markers = p(
+            "SELECT sealed_at, finalized_at FROM messages WHERE queue_id = ? AND bucket = ? LIMIT 1"
+        )
+        self.message_read = p(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages "
+            "WHERE queue_id = ? AND bucket = ? AND monoton = ?"
+        )
+        # The read back of a take: the row and its bucket's seal marker (static) at once.
+        self.message_read_sealed = p(
+            f"SELECT {MESSAGE_COLUMNS}, sealed_at FROM messages "
+            "WHERE queue_id = ? AND bucket = ? AND monoton = ?"
+        )
+        self.bucket_guard = p(
+            "UPDATE messages SET last_write_at = ? WHERE queue_id = ? AND bucket = ? "
+            "IF finalized_at = null"
+        )
+        self.message_insert = p(
+            f"INSERT INTO messages (queue_id, bucket, {MESSAGE_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS"
+        )
+        message_set = (
+            "UPDATE messages SET message = ?, version = ?, delivery_count = ?, acked = ?, "
+            "dead_lettered = ?, republished_to = ?, next_visible_on = ?, tag = ?, created_at = ?, "
+            "updated_at = ?, acked_at = ?, last_change = ? "
+            "WHERE queue_id = ? AND bucket = ? AND monoton = ? IF version = ?"
+        )
+        self.message_cas = p(message_set)
+        # The reader's takes: only from a bucket it has not left (the static seal marker).
+        self.message_cas_unsealed = p(message_set + " AND sealed_at = null")
+        # An ack changes only what it must: no read of the row first.
+        self.message_ack = p(
+            "UPDATE messages SET version = ?, acked = true, acked_at = ?, updated_at = ?, "
+            "last_change = ? WHERE queue_id = ? AND bucket = ? AND monoton = ? "
+            "IF version = ? AND tag = ?"
+        )
+        self.bucket_seal = p(
+            "UPDATE messages SET sealed_at = ? WHERE queue_id = ? AND bucket = ? "
+            "IF sealed_at = null"
+        )
+        self.bucket_finalize = p(
+            "UPDATE messages SET finalized_at = ? WHERE queue_id = ? AND bucket = ? "
+            "IF finalized_at = null"
+        )
+        self.bucket_delete_rows = p(
+            "DELETE FROM messages WHERE queue_id = ? AND bucket = ? AND monoton >= 0"
+        )
+        self.bucket_markers_ttl = p(
+            "UPDATE messages USING TTL ? SET sealed_at = ?, finalized_at = ? "
+            "WHERE queue_id = ? AND bucket = ?"
+        )
+        self.bucket_drop = p("DELETE FROM messages WHERE queue_id = ? AND bucket = ?")
+
+        self.pointer_read = p("SELECT value FROM pointers WHERE queue_id = ? AND kind = ?")
+        self.pointer_cas = p(
+            "UPDATE pointers SET value = ? WHERE queue_id = ? AND kind = ? IF value = ?"
+        )
+        self.pointer_cas_first = p(
+            "UPDATE pointers SET value = ? WHERE queue_id = ? AND kind = ? IF value = null"
+        )
+        self.pointer_delete = p("DELETE FROM pointers WHERE queue_id = ? AND kind = ?")
+
+        invisibility_set = (
+            "UPDATE invisibility SET rev = ?, bucket = ?, stragglers = ?, published = ?, "
+            "acked = ?, dead_lettered = ?, delivered = ?, last_change = ? WHERE queue_id = ? "
+        )
+        self.invisibility_read = p(
+            "SELECT rev, bucket, stragglers, published, acked, dead_lettered, delivered, "
+            "last_change FROM invisibility WHERE queue_id = ?"
+        )
+        self.invisibility_cas = p(invisibility_set + "IF rev = ?")
+        self.invisibility_cas_first = p(invisibility_set + "IF rev = null")
+        self.invisibility_delete = p("DELETE FROM invisibility WHERE queue_id = ?")
+
+        self.lease_read = p("SELECT owner, expires_at FROM leases WHERE name = ?")
+        self.lease_insert = p(
+            "INSERT INTO leases (name, owner, expires_at) VALUES (?, ?, ?) "
+            "IF NOT EXISTS USING TTL ?"
+        )
+        self.lease_take = p(
+            "UPDATE leases USING TTL ? SET owner = ?, expires_at = ? WHERE name = ? "
+            "IF owner = ? AND expires_at = ?"
+        )
+        self.lease_release = p("DELETE FROM leases WHERE name = ? IF owner = ?")
+
+        self.job_insert = p(
+            "INSERT INTO deletion_jobs (shard, queue_id, account_name, queue_name, version, "
+            "bucket_size, created_at) VALUES (0, ?, ?, ?, ?, ?, ?)"
+        )
+        self.job_list = p(
+            "SELECT account_name, queue_name, version, bucket_size, created_at "
+            "FROM deletion_jobs WHERE shard = 0"
+        )
+        self.job_delete = p("DELETE FROM deletion_jobs WHERE shard = 0 AND queue_id = ?")
+
+        stats_columns = (
+            "version, computed_at, published, acked, dead_lettered, in_flight, backlog, "
+            "delivered, delivery_count_histogram, oldest_unacked_age_s, ack_latency_p50_ms, "
+            "ack_latency_p95_ms, ack_latency_p99_ms, rows_scanned"
+        )
+        self.stats_write = p(
+            f"UPDATE queue_stats SET {', '.join(c + ' = ?' for c in stats_columns.split(', '))} "
+            "WHERE account_name = ? AND queue_name = ?"
+        )
+        self.stats_read = p(
+            f"SELECT {stats_columns} FROM queue_stats WHERE account_name = ? AND queue_name = ?"
+        )
