@@ -1,4 +1,7 @@
-"""Fetch, start, stop and inspect a local single-node Apache Cassandra.
+"""Fetch, start, stop and inspect a local Apache Cassandra node.
+
+One code path serves the single dev node (``cassieq cassandra start``) and each node of the
+local three-node cluster (``cassieq/devtools/cluster.py``): a node is a ``NodeConfig``.
 
 Apache Cassandra 5.0 is not published on Maven Central as a binary tarball
 (``org.apache.cassandra:apache-cassandra`` stops at 4.0-alpha2), so the node is
@@ -11,7 +14,8 @@ Everything lives outside the repository, under ``$CASSIEQ_HOME`` (default
 
     cassandra/<version>/lib/*.jar       the node's classpath (fetched once)
     cassandra/<version>/MANIFEST.sha256  digests checked before every start
-    node-<port>/conf  data  logs  cassandra.pid
+    node-<port>/conf  data  logs  cassandra.pid            the single node
+    cluster-<host>-<port>/...                             each cluster node
 """
 
 from __future__ import annotations
@@ -73,13 +77,17 @@ JVM17_OPTIONS = (
     "-Dio.netty.tryReflectionSetAccessible=true",
     "-Dio.netty.allocator.useCacheForAllThreads=true",
     "-Dio.netty.allocator.maxOrder=11",
-    # A single node has nobody to gossip with: do not wait for the ring to settle.
+)
+
+# A single node has nobody to gossip with: do not wait for the ring to settle.
+SINGLE_NODE_OPTIONS = (
     "-Dcassandra.skip_wait_for_gossip_to_settle=0",
     "-Dcassandra.ring_delay_ms=0",
     "-Dcassandra.load_ring_state=false",
     "-Dcassandra.superuser_setup_delay_ms=0",
     "-Dcassandra.migration_task_wait_in_seconds=0",
 )
+SINGLE_NODE_CLUSTER_NAME = "cassieq-local"
 
 
 class CassandraToolError(RuntimeError):
@@ -96,6 +104,12 @@ class NodeConfig:
     storage_port: int = 7000
     heap: str = "1G"
     home: Path = Path.home() / ".cache" / "cassieq"
+    # What a node of a ring needs on top (cassieq/devtools/cluster.py fills these in);
+    # the defaults give the single node exactly its configuration of before.
+    seeds: tuple[str, ...] = ()  # "host:storage_port" of every seed; empty: itself alone
+    cluster_name: str = SINGLE_NODE_CLUSTER_NAME
+    dir_name: str = ""  # empty: node-<native_port>
+    startup_options: tuple[str, ...] = SINGLE_NODE_OPTIONS
 
     @classmethod
     def from_env(cls, **overrides: object) -> NodeConfig:
@@ -116,7 +130,12 @@ class NodeConfig:
 
     @property
     def node_dir(self) -> Path:
-        return self.home / f"node-{self.native_port}"
+        return self.home / (self.dir_name or f"node-{self.native_port}")
+
+    @property
+    def storage_address(self) -> str:
+        """How gossip names this node ("host:storage_port")."""
+        return f"{self.host}:{self.storage_port}"
 
     @property
     def pid_file(self) -> Path:
@@ -172,20 +191,26 @@ def ensure_distribution(cfg: NodeConfig, *, log: _Log | None = None) -> Path:
 # --------------------------------------------------------------------------- configure
 
 
+def render_yaml(cfg: NodeConfig) -> str:
+    """The node's cassandra.yaml: the project's template filled in for this node."""
+    template = resources.files("cassieq.devtools").joinpath("conf/cassandra.yaml").read_text()
+    return template.format(
+        cluster_name=cfg.cluster_name,
+        seeds=",".join(cfg.seeds) or cfg.storage_address,
+        host=cfg.host,
+        native_port=cfg.native_port,
+        storage_port=cfg.storage_port,
+        data=cfg.node_dir / "data",
+    )
+
+
 def write_node_conf(cfg: NodeConfig) -> Path:
     conf = _ensure(cfg.node_dir / "conf")
     data = cfg.node_dir / "data"
     for sub in ("data", "commitlog", "saved_caches", "hints", "cdc_raw"):
         _ensure(data / sub)
     _ensure(cfg.node_dir / "logs")
-    template = resources.files("cassieq.devtools").joinpath("conf/cassandra.yaml").read_text()
-    yaml = template.format(
-        host=cfg.host,
-        native_port=cfg.native_port,
-        storage_port=cfg.storage_port,
-        data=data,
-    )
-    (conf / "cassandra.yaml").write_text(yaml)
+    (conf / "cassandra.yaml").write_text(render_yaml(cfg))
     logback = resources.files("cassieq.devtools").joinpath("conf/logback.xml").read_text()
     (conf / "logback.xml").write_text(logback.replace("@LOG_FILE@", str(cfg.log_file)))
     return conf
@@ -206,11 +231,20 @@ def start(cfg: NodeConfig, *, log: _Log | None = None, timeout: float = START_TI
         wait_until_ready(cfg, pid=status.pid, timeout=timeout)
         say(f"reusing the running node (pid {status.pid}) on {cfg.host}:{cfg.native_port}")
         return 0.0
-    if _port_open(cfg.host, cfg.native_port) and not status.owned:
+    if port_open(cfg.host, cfg.native_port) and not status.owned:
         # Someone else's Cassandra (or another program) holds the port: use it as it is,
         # never touch a process this tool did not start.
         say(f"a server already answers on {cfg.host}:{cfg.native_port}; using it")
         return 0.0
+    began = time.monotonic()
+    pid = launch(cfg, log=say)
+    wait_until_ready(cfg, pid=pid, timeout=timeout)
+    return time.monotonic() - began
+
+
+def launch(cfg: NodeConfig, *, log: _Log | None = None) -> int:
+    """Spawn the node's JVM (detached) and write its pid file; do not wait. Return the pid."""
+    say = log or _silent
     if shutil.which("java") is None:
         raise CassandraToolError("java is not on PATH; Cassandra 5.0 needs a JDK 11 or 17")
     lib = ensure_distribution(cfg, log=say)
@@ -220,6 +254,7 @@ def start(cfg: NodeConfig, *, log: _Log | None = None, timeout: float = START_TI
         f"-Xms{cfg.heap}",
         f"-Xmx{cfg.heap}",
         *JVM17_OPTIONS,
+        *cfg.startup_options,
         f"-Dcassandra.config=file://{conf / 'cassandra.yaml'}",
         f"-Dlogback.configurationFile={conf / 'logback.xml'}",
         f"-Dcassandra.logdir={cfg.node_dir / 'logs'}",
@@ -229,7 +264,6 @@ def start(cfg: NodeConfig, *, log: _Log | None = None, timeout: float = START_TI
         f"{conf}:{lib}/*",
         MAIN_CLASS,
     ]
-    began = time.monotonic()
     with cfg.stdout_file.open("ab") as out:
         proc = subprocess.Popen(
             cmd,
@@ -241,18 +275,17 @@ def start(cfg: NodeConfig, *, log: _Log | None = None, timeout: float = START_TI
         )
     cfg.pid_file.write_text(f"{proc.pid}\n")
     say(f"starting Apache Cassandra {cfg.version} (pid {proc.pid}), logs in {cfg.log_file}")
-    wait_until_ready(cfg, pid=proc.pid, timeout=timeout)
-    return time.monotonic() - began
+    return proc.pid
 
 
 def wait_until_ready(cfg: NodeConfig, *, pid: int | None, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if pid is not None and not _alive(pid):
+        if pid is not None and not pid_alive(pid):
             raise CassandraToolError(
                 f"Cassandra (pid {pid}) exited during start-up.\n{log_tail(cfg)}"
             )
-        if _port_open(cfg.host, cfg.native_port) and query_version(cfg) is not None:
+        if serves_cql(cfg):
             return
         time.sleep(0.5)
     raise CassandraToolError(
@@ -261,31 +294,70 @@ def wait_until_ready(cfg: NodeConfig, *, pid: int | None, timeout: float) -> Non
     )
 
 
+def serves_cql(cfg: NodeConfig) -> bool:
+    """The node answers a CQL query now (an open port alone is not enough)."""
+    return port_open(cfg.host, cfg.native_port) and query_version(cfg) is not None
+
+
 def stop(cfg: NodeConfig, *, log: _Log | None = None, timeout: float = STOP_TIMEOUT_S) -> bool:
     """Stop the node this tool started (by its pid). Return False when none was running."""
     say = log or _silent
-    pid = _owned_pid(cfg)
+    pid = send_stop(cfg)
     if pid is None:
-        cfg.pid_file.unlink(missing_ok=True)
         say("no Cassandra started by cassieq is running")
         return False
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    if _alive(pid):
-        say(f"pid {pid} ignored SIGTERM for {timeout:.0f} s; sending SIGKILL")
-        os.kill(pid, signal.SIGKILL)
-        while _alive(pid):
-            time.sleep(0.1)
-    cfg.pid_file.unlink(missing_ok=True)
+    wait_stopped(cfg, pid, log=say, timeout=timeout)
     say(f"stopped Cassandra (pid {pid})")
     return True
 
 
+def send_stop(cfg: NodeConfig) -> int | None:
+    """SIGTERM the node this tool started, without waiting; its pid, or None if none runs."""
+    pid = owned_pid(cfg)
+    if pid is None:
+        cfg.pid_file.unlink(missing_ok=True)
+        return None
+    os.kill(pid, signal.SIGTERM)
+    return pid
+
+
+def wait_stopped(
+    cfg: NodeConfig, pid: int, *, log: _Log | None = None, timeout: float = STOP_TIMEOUT_S
+) -> None:
+    """Wait for a SIGTERMed node to exit; SIGKILL it when it takes longer than ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if pid_alive(pid):
+        (log or _silent)(f"pid {pid} ignored SIGTERM for {timeout:.0f} s; sending SIGKILL")
+        os.kill(pid, signal.SIGKILL)
+        _wait_gone(pid)
+    cfg.pid_file.unlink(missing_ok=True)
+
+
+def kill(cfg: NodeConfig) -> int:
+    """SIGKILL the node this tool started (a crash, not a shutdown); return its pid."""
+    pid = owned_pid(cfg)
+    if pid is None:
+        raise CassandraToolError(
+            f"no Cassandra started by cassieq runs on {cfg.host}:{cfg.native_port} "
+            f"(no live CassandraDaemon in {cfg.pid_file})"
+        )
+    os.kill(pid, signal.SIGKILL)
+    _wait_gone(pid)
+    cfg.pid_file.unlink(missing_ok=True)
+    return pid
+
+
+def _wait_gone(pid: int) -> None:
+    # SIGKILL cannot be ignored: the process is gone (or a zombie) within moments.
+    while pid_alive(pid):
+        time.sleep(0.05)
+
+
 def node_status(cfg: NodeConfig) -> NodeStatus:
-    pid = _owned_pid(cfg)
-    reachable = _port_open(cfg.host, cfg.native_port)
+    pid = owned_pid(cfg)
+    reachable = port_open(cfg.host, cfg.native_port)
     version = query_version(cfg) if reachable else None
     return NodeStatus(
         running=pid is not None or reachable,
@@ -297,16 +369,32 @@ def node_status(cfg: NodeConfig) -> NodeStatus:
 
 
 def query_version(cfg: NodeConfig) -> str | None:
-    """The node's release_version over CQL, or None when it does not answer yet."""
-    from cassieq.store.cassandra import CassandraUnavailable, connect, server_version
+    """The node's release_version over CQL, or None when it does not answer yet.
 
+    Asked of this node alone: a driver session would otherwise also connect to every peer
+    it learns about, which says nothing about this node and costs a cluster node's start.
+    """
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import WhiteListRoundRobinPolicy
+
+    from cassieq.store.cassandra import server_version
+
+    profile = ExecutionProfile(
+        load_balancing_policy=WhiteListRoundRobinPolicy([cfg.host]), request_timeout=5.0
+    )
+    cluster = Cluster(
+        [cfg.host],
+        port=cfg.native_port,
+        protocol_version=5,
+        execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+        connect_timeout=3.0,
+        control_connection_timeout=3.0,
+        schema_metadata_enabled=False,
+        token_metadata_enabled=False,
+    )
     try:
-        cluster, session = connect([cfg.host], cfg.native_port, connect_timeout=3.0)
-    except CassandraUnavailable:
-        return None
-    try:
-        return server_version(session)
-    except Exception:  # a node still starting may refuse queries: not ready yet
+        return server_version(cluster.connect())
+    except Exception:  # refused, or a node still starting refuses queries: not ready yet
         return None
     finally:
         cluster.shutdown()
@@ -321,7 +409,7 @@ def log_tail(cfg: NodeConfig, lines: int = 40) -> str:
     return "\n".join(chunks) or "(no log written)"
 
 
-def _owned_pid(cfg: NodeConfig) -> int | None:
+def owned_pid(cfg: NodeConfig) -> int | None:
     """The pid in our pid file, if it is alive and really is our CassandraDaemon."""
     try:
         pid = int(cfg.pid_file.read_text().strip())
@@ -332,27 +420,37 @@ def _owned_pid(cfg: NodeConfig) -> int | None:
     except OSError:
         return None
     # Pids are recycled: only a process running our daemon on our node dir is ours.
-    if MAIN_CLASS in cmdline and str(cfg.node_dir) in cmdline:
+    # (The trailing "/" keeps node-9042 from matching node-90421.)
+    if MAIN_CLASS in cmdline and f"{cfg.node_dir}/" in cmdline:
         return pid
     return None
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    # A zombie child of ours still "exists" to kill(0); /proc tells the truth.
+    # A zombie child of ours still "exists" to kill(0), and a SIGKILLed JVM's main thread is
+    # a zombie while its other threads, which still hold its sockets, are torn down: the
+    # process is alive while any of its threads is not a zombie.
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0]
-    except (OSError, IndexError):
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
         return False
-    return state != "Z"
+    return any(_thread_state(pid, tid) not in ("Z", "X", "") for tid in tids)
 
 
-def _port_open(host: str, port: int) -> bool:
+def _thread_state(pid: int, tid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/task/{tid}/stat").read_text().split(") ", 1)[1][0]
+    except (OSError, IndexError):
+        return ""  # gone meanwhile
+
+
+def port_open(host: str, port: int) -> bool:
     try:
         with socket.create_connection((host, port), timeout=1.0):
             return True
