@@ -89,6 +89,13 @@ def test_debug_routes(server: Server, account: AccountCtx) -> None:
         assert c.get(f"{base}/dbg/messages/99").status_code == 404
         assert c.get(f"{base}/dbg/monotons/current").json() == {"value": 3}
         pointers = c.get(f"{base}/dbg/pointers").json()
-        assert pointers == {"reader": 0, "repair": 0, "invisibility": 0, "stragglers": {}}
+        assert pointers == {
+            "reader": 0,
+            "repair": 0,
+            "invisibility": 0,
+            "stragglers": {},
+            "invisibilityLag": 0,
+            "repairLag": 0,
+        }
         assert c.get(f"{base}/dbg/buckets/0/tombstone").status_code == 404  # not sealed yet
         assert c.get(f"{base}/nope/pointers").status_code == 404

@@ -12,6 +12,7 @@ from litestar.testing import TestClient
 from cassieq.api.app import create_app
 from cassieq.auth.access import admin_token_matches
 from cassieq.config import Settings
+from cassieq.store.base import LwtUndecided
 from cassieq.store.memory import MemoryStore
 
 TOKEN = "operator-token"
@@ -93,3 +94,30 @@ def test_validation_errors_do_not_echo_the_query_string(client: TestClient) -> N
     assert response.status_code == 400
     assert "newInvisibilitySeconds" in response.json()["message"]
     assert "SECRETSIG" not in response.text
+
+
+class _UndecidedAcks(MemoryStore):
+    """The memory store, with every ack undecided (what the Cassandra store raises when an
+    ack's LWT kept timing out under contention, or could not be read back)."""
+
+    async def ack_message(self, *args: object, **kwargs: object) -> bool:
+        raise LwtUndecided("ack_message", "still contended after 10 tries")
+
+
+def test_an_undecided_lwt_is_a_503_never_a_stale_receipt() -> None:
+    app = create_app(Settings(admin_token=TOKEN), _UndecidedAcks(), background=False)
+    with TestClient(app=app) as c:
+        admin = {"Authorization": f"Bearer {TOKEN}"}
+        key = c.post("/api/v1/accounts", json="acme", headers=admin).json()["keys"]["primary"]
+        c.headers["Authorization"] = f"Key {key}"
+        assert c.post("/api/v1/accounts/acme/queues", json={"queueName": "q"}).status_code == 201
+        assert c.post("/api/v1/accounts/acme/queues/q/messages", json="hi").status_code == 201
+        got = c.get("/api/v1/accounts/acme/queues/q/messages/next")
+        assert got.status_code == 200
+        receipt = got.json()["popReceipt"]
+        response = c.delete(
+            "/api/v1/accounts/acme/queues/q/messages", params={"popReceipt": receipt}
+        )
+        assert response.status_code == 503
+        assert response.headers["retry-after"] == "1"
+        assert "ack_message" in response.json()["message"]
