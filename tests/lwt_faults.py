@@ -20,6 +20,7 @@ from cassandra.policies import WriteType
 from cassandra.query import BatchStatement
 
 from cassieq.store.cassandra import CassandraStore
+from cassieq.store.counting import LWT_PRIMITIVES as STORE_LWTS
 
 Mode = Literal["before", "after"]
 
@@ -39,22 +40,8 @@ _BY_CQL: tuple[tuple[str, str], ...] = (
     ("INTO {ks}.queues", "insert_queue"),
     (".queues SET", "replace_queue"),
 )
-LWT_PRIMITIVES = (
-    "cas_monoton",
-    "insert_messages",
-    "cas_message",
-    "ack_message",
-    "seal_bucket",
-    "finalize_bucket",
-    "cas_pointer",
-    "cas_invisibility",
-    "acquire_lease",
-    "release_lease",
-    "insert_account",
-    "add_key",
-    "insert_queue",
-    "replace_queue",
-)
+# Every LWT primitive, in a stable order (parametrized test ids).
+LWT_PRIMITIVES = tuple(sorted(STORE_LWTS))
 
 
 def primitive_of(statement: Any, keyspace: str) -> str | None:
