@@ -454,18 +454,14 @@ def _serve(settings: Settings, store: Any) -> None:
     import uvicorn
 
     from cassieq.api.app import create_app
+    from cassieq.api.server import uvicorn_config
     from cassieq.logs import configure_logging
 
     configure_logging(settings.log_format, settings.log_level)
     app = create_app(settings, store)
-    uvicorn.run(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        access_log=False,  # request logs would carry signed query strings
-        timeout_graceful_shutdown=10,
-    )
+    uvicorn.Server(
+        uvicorn_config(app, host=settings.host, port=settings.port, log_level=settings.log_level)
+    ).run()
 
 
 def _err(message: str) -> None:

@@ -1,0 +1,47 @@
+"""How the ASGI app is put on a socket: uvicorn, with the HTTP/1.1 parser the contract needs."""
+
+from __future__ import annotations
+
+import socket
+
+import uvicorn
+from litestar import Litestar
+
+# h11, not uvicorn's default httptools: httptools hands a request that offers an HTTP/2
+# upgrade (`Connection: Upgrade, HTTP2-Settings`, `Upgrade: h2c`, as java.net.http and
+# `curl --http2` send on http:// URLs) to the upgrade path and drops its body, so a put was
+# stored empty (or answered 400). h11 serves such a request as plain HTTP/1.1, body intact,
+# and frames chunked bodies and `Expect: 100-continue` by the RFC. tests/api/test_framing.py
+# sends those exact bytes to a server configured here.
+HTTP_PARSER = "h11"
+
+
+def uvicorn_config(
+    app: Litestar,
+    *,
+    host: str,
+    port: int,
+    log_level: str = "info",
+    lifespan: bool = True,
+) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=HTTP_PARSER,
+        log_level=log_level,
+        access_log=False,  # request logs would carry signed query strings
+        timeout_graceful_shutdown=10,
+        # A second listener on the same app (the admin port) must not run the app's
+        # lifespan again: that would start a second set of background workers.
+        lifespan="on" if lifespan else "off",
+    )
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A bound, listening socket: connections queue in its backlog until uvicorn accepts."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    return sock

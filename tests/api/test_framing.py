@@ -1,0 +1,160 @@
+"""Request bodies survive any HTTP/1.1 framing, on a real uvicorn server over a real socket.
+
+The server is configured exactly as `cassieq serve` configures it (cassieq.api.server), on
+the memory store: what is under test is the HTTP parser, not the storage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+import uvicorn
+
+from cassieq.api.app import create_app
+from cassieq.api.server import listening_socket, uvicorn_config
+from cassieq.config import Settings
+from cassieq.store.memory import MemoryStore
+
+TOKEN = "framing-operator-token"
+# What java.net.http sends on an http:// URL unless told HTTP_1_1: an h2c upgrade offer.
+H2C_SETTINGS = "AAEAAEAAAAIAAAABAAMAAABkAAQBAAAAAAUAAEAA"
+
+
+@dataclass
+class Live:
+    host: str
+    port: int
+    key: str
+
+    @property
+    def queue_path(self) -> str:
+        return "/api/v1/accounts/acct/queues/orders/messages"
+
+    def get_next(self) -> httpx.Response:
+        return httpx.get(
+            f"http://{self.host}:{self.port}{self.queue_path}/next",
+            headers={"Authorization": f"Key {self.key}"},
+            timeout=10,
+        )
+
+
+@pytest.fixture
+def live() -> Iterator[Live]:
+    app = create_app(Settings(admin_token=TOKEN), MemoryStore(), background=False)
+    sock = listening_socket("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn_config(app, host="127.0.0.1", port=port, log_level="warning"))
+    # The socket listens before the thread starts: requests wait in its backlog until
+    # uvicorn accepts them, so no test needs to wait for the server to come up.
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])))
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{port}"
+        admin = {"Authorization": f"Bearer {TOKEN}"}
+        account = httpx.post(f"{base}/api/v1/accounts", json="acct", headers=admin, timeout=10)
+        assert account.status_code == 201, account.text
+        key = account.json()["keys"]["primary"]
+        created = httpx.post(
+            f"{base}/api/v1/accounts/acct/queues",
+            json={"queueName": "orders"},
+            headers={"Authorization": f"Key {key}"},
+            timeout=10,
+        )
+        assert created.status_code == 201, created.text
+        yield Live("127.0.0.1", port, key)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
+
+
+def _read_response(conn: socket.socket) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP/1.1 response (Content-Length framed, as this server frames its answers)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        assert chunk, f"connection closed mid-response: {data!r}"
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines)}
+    length = int(headers.get("content-length", "0"))
+    while len(rest) < length:
+        chunk = conn.recv(65536)
+        assert chunk, "connection closed mid-body"
+        rest += chunk
+    return int(status_line.split()[1]), headers, rest[:length]
+
+
+def _connect(live: Live) -> socket.socket:
+    conn = socket.create_connection((live.host, live.port), timeout=10)
+    return conn
+
+
+def _head(live: Live, *extra: str) -> bytes:
+    lines = [
+        f"POST {live.queue_path} HTTP/1.1",
+        f"Host: {live.host}:{live.port}",
+        f"Authorization: Key {live.key}",
+        *extra,
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def _assert_stored(live: Live, message: str) -> None:
+    got = live.get_next()
+    assert got.status_code == 200, got.text
+    assert got.json()["message"] == message
+
+
+def test_put_with_an_h2c_upgrade_offer_keeps_its_body(live: Live) -> None:
+    body = b'{"order": 42}'
+    # The header block java.net.http (HttpClient default version HTTP_2) sends on http://.
+    request = _head(
+        live,
+        "Connection: Upgrade, HTTP2-Settings",
+        f"Content-Length: {len(body)}",
+        f"HTTP2-Settings: {H2C_SETTINGS}",
+        "Upgrade: h2c",
+        "User-Agent: Java-http-client/17.0.9",
+        "Content-Type: application/json",
+    )
+    with _connect(live) as conn:
+        conn.sendall(request + body)
+        status, _, answer = _read_response(conn)
+    # Served as HTTP/1.1 (no 101 Switching Protocols), the body stored as sent.
+    assert status == 201, answer
+    assert answer == b""
+    _assert_stored(live, body.decode())
+
+
+def test_chunked_put_keeps_its_body(live: Live) -> None:
+    parts = [b"hello, ", b"chunked ", b"world"]
+    framed = b"".join(f"{len(p):x}\r\n".encode() + p + b"\r\n" for p in parts) + b"0\r\n\r\n"
+    with _connect(live) as conn:
+        conn.sendall(_head(live, "Transfer-Encoding: chunked", "Content-Type: text/plain"))
+        conn.sendall(framed)
+        status, _, answer = _read_response(conn)
+    assert status == 201, answer
+    _assert_stored(live, "hello, chunked world")
+
+
+def test_put_with_expect_100_continue_keeps_its_body(live: Live) -> None:
+    body = b"sent after 100 Continue"
+    with _connect(live) as conn:
+        conn.sendall(
+            _head(live, f"Content-Length: {len(body)}", "Expect: 100-continue", "Content-Type: x/y")
+        )
+        # The client holds its body back until the server says go on.
+        status, _, _ = _read_response(conn)
+        assert status == 100
+        conn.sendall(body)
+        status, _, answer = _read_response(conn)
+    assert status == 201, answer
+    _assert_stored(live, body.decode())
