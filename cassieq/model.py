@@ -12,8 +12,10 @@ from typing import Literal
 
 import msgspec
 
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
-"""Account, queue and key names: letters, digits, '_' and '-', 1 to 64 characters.
+MAX_NAME_LENGTH = 255
+NAME_PATTERN = r"^[a-zA-Z0-9_.-]+$"
+"""Account, queue and key names, as CassieQ accepts them (dots and a leading '_', '-' or '.'
+included: clients name queues `orders.v1`), at most MAX_NAME_LENGTH characters.
 
 ':' is excluded on purpose: it separates the parts of a queue id.
 """
@@ -25,7 +27,16 @@ MAX_MESSAGE_BYTES = 256 * 1024
 
 def valid_name(name: str) -> bool:
     # fullmatch: with match, "$" would also accept a name ending in a newline.
-    return bool(_NAME_RE.fullmatch(name))
+    return len(name) <= MAX_NAME_LENGTH and bool(_NAME_RE.fullmatch(name))
+
+
+def name_problem(label: str, name: str) -> str | None:
+    """The contract's 422 message for an invalid name (None when it is valid)."""
+    if not _NAME_RE.fullmatch(name):
+        return f"{label} must match [a-zA-Z0-9_.-]+"
+    if len(name) > MAX_NAME_LENGTH:
+        return f"{label} must be at most {MAX_NAME_LENGTH} characters"
+    return None
 
 
 class AuthorizationLevel(enum.Enum):

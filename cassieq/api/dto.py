@@ -7,6 +7,7 @@ from typing import Annotated
 import msgspec
 
 from cassieq.model import (
+    MAX_NAME_LENGTH,
     NAME_PATTERN,
     Account,
     AuthorizationLevel,
@@ -16,16 +17,37 @@ from cassieq.model import (
     StatsSnapshot,
 )
 
-Name = Annotated[str, msgspec.Meta(pattern=NAME_PATTERN, max_length=64)]
+Name = Annotated[str, msgspec.Meta(pattern=NAME_PATTERN, max_length=MAX_NAME_LENGTH)]
 Seconds = Annotated[int, msgspec.Meta(ge=0, le=7 * 24 * 3600)]
 
 
-class ErrorBody(msgspec.Struct, frozen=True):
-    """The one error shape of every 4xx/5xx answer."""
+class AuthErrorBody(msgspec.Struct, frozen=True, omit_defaults=True):
+    """401 and 403 (and any other status CassieQ answers in Dropwizard's shape)."""
 
-    status: int
-    error: str
+    code: int
+    message: str  # "HTTP 401 Unauthorized": fixed per status, as CassieQ's clients see it
+    detail: str | None = None  # this project's addition: what exactly was wrong
+
+
+class ResourceErrorBody(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    """404 and 409: what CassieQ's resources answer for a missing queue or a conflict."""
+
+    reason: str  # "NotFound" or "Conflict"
+    operation: str  # CassieQ's operation name, e.g. "AckMessage"
     message: str
+    queue_name: str | None = None
+    account: str | None = None
+    detail: str | None = None
+
+
+class ErrorsBody(msgspec.Struct, frozen=True, omit_defaults=True):
+    """400 (a bad query parameter) and 422 (an invalid body or name)."""
+
+    errors: list[str]
+    detail: str | None = None
+
+
+ErrorBody = AuthErrorBody | ResourceErrorBody | ErrorsBody
 
 
 class QueueCreateOptions(msgspec.Struct, frozen=True, rename="camel"):

@@ -1,4 +1,12 @@
-"""One JSON error shape for every failure: {"status", "error", "message"}."""
+"""Error bodies exactly as CassieQ's clients see them (wire contract, "Error bodies").
+
+- 401, 403 and other statuses CassieQ's framework answers itself: {"code", "message"},
+  the message fixed per status ("HTTP 401 Unauthorized");
+- 404 and 409 from a resource: {"reason", "operation", "message", "queueName"/"account"};
+- 400 (bad query parameter) and 422 (invalid body or name): {"errors": [...]}.
+
+Each may carry one more field, "detail", with this project's precise explanation.
+"""
 
 from __future__ import annotations
 
@@ -6,87 +14,180 @@ import re
 from http import HTTPStatus
 from typing import Any
 
+import msgspec
 import structlog
 from litestar import Request, Response
-from litestar.exceptions import HTTPException, ValidationException
+from litestar.exceptions import HTTPException, NotFoundException, ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 
-from cassieq.api.dto import ErrorBody
+from cassieq.api.dto import AuthErrorBody, ErrorBody, ErrorsBody, ResourceErrorBody
 from cassieq.auth.access import AuthError
 from cassieq.auth.receipts import InvalidReceipt
 from cassieq.engine.errors import (
+    AccountNotFound,
     Conflict,
     Contention,
     EngineError,
     InvalidArgument,
     NotFound,
+    QueueNotFound,
+    StaleReceipt,
 )
 from cassieq.store.base import StoreError
 
 log = structlog.get_logger("cassieq.api")
 _URL_SUFFIX = re.compile(r" for (?:path|[A-Z]+) \S+$")
+_REGEX = re.compile(r"matching regex")
+_MISSING = re.compile(r"^Missing required (\w+) parameter '([^']+)'")
+
+# This project's operation ids -> CassieQ's operation names, as its 404/409 bodies show them.
+_CASSIEQ_OPERATION = {
+    "getNextMessage": "getMessage",
+    "updateMessage": "UpdateMessage",
+    "ackMessage": "AckMessage",
+    "deleteQueue": "DeleteQueue",
+}
+# CassieQ's fixed messages for a stale receipt; this project's reason goes into "detail".
+_STALE_MESSAGE = {
+    "UpdateMessage": "Pop receipt is stale.",
+    "AckMessage": "The message is already being reprocessed.",
+}
 
 
-def error_response(
-    status: int, message: str, headers: dict[str, str] | None = None
-) -> Response[ErrorBody]:
+def _json(body: ErrorBody, status: int, headers: dict[str, str] | None = None) -> Response[Any]:
     return Response(
-        ErrorBody(status=status, error=HTTPStatus(status).phrase, message=message),
+        msgspec.json.encode(body),
         status_code=status,
         headers=headers,
-        media_type="application/json",  # even on routes whose success is text/plain
+        media_type="application/json",  # exactly: the Ruby client parses bodies ending in json
     )
 
 
-def _engine_error(_: Request[Any, Any, Any], exc: EngineError) -> Response[ErrorBody]:
-    status = 500
+def status_response(
+    status: int, detail: str | None = None, headers: dict[str, str] | None = None
+) -> Response[Any]:
+    """{"code", "message"}: the shape of 401, 403 and every status without a richer body."""
+    message = f"HTTP {status} {HTTPStatus(status).phrase}"
+    return _json(AuthErrorBody(code=status, message=message, detail=detail), status, headers)
+
+
+def errors_response(status: int, *problems: str) -> Response[Any]:
+    """{"errors": [...]}: 400 for a bad query parameter, 422 for an invalid body or name."""
+    return _json(ErrorsBody(errors=list(problems)), status)
+
+
+def _operation(request: Request[Any, Any, Any]) -> str:
+    handler = request.scope.get("route_handler")
+    operation_id = getattr(handler, "operation_id", None)
+    name = operation_id if isinstance(operation_id, str) else "unknown"
+    return _CASSIEQ_OPERATION.get(name, name)
+
+
+def _engine_error(request: Request[Any, Any, Any], exc: EngineError) -> Response[Any]:
     if isinstance(exc, NotFound):
-        status = 404
-    elif isinstance(exc, Conflict):
-        status = 409
-    elif isinstance(exc, InvalidArgument):
-        status = 400
-    elif isinstance(exc, Contention):
-        status = 503
-    return error_response(status, str(exc))
+        return _resource_error(request, 404, "NotFound", str(exc), exc)
+    if isinstance(exc, Conflict):
+        operation = _operation(request)
+        if isinstance(exc, StaleReceipt) and operation in _STALE_MESSAGE:
+            return _resource_error(request, 409, "Conflict", _STALE_MESSAGE[operation], exc)
+        return _resource_error(request, 409, "Conflict", str(exc), exc)
+    if isinstance(exc, InvalidArgument):
+        return errors_response(422, str(exc))
+    if isinstance(exc, Contention):
+        return status_response(503, str(exc), {"Retry-After": "1"})
+    return status_response(500, str(exc))
 
 
-def _store_error(_: Request[Any, Any, Any], exc: StoreError) -> Response[ErrorBody]:
+def _resource_error(
+    request: Request[Any, Any, Any], status: int, reason: str, message: str, exc: EngineError
+) -> Response[Any]:
+    params = request.path_params
+    queue = params.get("queue")
+    account = params.get("account")
+    # Accounts are named by "account", queues by "queueName" (as CassieQ's bodies do).
+    if isinstance(exc, AccountNotFound) or (queue is None and not isinstance(exc, QueueNotFound)):
+        queue_name, account_name = None, None if account is None else str(account)
+    else:
+        queue_name, account_name = None if queue is None else str(queue), None
+    body = ResourceErrorBody(
+        reason=reason,
+        operation=_operation(request),
+        message=message,
+        queue_name=queue_name,
+        account=account_name,
+        detail=None if message == str(exc) else str(exc),
+    )
+    return _json(body, status)
+
+
+def _store_error(_: Request[Any, Any, Any], exc: StoreError) -> Response[Any]:
     # Cassandra could not settle the request now (no quorum, or an LWT whose outcome stayed
     # undecided under contention). Nothing was assumed either way: the client may retry.
     log.warning("store_unavailable", error=str(exc))
-    return error_response(
+    return status_response(
         503, f"storage is unavailable now, try again: {exc}", {"Retry-After": "1"}
     )
 
 
-def _auth_error(_: Request[Any, Any, Any], exc: AuthError) -> Response[ErrorBody]:
+def _auth_error(_: Request[Any, Any, Any], exc: AuthError) -> Response[Any]:
     headers = (
         {"WWW-Authenticate": 'Key, Signed, Bearer realm="cassieq"'} if exc.status == 401 else None
     )
-    return error_response(exc.status, str(exc), headers)
+    return status_response(exc.status, str(exc), headers)
 
 
-def _receipt_error(_: Request[Any, Any, Any], exc: InvalidReceipt) -> Response[ErrorBody]:
-    return error_response(400, str(exc))
+def _receipt_error(_: Request[Any, Any, Any], exc: InvalidReceipt) -> Response[Any]:
+    # A malformed receipt is a bad query parameter (CassieQ answers 500: fixed here).
+    return errors_response(400, f"query param popReceipt is invalid: {exc}")
 
 
-def _http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[ErrorBody]:
-    message = str(exc.detail)
+def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     if isinstance(exc, ValidationException):
+        return _validation_error(exc)
+    if isinstance(exc, NotFoundException):
+        return status_response(404, None, exc.headers)
+    if exc.status_code == 413:
+        return errors_response(413, str(exc.detail))
+    if exc.status_code == 400:
+        # Litestar's other 400s are bodies it could not decode (bad query parameters come as
+        # ValidationException): an invalid body, 422.
+        return errors_response(422, str(exc.detail))
+    return status_response(exc.status_code, str(exc.detail), exc.headers)
+
+
+def _validation_error(exc: ValidationException) -> Response[Any]:
+    """400 for the query (and path), 422 when the body (or a name in it) is invalid."""
+    extra = exc.extra if isinstance(exc.extra, list) else []
+    problems: list[str] = []
+    in_body = False
+    if missing := _MISSING.match(str(exc.detail)):
+        # A required parameter is absent: CassieQ's (Dropwizard's) own wording.
+        return errors_response(400, f"{missing[1]} param {missing[2]} may not be null")
+    for entry in extra:
+        if not isinstance(entry, dict):
+            problems.append(str(entry))
+            continue
+        key = _wire_name(str(entry.get("key", "body")))
+        raw_source = entry.get("source", "body")
+        source = str(getattr(raw_source, "value", raw_source))  # ParamType enum or str
+        message = str(entry.get("message", "invalid"))
+        if source == "body":
+            in_body = True
+            problems.append(
+                f"{key} must match [a-zA-Z0-9_.-]+"
+                if _REGEX.search(message)
+                else f"{key}: {message}"
+            )
+        elif message.startswith("Missing required"):
+            problems.append(f"{source} param {key} may not be null")
+        else:
+            problems.append(f"{source} param {key}: {message}")
+    if not problems:
         # Litestar's detail ends with the URL ("... for GET /path?query"): the query may
         # hold a pop receipt or a grant's signature, which must not travel back into
         # client or proxy logs. Keep what it says, drop where.
-        message = _URL_SUFFIX.sub("", message)
-    if isinstance(exc, ValidationException) and isinstance(exc.extra, list) and exc.extra:
-        problems = "; ".join(
-            f"{_wire_name(str(e.get('key', 'body')))}: {e.get('message')}"
-            if isinstance(e, dict)
-            else str(e)
-            for e in exc.extra
-        )
-        message = f"{message}: {problems}"
-    return error_response(exc.status_code, message, exc.headers)
+        problems.append(_URL_SUFFIX.sub("", str(exc.detail)))
+    return errors_response(422 if in_body else 400, *problems)
 
 
 def _wire_name(python_name: str) -> str:
@@ -95,14 +196,14 @@ def _wire_name(python_name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
-def _not_utf8(_: Request[Any, Any, Any], exc: UnicodeDecodeError) -> Response[ErrorBody]:
-    return error_response(400, "the request body must be UTF-8 encoded JSON")
+def _not_utf8(_: Request[Any, Any, Any], exc: UnicodeDecodeError) -> Response[Any]:
+    return errors_response(422, "the request body must be UTF-8 encoded JSON")
 
 
-def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[ErrorBody]:
+def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     # A 500 is a bug: log it with the route (never the headers: they carry secrets).
     log.exception("unhandled_error", method=request.method, path=request.url.path)
-    return error_response(500, "internal error; the server log has the details")
+    return status_response(500, "internal error; the server log has the details")
 
 
 EXCEPTION_HANDLERS: dict[int | type[Exception], Any] = {
@@ -115,14 +216,24 @@ EXCEPTION_HANDLERS: dict[int | type[Exception], Any] = {
     Exception: _unexpected,
 }
 
+_BODY_OF: dict[int, type[msgspec.Struct]] = {
+    400: ErrorsBody,
+    404: ResourceErrorBody,
+    409: ResourceErrorBody,
+    413: ErrorsBody,
+    422: ErrorsBody,
+}
+
 
 def errors(*statuses: int) -> dict[int, ResponseSpec]:
-    """OpenAPI entries for a route's error answers (all share ErrorBody).
+    """OpenAPI entries for a route's error answers, each with its contract shape.
 
-    400 is always listed: any route answers it for a malformed parameter, and without it
-    Litestar documents its own validation body, which is not what this API sends.
+    400 and 422 are always listed: any route answers them for a malformed parameter or body,
+    and without them Litestar documents its own validation body, which this API never sends.
     """
     return {
-        s: ResponseSpec(data_container=ErrorBody, description=HTTPStatus(s).phrase)
-        for s in sorted({400, *statuses})
+        s: ResponseSpec(
+            data_container=_BODY_OF.get(s, AuthErrorBody), description=HTTPStatus(s).phrase
+        )
+        for s in sorted({400, 422, *statuses})
     }

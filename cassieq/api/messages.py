@@ -20,7 +20,7 @@ from litestar.openapi.spec import (
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from cassieq.api.dto import GetMessageBody, UpdateMessageBody, UpdateMessageRequest
-from cassieq.api.errors import error_response, errors
+from cassieq.api.errors import errors, errors_response
 from cassieq.api.security import account_guard
 from cassieq.api.state import AppState
 from cassieq.model import MAX_MESSAGE_BYTES
@@ -75,7 +75,7 @@ class MessageController(Controller):
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
-            return error_response(400, "the message must be UTF-8 text")
+            return errors_response(422, "the message must be UTF-8 text")
         await app.engine.put(account, queue, text, initial_invisibility_seconds)
         return Response(b"", status_code=201, media_type="text/plain")
 

@@ -44,10 +44,11 @@ class Connection:
 def segment(name: str) -> str:
     """A name as one URL path segment: 'a/b' must never address another resource (servers
     decode %2F before routing, so such a name is refused here rather than quoted)."""
-    if not valid_name(name):
+    # "." and ".." are valid names but dot segments: a URL would resolve them away.
+    if not valid_name(name) or name in {".", ".."}:
         raise click.UsageError(
-            f"invalid name {name!r}: use 1-64 letters, digits, '_' or '-', "
-            "starting with a letter or digit"
+            f"invalid name {name!r}: use up to 255 letters, digits, '_', '.' or '-' "
+            "(not '.' or '..' alone)"
         )
     return quote(name, safe="")
 
@@ -82,9 +83,13 @@ def _reason(response: httpx.Response) -> str:
         body = response.json()
     except json.JSONDecodeError:
         return response.reason_phrase
-    if isinstance(body, dict) and "message" in body:
-        return f"{body.get('error', response.reason_phrase)}: {body['message']}"
-    return response.reason_phrase
+    if not isinstance(body, dict):
+        return response.reason_phrase
+    # The contract's three error shapes; "detail" (when present) says most.
+    if isinstance(body.get("errors"), list):
+        return f"{response.reason_phrase}: {'; '.join(map(str, body['errors']))}"
+    message = body.get("detail") or body.get("message")
+    return f"{response.reason_phrase}: {message}" if message else response.reason_phrase
 
 
 _OPTIONS = [

@@ -14,7 +14,7 @@ from cassieq.engine.errors import (
     KeyNotFound,
 )
 from cassieq.engine.recent import Recent
-from cassieq.model import Account, valid_name
+from cassieq.model import Account, name_problem
 
 DEFAULT_KEY_NAMES = ("primary", "secondary")
 
@@ -38,10 +38,8 @@ class Accounts:
         return await self._cache.get_or_load(name, lambda: self.get(name))
 
     async def create(self, name: str, keys: dict[str, str] | None = None) -> Account:
-        if not valid_name(name):
-            raise InvalidArgument(
-                f"invalid account name {name!r}: use 1-64 letters, digits, '_' or '-'"
-            )
+        if problem := name_problem("accountName", name):
+            raise InvalidArgument(problem)
         account = Account(
             name=name,
             keys=keys or {k: new_key() for k in DEFAULT_KEY_NAMES},
@@ -67,8 +65,8 @@ class Accounts:
         self._ctx.log.info("account_deleted", account=name)
 
     async def add_key(self, account: str, key_name: str) -> str:
-        if not valid_name(key_name):
-            raise InvalidArgument(f"invalid key name {key_name!r}")
+        if problem := name_problem("keyName", key_name):
+            raise InvalidArgument(problem)
         await self.get(account)
         key = new_key()
         self._cache.drop(account)

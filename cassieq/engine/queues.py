@@ -7,7 +7,7 @@ import msgspec
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import InvalidArgument, QueueExists, QueueNotFound
 from cassieq.engine.recent import Recent
-from cassieq.model import DeletionJob, QueueDefinition, QueueOptions, valid_name
+from cassieq.model import DeletionJob, QueueDefinition, QueueOptions, name_problem
 
 MAX_BUCKET_SIZE = 10_000
 
@@ -86,11 +86,8 @@ class QueueDirectory:
 
 
 def validate_options(name: str, options: QueueOptions) -> None:
-    if not valid_name(name):
-        raise InvalidArgument(
-            f"invalid queue name {name!r}: use 1-64 letters, digits, '_' or '-', "
-            "starting with a letter or digit"
-        )
+    if problem := name_problem("queueName", name):
+        raise InvalidArgument(problem)
     if not 1 <= options.bucket_size <= MAX_BUCKET_SIZE:
         raise InvalidArgument(f"bucketSize must be between 1 and {MAX_BUCKET_SIZE}")
     if options.max_delivery_count < 1:
@@ -99,7 +96,7 @@ def validate_options(name: str, options: QueueOptions) -> None:
         raise InvalidArgument("repairWorkerPollSeconds must be >= 1")
     if options.finalize_seconds < 1:
         raise InvalidArgument("repairWorkerBucketFinalizeTimeSeconds must be >= 1")
-    if options.dlq_name is not None and not valid_name(options.dlq_name):
-        raise InvalidArgument(f"invalid dlqName {options.dlq_name!r}")
+    if options.dlq_name is not None and (problem := name_problem("dlqName", options.dlq_name)):
+        raise InvalidArgument(problem)
     if options.dlq_name == name:
         raise InvalidArgument("a queue cannot be its own dead-letter queue")

@@ -30,12 +30,12 @@ def test_account_lifecycle(server: Server) -> None:
         assert c.post("/api/v1/accounts", json=name).status_code == 409
         assert c.get(f"/api/v1/accounts/{name}").json() == {"accountName": name, "keys": keys}
         assert name in [a["accountName"] for a in c.get("/api/v1/accounts").json()]
-        assert c.post("/api/v1/accounts", json="bad name!").status_code == 400
+        assert c.post("/api/v1/accounts", json="bad name!").status_code == 422
         assert (
             c.post(
                 "/api/v1/accounts", content=b"[1,2]", headers={"content-type": "application/json"}
             ).status_code
-            == 400
+            == 422
         )
         assert c.delete(f"/api/v1/accounts/{name}").status_code == 204
         assert c.get(f"/api/v1/accounts/{name}").status_code == 404
@@ -70,7 +70,7 @@ def test_permissions_and_levels(server: Server, account: AccountCtx) -> None:
         unknown_account = {"accountName": "nobody-here", "keyName": "primary", "levels": ["r"]}
         assert c.post("/api/v1/permissions", json=unknown_account).status_code == 404
         bad_level = {"accountName": account.name, "keyName": "primary", "levels": ["Fly"]}
-        assert c.post("/api/v1/permissions", json=bad_level).status_code == 400
+        assert c.post("/api/v1/permissions", json=bad_level).status_code == 422
 
 
 def test_debug_routes(server: Server, account: AccountCtx) -> None:

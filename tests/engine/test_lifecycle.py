@@ -34,7 +34,7 @@ async def test_create_twice_returns_existing_or_conflicts(
 async def test_queue_needs_an_account_and_a_valid_name(engine: QueueEngine, account: str) -> None:
     with pytest.raises(AccountNotFound):
         await engine.create_queue("no-such-account", "q", QueueOptions())
-    with pytest.raises(InvalidArgument, match="queue name"):
+    with pytest.raises(InvalidArgument, match="queueName must match"):
         await engine.create_queue(account, "bad:name", QueueOptions())
     with pytest.raises(InvalidArgument, match="bucketSize"):
         await engine.create_queue(account, "q", QueueOptions(bucket_size=0))

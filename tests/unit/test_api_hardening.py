@@ -47,15 +47,16 @@ def test_an_empty_operator_token_never_opens_the_operator_routes() -> None:
             assert response.status_code == 403, (header, response.text)
 
 
-def test_non_utf8_json_is_a_400(client: TestClient) -> None:  # type: ignore[type-arg]
+def test_non_utf8_json_is_a_422(client: TestClient) -> None:  # type: ignore[type-arg]
+    # An invalid body: 422 {"errors": [...]} (wire contract), never a 500.
     bad = b'{"queueName":"\xff"}'
     headers = {"content-type": "application/json"}
     assert (
-        client.post("/api/v1/accounts/acme/queues", content=bad, headers=headers).status_code == 400
+        client.post("/api/v1/accounts/acme/queues", content=bad, headers=headers).status_code == 422
     )
     admin = {**headers, "Authorization": f"Bearer {TOKEN}"}
-    assert client.post("/api/v1/accounts", content=b'"\xff"', headers=admin).status_code == 400
-    assert client.post("/api/v1/permissions", content=bad, headers=admin).status_code == 400
+    assert client.post("/api/v1/accounts", content=b'"\xff"', headers=admin).status_code == 422
+    assert client.post("/api/v1/permissions", content=bad, headers=admin).status_code == 422
 
 
 def test_out_of_range_times_are_refused_not_crashed(client: TestClient) -> None:  # type: ignore[type-arg]
@@ -73,15 +74,15 @@ def test_out_of_range_times_are_refused_not_crashed(client: TestClient) -> None:
         issued = client.post(
             "/api/v1/permissions", json=body, headers={"Authorization": f"Bearer {TOKEN}"}
         )
-        assert issued.status_code == 400
+        assert issued.status_code == 422  # an invalid body
 
 
 def test_names_with_a_trailing_newline_are_refused(client: TestClient) -> None:  # type: ignore[type-arg]
     assert (
-        client.post("/api/v1/accounts/acme/queues", json={"queueName": "nl\n"}).status_code == 400
+        client.post("/api/v1/accounts/acme/queues", json={"queueName": "nl\n"}).status_code == 422
     )
     admin = {"Authorization": f"Bearer {TOKEN}"}
-    assert client.post("/api/v1/accounts", json="nl\n", headers=admin).status_code == 400
+    assert client.post("/api/v1/accounts", json="nl\n", headers=admin).status_code == 422
 
 
 def test_validation_errors_do_not_echo_the_query_string(client: TestClient) -> None:  # type: ignore[type-arg]
@@ -91,8 +92,8 @@ def test_validation_errors_do_not_echo_the_query_string(client: TestClient) -> N
         params={"popReceipt": secret},
         json={"newInvisibilitySeconds": -1},
     )
-    assert response.status_code == 400
-    assert "newInvisibilitySeconds" in response.json()["message"]
+    assert response.status_code == 422
+    assert "newInvisibilitySeconds" in response.json()["errors"][0]
     assert "SECRETSIG" not in response.text
 
 
@@ -120,4 +121,4 @@ def test_an_undecided_lwt_is_a_503_never_a_stale_receipt() -> None:
         )
         assert response.status_code == 503
         assert response.headers["retry-after"] == "1"
-        assert "ack_message" in response.json()["message"]
+        assert "ack_message" in response.json()["detail"]

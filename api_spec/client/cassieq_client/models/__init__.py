@@ -3,8 +3,9 @@
 from .account_body import AccountBody
 from .account_body_keys import AccountBodyKeys
 from .ack_latency_body import AckLatencyBody
+from .auth_error_body import AuthErrorBody
 from .create_account_body_type_1 import CreateAccountBodyType1
-from .error_body import ErrorBody
+from .errors_body import ErrorsBody
 from .get_message_body import GetMessageBody
 from .health import Health
 from .key_create_request import KeyCreateRequest
@@ -17,6 +18,7 @@ from .pointers_body import PointersBody
 from .pointers_body_stragglers import PointersBodyStragglers
 from .queue_create_options import QueueCreateOptions
 from .queue_definition_body import QueueDefinitionBody
+from .resource_error_body import ResourceErrorBody
 from .statistics_body import StatisticsBody
 from .statistics_detail_body import StatisticsDetailBody
 from .statistics_detail_body_delivery_count_histogram import StatisticsDetailBodyDeliveryCountHistogram
@@ -28,8 +30,9 @@ __all__ = (
     "AccountBody",
     "AccountBodyKeys",
     "AckLatencyBody",
+    "AuthErrorBody",
     "CreateAccountBodyType1",
-    "ErrorBody",
+    "ErrorsBody",
     "GetMessageBody",
     "Health",
     "KeyCreateRequest",
@@ -42,6 +45,7 @@ __all__ = (
     "PointersBodyStragglers",
     "QueueCreateOptions",
     "QueueDefinitionBody",
+    "ResourceErrorBody",
     "StatisticsBody",
     "StatisticsDetailBody",
     "StatisticsDetailBodyDeliveryCountHistogram",

@@ -8,8 +8,10 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
-from ...models.error_body import ErrorBody
+from ...models.auth_error_body import AuthErrorBody
+from ...models.errors_body import ErrorsBody
 from ...models.key_create_request import KeyCreateRequest
+from ...models.resource_error_body import ResourceErrorBody
 from typing import cast
 
 
@@ -41,45 +43,52 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | str | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | str | None:
     if response.status_code == 201:
         response_201 = cast(str, response.json())
         return response_201
 
     if response.status_code == 400:
-        response_400 = ErrorBody.from_dict(response.json())
+        response_400 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ErrorBody.from_dict(response.json())
+        response_401 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = ErrorBody.from_dict(response.json())
+        response_403 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = ErrorBody.from_dict(response.json())
+        response_404 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_404
 
     if response.status_code == 409:
-        response_409 = ErrorBody.from_dict(response.json())
+        response_409 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_409
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -87,7 +96,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | str]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | str]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -102,7 +111,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     body: KeyCreateRequest,
 
-) -> Response[ErrorBody | str]:
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | str]:
     """ Add a key; the answer is the new key (a JSON string)
 
     Args:
@@ -114,7 +123,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | str]
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | str]
      """
 
 
@@ -136,7 +145,7 @@ def sync(
     client: AuthenticatedClient | Client,
     body: KeyCreateRequest,
 
-) -> ErrorBody | str | None:
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | str | None:
     """ Add a key; the answer is the new key (a JSON string)
 
     Args:
@@ -148,7 +157,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | str
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | str
      """
 
 
@@ -165,7 +174,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     body: KeyCreateRequest,
 
-) -> Response[ErrorBody | str]:
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | str]:
     """ Add a key; the answer is the new key (a JSON string)
 
     Args:
@@ -177,7 +186,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | str]
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | str]
      """
 
 
@@ -199,7 +208,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     body: KeyCreateRequest,
 
-) -> ErrorBody | str | None:
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | str | None:
     """ Add a key; the answer is the new key (a JSON string)
 
     Args:
@@ -211,7 +220,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | str
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | str
      """
 
 

@@ -9,8 +9,10 @@ from ...types import Response, UNSET
 from ... import errors
 
 from ...models.account_body import AccountBody
+from ...models.auth_error_body import AuthErrorBody
 from ...models.create_account_body_type_1 import CreateAccountBodyType1
-from ...models.error_body import ErrorBody
+from ...models.errors_body import ErrorsBody
+from ...models.resource_error_body import ResourceErrorBody
 from typing import cast
 
 
@@ -45,7 +47,7 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AccountBody | ErrorBody | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     if response.status_code == 201:
         response_201 = AccountBody.from_dict(response.json())
 
@@ -54,32 +56,39 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return response_201
 
     if response.status_code == 400:
-        response_400 = ErrorBody.from_dict(response.json())
+        response_400 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ErrorBody.from_dict(response.json())
+        response_401 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = ErrorBody.from_dict(response.json())
+        response_403 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_403
 
     if response.status_code == 409:
-        response_409 = ErrorBody.from_dict(response.json())
+        response_409 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_409
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -87,7 +96,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AccountBody | ErrorBody]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -101,7 +110,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     body: CreateAccountBodyType1 | str,
 
-) -> Response[AccountBody | ErrorBody]:
+) -> Response[AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Create an account with keys 'primary' and 'secondary'
 
     Args:
@@ -112,7 +121,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[AccountBody | ErrorBody]
+        Response[AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody]
      """
 
 
@@ -132,7 +141,7 @@ def sync(
     client: AuthenticatedClient | Client,
     body: CreateAccountBodyType1 | str,
 
-) -> AccountBody | ErrorBody | None:
+) -> AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Create an account with keys 'primary' and 'secondary'
 
     Args:
@@ -143,7 +152,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        AccountBody | ErrorBody
+        AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody
      """
 
 
@@ -158,7 +167,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     body: CreateAccountBodyType1 | str,
 
-) -> Response[AccountBody | ErrorBody]:
+) -> Response[AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Create an account with keys 'primary' and 'secondary'
 
     Args:
@@ -169,7 +178,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[AccountBody | ErrorBody]
+        Response[AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody]
      """
 
 
@@ -189,7 +198,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     body: CreateAccountBodyType1 | str,
 
-) -> AccountBody | ErrorBody | None:
+) -> AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Create an account with keys 'primary' and 'secondary'
 
     Args:
@@ -200,7 +209,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        AccountBody | ErrorBody
+        AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody
      """
 
 

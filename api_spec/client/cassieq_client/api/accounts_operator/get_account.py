@@ -9,7 +9,9 @@ from ...types import Response, UNSET
 from ... import errors
 
 from ...models.account_body import AccountBody
-from ...models.error_body import ErrorBody
+from ...models.auth_error_body import AuthErrorBody
+from ...models.errors_body import ErrorsBody
+from ...models.resource_error_body import ResourceErrorBody
 from typing import cast
 
 
@@ -34,7 +36,7 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AccountBody | ErrorBody | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     if response.status_code == 200:
         response_200 = AccountBody.from_dict(response.json())
 
@@ -43,32 +45,39 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return response_200
 
     if response.status_code == 400:
-        response_400 = ErrorBody.from_dict(response.json())
+        response_400 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ErrorBody.from_dict(response.json())
+        response_401 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = ErrorBody.from_dict(response.json())
+        response_403 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = ErrorBody.from_dict(response.json())
+        response_404 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_404
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -76,7 +85,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AccountBody | ErrorBody]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -90,7 +99,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[AccountBody | ErrorBody]:
+) -> Response[AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Show an account
 
     Args:
@@ -101,7 +110,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[AccountBody | ErrorBody]
+        Response[AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody]
      """
 
 
@@ -121,7 +130,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 
-) -> AccountBody | ErrorBody | None:
+) -> AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Show an account
 
     Args:
@@ -132,7 +141,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        AccountBody | ErrorBody
+        AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody
      """
 
 
@@ -147,7 +156,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[AccountBody | ErrorBody]:
+) -> Response[AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Show an account
 
     Args:
@@ -158,7 +167,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[AccountBody | ErrorBody]
+        Response[AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody]
      """
 
 
@@ -178,7 +187,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 
-) -> AccountBody | ErrorBody | None:
+) -> AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Show an account
 
     Args:
@@ -189,7 +198,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        AccountBody | ErrorBody
+        AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody
      """
 
 

@@ -9,7 +9,8 @@ from ...types import Response, UNSET
 from ... import errors
 
 from ...models.account_body import AccountBody
-from ...models.error_body import ErrorBody
+from ...models.auth_error_body import AuthErrorBody
+from ...models.errors_body import ErrorsBody
 from typing import cast
 
 
@@ -33,7 +34,7 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | list[AccountBody] | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | list[AccountBody] | None:
     if response.status_code == 200:
         response_200 = []
         _response_200 = response.json()
@@ -47,25 +48,32 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return response_200
 
     if response.status_code == 400:
-        response_400 = ErrorBody.from_dict(response.json())
+        response_400 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ErrorBody.from_dict(response.json())
+        response_401 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = ErrorBody.from_dict(response.json())
+        response_403 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_403
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -73,7 +81,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | list[AccountBody]]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | list[AccountBody]]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -86,7 +94,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[ErrorBody | list[AccountBody]]:
+) -> Response[AuthErrorBody | ErrorsBody | list[AccountBody]]:
     """ List accounts
 
     Raises:
@@ -94,7 +102,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | list[AccountBody]]
+        Response[AuthErrorBody | ErrorsBody | list[AccountBody]]
      """
 
 
@@ -112,7 +120,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 
-) -> ErrorBody | list[AccountBody] | None:
+) -> AuthErrorBody | ErrorsBody | list[AccountBody] | None:
     """ List accounts
 
     Raises:
@@ -120,7 +128,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | list[AccountBody]
+        AuthErrorBody | ErrorsBody | list[AccountBody]
      """
 
 
@@ -133,7 +141,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[ErrorBody | list[AccountBody]]:
+) -> Response[AuthErrorBody | ErrorsBody | list[AccountBody]]:
     """ List accounts
 
     Raises:
@@ -141,7 +149,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | list[AccountBody]]
+        Response[AuthErrorBody | ErrorsBody | list[AccountBody]]
      """
 
 
@@ -159,7 +167,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 
-) -> ErrorBody | list[AccountBody] | None:
+) -> AuthErrorBody | ErrorsBody | list[AccountBody] | None:
     """ List accounts
 
     Raises:
@@ -167,7 +175,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | list[AccountBody]
+        AuthErrorBody | ErrorsBody | list[AccountBody]
      """
 
 

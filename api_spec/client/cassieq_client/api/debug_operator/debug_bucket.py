@@ -8,8 +8,10 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
-from ...models.error_body import ErrorBody
+from ...models.auth_error_body import AuthErrorBody
+from ...models.errors_body import ErrorsBody
 from ...models.message_debug_body import MessageDebugBody
+from ...models.resource_error_body import ResourceErrorBody
 from typing import cast
 
 
@@ -36,7 +38,7 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | list[MessageDebugBody] | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody] | None:
     if response.status_code == 200:
         response_200 = []
         _response_200 = response.json()
@@ -50,32 +52,39 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return response_200
 
     if response.status_code == 400:
-        response_400 = ErrorBody.from_dict(response.json())
+        response_400 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ErrorBody.from_dict(response.json())
+        response_401 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = ErrorBody.from_dict(response.json())
+        response_403 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = ErrorBody.from_dict(response.json())
+        response_404 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_404
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -83,7 +92,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | list[MessageDebugBody]]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody]]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -99,7 +108,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[ErrorBody | list[MessageDebugBody]]:
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody]]:
     """ Messages of one bucket
 
     Args:
@@ -112,7 +121,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | list[MessageDebugBody]]
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody]]
      """
 
 
@@ -136,7 +145,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 
-) -> ErrorBody | list[MessageDebugBody] | None:
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody] | None:
     """ Messages of one bucket
 
     Args:
@@ -149,7 +158,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | list[MessageDebugBody]
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody]
      """
 
 
@@ -168,7 +177,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[ErrorBody | list[MessageDebugBody]]:
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody]]:
     """ Messages of one bucket
 
     Args:
@@ -181,7 +190,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | list[MessageDebugBody]]
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody]]
      """
 
 
@@ -205,7 +214,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 
-) -> ErrorBody | list[MessageDebugBody] | None:
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody] | None:
     """ Messages of one bucket
 
     Args:
@@ -218,7 +227,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | list[MessageDebugBody]
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody]
      """
 
 

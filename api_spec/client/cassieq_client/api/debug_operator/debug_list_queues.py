@@ -8,8 +8,10 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
-from ...models.error_body import ErrorBody
+from ...models.auth_error_body import AuthErrorBody
+from ...models.errors_body import ErrorsBody
 from ...models.queue_definition_body import QueueDefinitionBody
+from ...models.resource_error_body import ResourceErrorBody
 from typing import cast
 
 
@@ -34,7 +36,7 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | list[QueueDefinitionBody] | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | list[QueueDefinitionBody] | None:
     if response.status_code == 200:
         response_200 = []
         _response_200 = response.json()
@@ -48,32 +50,39 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return response_200
 
     if response.status_code == 400:
-        response_400 = ErrorBody.from_dict(response.json())
+        response_400 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ErrorBody.from_dict(response.json())
+        response_401 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = ErrorBody.from_dict(response.json())
+        response_403 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = ErrorBody.from_dict(response.json())
+        response_404 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_404
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -81,7 +90,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | list[QueueDefinitionBody]]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | list[QueueDefinitionBody]]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -95,7 +104,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[ErrorBody | list[QueueDefinitionBody]]:
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | list[QueueDefinitionBody]]:
     """ Queues of an account
 
     Args:
@@ -106,7 +115,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | list[QueueDefinitionBody]]
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | list[QueueDefinitionBody]]
      """
 
 
@@ -126,7 +135,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 
-) -> ErrorBody | list[QueueDefinitionBody] | None:
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | list[QueueDefinitionBody] | None:
     """ Queues of an account
 
     Args:
@@ -137,7 +146,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | list[QueueDefinitionBody]
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | list[QueueDefinitionBody]
      """
 
 
@@ -152,7 +161,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[ErrorBody | list[QueueDefinitionBody]]:
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | list[QueueDefinitionBody]]:
     """ Queues of an account
 
     Args:
@@ -163,7 +172,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | list[QueueDefinitionBody]]
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | list[QueueDefinitionBody]]
      """
 
 
@@ -183,7 +192,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 
-) -> ErrorBody | list[QueueDefinitionBody] | None:
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | list[QueueDefinitionBody] | None:
     """ Queues of an account
 
     Args:
@@ -194,7 +203,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | list[QueueDefinitionBody]
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | list[QueueDefinitionBody]
      """
 
 

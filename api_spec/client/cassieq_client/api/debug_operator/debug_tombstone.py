@@ -8,7 +8,9 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
-from ...models.error_body import ErrorBody
+from ...models.auth_error_body import AuthErrorBody
+from ...models.errors_body import ErrorsBody
+from ...models.resource_error_body import ResourceErrorBody
 from ...models.tombstone_body import TombstoneBody
 from typing import cast
 
@@ -36,7 +38,7 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | TombstoneBody | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | TombstoneBody | None:
     if response.status_code == 200:
         response_200 = TombstoneBody.from_dict(response.json())
 
@@ -45,32 +47,39 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return response_200
 
     if response.status_code == 400:
-        response_400 = ErrorBody.from_dict(response.json())
+        response_400 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ErrorBody.from_dict(response.json())
+        response_401 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = ErrorBody.from_dict(response.json())
+        response_403 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = ErrorBody.from_dict(response.json())
+        response_404 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_404
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -78,7 +87,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | TombstoneBody]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | TombstoneBody]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -94,7 +103,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[ErrorBody | TombstoneBody]:
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | TombstoneBody]:
     """ When the bucket was sealed (and finalized)
 
     Args:
@@ -107,7 +116,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | TombstoneBody]
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | TombstoneBody]
      """
 
 
@@ -131,7 +140,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 
-) -> ErrorBody | TombstoneBody | None:
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | TombstoneBody | None:
     """ When the bucket was sealed (and finalized)
 
     Args:
@@ -144,7 +153,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | TombstoneBody
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | TombstoneBody
      """
 
 
@@ -163,7 +172,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[ErrorBody | TombstoneBody]:
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | TombstoneBody]:
     """ When the bucket was sealed (and finalized)
 
     Args:
@@ -176,7 +185,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | TombstoneBody]
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | TombstoneBody]
      """
 
 
@@ -200,7 +209,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 
-) -> ErrorBody | TombstoneBody | None:
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | TombstoneBody | None:
     """ When the bucket was sealed (and finalized)
 
     Args:
@@ -213,7 +222,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | TombstoneBody
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | TombstoneBody
      """
 
 

@@ -8,7 +8,9 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
-from ...models.error_body import ErrorBody
+from ...models.auth_error_body import AuthErrorBody
+from ...models.errors_body import ErrorsBody
+from ...models.resource_error_body import ResourceErrorBody
 from typing import cast
 
 
@@ -43,45 +45,52 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | ErrorBody | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     if response.status_code == 204:
         response_204 = cast(Any, None)
         return response_204
 
     if response.status_code == 400:
-        response_400 = ErrorBody.from_dict(response.json())
+        response_400 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ErrorBody.from_dict(response.json())
+        response_401 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = ErrorBody.from_dict(response.json())
+        response_403 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = ErrorBody.from_dict(response.json())
+        response_404 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_404
 
     if response.status_code == 409:
-        response_409 = ErrorBody.from_dict(response.json())
+        response_409 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_409
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -89,7 +98,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | ErrorBody]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -105,7 +114,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     pop_receipt: str,
 
-) -> Response[Any | ErrorBody]:
+) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Ack a message (204); 409 when the receipt is stale
 
     Args:
@@ -118,7 +127,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | ErrorBody]
+        Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]
      """
 
 
@@ -142,7 +151,7 @@ def sync(
     client: AuthenticatedClient | Client,
     pop_receipt: str,
 
-) -> Any | ErrorBody | None:
+) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Ack a message (204); 409 when the receipt is stale
 
     Args:
@@ -155,7 +164,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | ErrorBody
+        Any | AuthErrorBody | ErrorsBody | ResourceErrorBody
      """
 
 
@@ -174,7 +183,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     pop_receipt: str,
 
-) -> Response[Any | ErrorBody]:
+) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Ack a message (204); 409 when the receipt is stale
 
     Args:
@@ -187,7 +196,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | ErrorBody]
+        Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]
      """
 
 
@@ -211,7 +220,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     pop_receipt: str,
 
-) -> Any | ErrorBody | None:
+) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Ack a message (204); 409 when the receipt is stale
 
     Args:
@@ -224,7 +233,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | ErrorBody
+        Any | AuthErrorBody | ErrorsBody | ResourceErrorBody
      """
 
 

@@ -8,8 +8,10 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
-from ...models.error_body import ErrorBody
+from ...models.auth_error_body import AuthErrorBody
+from ...models.errors_body import ErrorsBody
 from ...models.get_message_body import GetMessageBody
+from ...models.resource_error_body import ResourceErrorBody
 from ...types import UNSET, Unset
 from typing import cast
 
@@ -45,7 +47,7 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | ErrorBody | GetMessageBody | None | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | AuthErrorBody | ErrorsBody | GetMessageBody | None | ResourceErrorBody | None:
     if response.status_code == 200:
         def _parse_response_200(data: object) -> GetMessageBody | None:
             if data is None:
@@ -71,32 +73,39 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return response_204
 
     if response.status_code == 400:
-        response_400 = ErrorBody.from_dict(response.json())
+        response_400 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ErrorBody.from_dict(response.json())
+        response_401 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = ErrorBody.from_dict(response.json())
+        response_403 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = ErrorBody.from_dict(response.json())
+        response_404 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_404
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -104,7 +113,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | ErrorBody | GetMessageBody | None]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | AuthErrorBody | ErrorsBody | GetMessageBody | None | ResourceErrorBody]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -120,7 +129,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     invisibility_time_seconds: int | Unset = 30,
 
-) -> Response[Any | ErrorBody | GetMessageBody | None]:
+) -> Response[Any | AuthErrorBody | ErrorsBody | GetMessageBody | None | ResourceErrorBody]:
     """ Get the next visible message (204 when there is none)
 
     Args:
@@ -133,7 +142,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | ErrorBody | GetMessageBody | None]
+        Response[Any | AuthErrorBody | ErrorsBody | GetMessageBody | None | ResourceErrorBody]
      """
 
 
@@ -157,7 +166,7 @@ def sync(
     client: AuthenticatedClient | Client,
     invisibility_time_seconds: int | Unset = 30,
 
-) -> Any | ErrorBody | GetMessageBody | None | None:
+) -> Any | AuthErrorBody | ErrorsBody | GetMessageBody | None | ResourceErrorBody | None:
     """ Get the next visible message (204 when there is none)
 
     Args:
@@ -170,7 +179,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | ErrorBody | GetMessageBody | None
+        Any | AuthErrorBody | ErrorsBody | GetMessageBody | None | ResourceErrorBody
      """
 
 
@@ -189,7 +198,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     invisibility_time_seconds: int | Unset = 30,
 
-) -> Response[Any | ErrorBody | GetMessageBody | None]:
+) -> Response[Any | AuthErrorBody | ErrorsBody | GetMessageBody | None | ResourceErrorBody]:
     """ Get the next visible message (204 when there is none)
 
     Args:
@@ -202,7 +211,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | ErrorBody | GetMessageBody | None]
+        Response[Any | AuthErrorBody | ErrorsBody | GetMessageBody | None | ResourceErrorBody]
      """
 
 
@@ -226,7 +235,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     invisibility_time_seconds: int | Unset = 30,
 
-) -> Any | ErrorBody | GetMessageBody | None | None:
+) -> Any | AuthErrorBody | ErrorsBody | GetMessageBody | None | ResourceErrorBody | None:
     """ Get the next visible message (204 when there is none)
 
     Args:
@@ -239,7 +248,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | ErrorBody | GetMessageBody | None
+        Any | AuthErrorBody | ErrorsBody | GetMessageBody | None | ResourceErrorBody
      """
 
 

@@ -8,7 +8,9 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
-from ...models.error_body import ErrorBody
+from ...models.auth_error_body import AuthErrorBody
+from ...models.errors_body import ErrorsBody
+from ...models.resource_error_body import ResourceErrorBody
 from ...types import File, FileTypes
 from ...types import UNSET, Unset
 from io import BytesIO
@@ -51,45 +53,52 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | ErrorBody | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     if response.status_code == 201:
         response_201 = cast(Any, response.content)
         return response_201
 
     if response.status_code == 400:
-        response_400 = ErrorBody.from_dict(response.json())
+        response_400 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ErrorBody.from_dict(response.json())
+        response_401 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = ErrorBody.from_dict(response.json())
+        response_403 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = ErrorBody.from_dict(response.json())
+        response_404 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_404
 
     if response.status_code == 413:
-        response_413 = ErrorBody.from_dict(response.json())
+        response_413 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_413
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -97,7 +106,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | ErrorBody]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -114,7 +123,7 @@ def sync_detailed(
     body: File,
     initial_invisibility_seconds: int | Unset = 0,
 
-) -> Response[Any | ErrorBody]:
+) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Put a message (the raw request body)
 
     Args:
@@ -128,7 +137,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | ErrorBody]
+        Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]
      """
 
 
@@ -154,7 +163,7 @@ def sync(
     body: File,
     initial_invisibility_seconds: int | Unset = 0,
 
-) -> Any | ErrorBody | None:
+) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Put a message (the raw request body)
 
     Args:
@@ -168,7 +177,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | ErrorBody
+        Any | AuthErrorBody | ErrorsBody | ResourceErrorBody
      """
 
 
@@ -189,7 +198,7 @@ async def asyncio_detailed(
     body: File,
     initial_invisibility_seconds: int | Unset = 0,
 
-) -> Response[Any | ErrorBody]:
+) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Put a message (the raw request body)
 
     Args:
@@ -203,7 +212,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | ErrorBody]
+        Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]
      """
 
 
@@ -229,7 +238,7 @@ async def asyncio(
     body: File,
     initial_invisibility_seconds: int | Unset = 0,
 
-) -> Any | ErrorBody | None:
+) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Put a message (the raw request body)
 
     Args:
@@ -243,7 +252,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | ErrorBody
+        Any | AuthErrorBody | ErrorsBody | ResourceErrorBody
      """
 
 

@@ -8,7 +8,9 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
-from ...models.error_body import ErrorBody
+from ...models.auth_error_body import AuthErrorBody
+from ...models.errors_body import ErrorsBody
+from ...models.resource_error_body import ResourceErrorBody
 from ...models.update_message_body import UpdateMessageBody
 from ...models.update_message_request import UpdateMessageRequest
 from typing import cast
@@ -51,7 +53,7 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | UpdateMessageBody | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | UpdateMessageBody | None:
     if response.status_code == 200:
         response_200 = UpdateMessageBody.from_dict(response.json())
 
@@ -60,46 +62,53 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return response_200
 
     if response.status_code == 400:
-        response_400 = ErrorBody.from_dict(response.json())
+        response_400 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ErrorBody.from_dict(response.json())
+        response_401 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = ErrorBody.from_dict(response.json())
+        response_403 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = ErrorBody.from_dict(response.json())
+        response_404 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_404
 
     if response.status_code == 409:
-        response_409 = ErrorBody.from_dict(response.json())
+        response_409 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_409
 
     if response.status_code == 413:
-        response_413 = ErrorBody.from_dict(response.json())
+        response_413 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_413
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -107,7 +116,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | UpdateMessageBody]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | UpdateMessageBody]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -124,7 +133,7 @@ def sync_detailed(
     body: UpdateMessageRequest,
     pop_receipt: str,
 
-) -> Response[ErrorBody | UpdateMessageBody]:
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | UpdateMessageBody]:
     """ Update a message's payload and/or invisibility; returns a new receipt
 
     Args:
@@ -138,7 +147,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | UpdateMessageBody]
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | UpdateMessageBody]
      """
 
 
@@ -164,7 +173,7 @@ def sync(
     body: UpdateMessageRequest,
     pop_receipt: str,
 
-) -> ErrorBody | UpdateMessageBody | None:
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | UpdateMessageBody | None:
     """ Update a message's payload and/or invisibility; returns a new receipt
 
     Args:
@@ -178,7 +187,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | UpdateMessageBody
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | UpdateMessageBody
      """
 
 
@@ -199,7 +208,7 @@ async def asyncio_detailed(
     body: UpdateMessageRequest,
     pop_receipt: str,
 
-) -> Response[ErrorBody | UpdateMessageBody]:
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | UpdateMessageBody]:
     """ Update a message's payload and/or invisibility; returns a new receipt
 
     Args:
@@ -213,7 +222,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | UpdateMessageBody]
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | UpdateMessageBody]
      """
 
 
@@ -239,7 +248,7 @@ async def asyncio(
     body: UpdateMessageRequest,
     pop_receipt: str,
 
-) -> ErrorBody | UpdateMessageBody | None:
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | UpdateMessageBody | None:
     """ Update a message's payload and/or invisibility; returns a new receipt
 
     Args:
@@ -253,7 +262,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | UpdateMessageBody
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | UpdateMessageBody
      """
 
 

@@ -8,9 +8,11 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
-from ...models.error_body import ErrorBody
+from ...models.auth_error_body import AuthErrorBody
+from ...models.errors_body import ErrorsBody
 from ...models.permission_body import PermissionBody
 from ...models.permission_request import PermissionRequest
+from ...models.resource_error_body import ResourceErrorBody
 from typing import cast
 
 
@@ -41,7 +43,7 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | PermissionBody | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | PermissionBody | ResourceErrorBody | None:
     if response.status_code == 201:
         response_201 = PermissionBody.from_dict(response.json())
 
@@ -50,32 +52,39 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return response_201
 
     if response.status_code == 400:
-        response_400 = ErrorBody.from_dict(response.json())
+        response_400 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ErrorBody.from_dict(response.json())
+        response_401 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = ErrorBody.from_dict(response.json())
+        response_403 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = ErrorBody.from_dict(response.json())
+        response_404 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_404
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -83,7 +92,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | PermissionBody]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | PermissionBody | ResourceErrorBody]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -97,7 +106,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     body: PermissionRequest,
 
-) -> Response[ErrorBody | PermissionBody]:
+) -> Response[AuthErrorBody | ErrorsBody | PermissionBody | ResourceErrorBody]:
     """ Issue a signed query string for an account key
 
     Args:
@@ -108,7 +117,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | PermissionBody]
+        Response[AuthErrorBody | ErrorsBody | PermissionBody | ResourceErrorBody]
      """
 
 
@@ -128,7 +137,7 @@ def sync(
     client: AuthenticatedClient | Client,
     body: PermissionRequest,
 
-) -> ErrorBody | PermissionBody | None:
+) -> AuthErrorBody | ErrorsBody | PermissionBody | ResourceErrorBody | None:
     """ Issue a signed query string for an account key
 
     Args:
@@ -139,7 +148,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | PermissionBody
+        AuthErrorBody | ErrorsBody | PermissionBody | ResourceErrorBody
      """
 
 
@@ -154,7 +163,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     body: PermissionRequest,
 
-) -> Response[ErrorBody | PermissionBody]:
+) -> Response[AuthErrorBody | ErrorsBody | PermissionBody | ResourceErrorBody]:
     """ Issue a signed query string for an account key
 
     Args:
@@ -165,7 +174,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | PermissionBody]
+        Response[AuthErrorBody | ErrorsBody | PermissionBody | ResourceErrorBody]
      """
 
 
@@ -185,7 +194,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     body: PermissionRequest,
 
-) -> ErrorBody | PermissionBody | None:
+) -> AuthErrorBody | ErrorsBody | PermissionBody | ResourceErrorBody | None:
     """ Issue a signed query string for an account key
 
     Args:
@@ -196,7 +205,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | PermissionBody
+        AuthErrorBody | ErrorsBody | PermissionBody | ResourceErrorBody
      """
 
 

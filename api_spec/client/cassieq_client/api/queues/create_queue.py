@@ -8,9 +8,11 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
-from ...models.error_body import ErrorBody
+from ...models.auth_error_body import AuthErrorBody
+from ...models.errors_body import ErrorsBody
 from ...models.queue_create_options import QueueCreateOptions
 from ...models.queue_definition_body import QueueDefinitionBody
+from ...models.resource_error_body import ResourceErrorBody
 from ...types import UNSET, Unset
 from typing import cast
 
@@ -51,7 +53,7 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | QueueDefinitionBody | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody | None:
     if response.status_code == 200:
         response_200 = QueueDefinitionBody.from_dict(response.json())
 
@@ -67,39 +69,46 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return response_201
 
     if response.status_code == 400:
-        response_400 = ErrorBody.from_dict(response.json())
+        response_400 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ErrorBody.from_dict(response.json())
+        response_401 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = ErrorBody.from_dict(response.json())
+        response_403 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = ErrorBody.from_dict(response.json())
+        response_404 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_404
 
     if response.status_code == 409:
-        response_409 = ErrorBody.from_dict(response.json())
+        response_409 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_409
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -107,7 +116,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | QueueDefinitionBody]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -123,7 +132,7 @@ def sync_detailed(
     body: QueueCreateOptions,
     error_if_exists: bool | Unset = False,
 
-) -> Response[ErrorBody | QueueDefinitionBody]:
+) -> Response[AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody]:
     """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
 
     Args:
@@ -136,7 +145,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | QueueDefinitionBody]
+        Response[AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody]
      """
 
 
@@ -160,7 +169,7 @@ def sync(
     body: QueueCreateOptions,
     error_if_exists: bool | Unset = False,
 
-) -> ErrorBody | QueueDefinitionBody | None:
+) -> AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody | None:
     """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
 
     Args:
@@ -173,7 +182,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | QueueDefinitionBody
+        AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody
      """
 
 
@@ -192,7 +201,7 @@ async def asyncio_detailed(
     body: QueueCreateOptions,
     error_if_exists: bool | Unset = False,
 
-) -> Response[ErrorBody | QueueDefinitionBody]:
+) -> Response[AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody]:
     """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
 
     Args:
@@ -205,7 +214,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | QueueDefinitionBody]
+        Response[AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody]
      """
 
 
@@ -229,7 +238,7 @@ async def asyncio(
     body: QueueCreateOptions,
     error_if_exists: bool | Unset = False,
 
-) -> ErrorBody | QueueDefinitionBody | None:
+) -> AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody | None:
     """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
 
     Args:
@@ -242,7 +251,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | QueueDefinitionBody
+        AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody
      """
 
 

@@ -8,7 +8,9 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
-from ...models.error_body import ErrorBody
+from ...models.auth_error_body import AuthErrorBody
+from ...models.errors_body import ErrorsBody
+from ...models.resource_error_body import ResourceErrorBody
 from typing import cast
 
 
@@ -34,38 +36,45 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | str | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | str | None:
     if response.status_code == 200:
         response_200 = cast(str, response.content)
         return response_200
 
     if response.status_code == 400:
-        response_400 = ErrorBody.from_dict(response.json())
+        response_400 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ErrorBody.from_dict(response.json())
+        response_401 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = ErrorBody.from_dict(response.json())
+        response_403 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = ErrorBody.from_dict(response.json())
+        response_404 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_404
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -73,7 +82,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | str]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | str]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -88,7 +97,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[ErrorBody | str]:
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | str]:
     """ Delete a queue (its rows are removed in the background)
 
     Args:
@@ -100,7 +109,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | str]
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | str]
      """
 
 
@@ -122,7 +131,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 
-) -> ErrorBody | str | None:
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | str | None:
     """ Delete a queue (its rows are removed in the background)
 
     Args:
@@ -134,7 +143,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | str
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | str
      """
 
 
@@ -151,7 +160,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[ErrorBody | str]:
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | str]:
     """ Delete a queue (its rows are removed in the background)
 
     Args:
@@ -163,7 +172,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | str]
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | str]
      """
 
 
@@ -185,7 +194,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 
-) -> ErrorBody | str | None:
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | str | None:
     """ Delete a queue (its rows are removed in the background)
 
     Args:
@@ -197,7 +206,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | str
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | str
      """
 
 

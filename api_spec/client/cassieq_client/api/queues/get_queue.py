@@ -8,8 +8,10 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
-from ...models.error_body import ErrorBody
+from ...models.auth_error_body import AuthErrorBody
+from ...models.errors_body import ErrorsBody
 from ...models.queue_definition_body import QueueDefinitionBody
+from ...models.resource_error_body import ResourceErrorBody
 from typing import cast
 
 
@@ -35,7 +37,7 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | QueueDefinitionBody | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody | None:
     if response.status_code == 200:
         response_200 = QueueDefinitionBody.from_dict(response.json())
 
@@ -44,32 +46,39 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return response_200
 
     if response.status_code == 400:
-        response_400 = ErrorBody.from_dict(response.json())
+        response_400 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ErrorBody.from_dict(response.json())
+        response_401 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = ErrorBody.from_dict(response.json())
+        response_403 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = ErrorBody.from_dict(response.json())
+        response_404 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_404
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -77,7 +86,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | QueueDefinitionBody]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -92,7 +101,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[ErrorBody | QueueDefinitionBody]:
+) -> Response[AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody]:
     """ Show a queue
 
     Args:
@@ -104,7 +113,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | QueueDefinitionBody]
+        Response[AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody]
      """
 
 
@@ -126,7 +135,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 
-) -> ErrorBody | QueueDefinitionBody | None:
+) -> AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody | None:
     """ Show a queue
 
     Args:
@@ -138,7 +147,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | QueueDefinitionBody
+        AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody
      """
 
 
@@ -155,7 +164,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[ErrorBody | QueueDefinitionBody]:
+) -> Response[AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody]:
     """ Show a queue
 
     Args:
@@ -167,7 +176,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | QueueDefinitionBody]
+        Response[AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody]
      """
 
 
@@ -189,7 +198,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 
-) -> ErrorBody | QueueDefinitionBody | None:
+) -> AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody | None:
     """ Show a queue
 
     Args:
@@ -201,7 +210,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | QueueDefinitionBody
+        AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody
      """
 
 

@@ -8,7 +8,9 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
-from ...models.error_body import ErrorBody
+from ...models.auth_error_body import AuthErrorBody
+from ...models.errors_body import ErrorsBody
+from ...models.resource_error_body import ResourceErrorBody
 from ...models.statistics_body import StatisticsBody
 from ...types import UNSET, Unset
 from typing import cast
@@ -45,7 +47,7 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | StatisticsBody | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody | None:
     if response.status_code == 200:
         response_200 = StatisticsBody.from_dict(response.json())
 
@@ -54,32 +56,39 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return response_200
 
     if response.status_code == 400:
-        response_400 = ErrorBody.from_dict(response.json())
+        response_400 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ErrorBody.from_dict(response.json())
+        response_401 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = ErrorBody.from_dict(response.json())
+        response_403 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = ErrorBody.from_dict(response.json())
+        response_404 = ResourceErrorBody.from_dict(response.json())
 
 
 
         return response_404
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -87,7 +96,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | StatisticsBody]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -103,7 +112,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     detail: bool | Unset = False,
 
-) -> Response[ErrorBody | StatisticsBody]:
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]:
     """ Queue statistics: size, and (additive) inFlight, published, delivered, acked, deadLettered; with
     detail=true also the pipeline's latest snapshot, once one exists
 
@@ -118,7 +127,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | StatisticsBody]
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]
      """
 
 
@@ -142,7 +151,7 @@ def sync(
     client: AuthenticatedClient | Client,
     detail: bool | Unset = False,
 
-) -> ErrorBody | StatisticsBody | None:
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody | None:
     """ Queue statistics: size, and (additive) inFlight, published, delivered, acked, deadLettered; with
     detail=true also the pipeline's latest snapshot, once one exists
 
@@ -157,7 +166,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | StatisticsBody
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody
      """
 
 
@@ -176,7 +185,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     detail: bool | Unset = False,
 
-) -> Response[ErrorBody | StatisticsBody]:
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]:
     """ Queue statistics: size, and (additive) inFlight, published, delivered, acked, deadLettered; with
     detail=true also the pipeline's latest snapshot, once one exists
 
@@ -191,7 +200,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | StatisticsBody]
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]
      """
 
 
@@ -215,7 +224,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     detail: bool | Unset = False,
 
-) -> ErrorBody | StatisticsBody | None:
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody | None:
     """ Queue statistics: size, and (additive) inFlight, published, delivered, acked, deadLettered; with
     detail=true also the pipeline's latest snapshot, once one exists
 
@@ -230,7 +239,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | StatisticsBody
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody
      """
 
 

@@ -8,7 +8,8 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
-from ...models.error_body import ErrorBody
+from ...models.auth_error_body import AuthErrorBody
+from ...models.errors_body import ErrorsBody
 from ...models.queue_definition_body import QueueDefinitionBody
 from typing import cast
 
@@ -34,7 +35,7 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | list[QueueDefinitionBody] | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | list[QueueDefinitionBody] | None:
     if response.status_code == 200:
         response_200 = []
         _response_200 = response.json()
@@ -48,25 +49,32 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return response_200
 
     if response.status_code == 400:
-        response_400 = ErrorBody.from_dict(response.json())
+        response_400 = ErrorsBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ErrorBody.from_dict(response.json())
+        response_401 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = ErrorBody.from_dict(response.json())
+        response_403 = AuthErrorBody.from_dict(response.json())
 
 
 
         return response_403
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -74,7 +82,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | list[QueueDefinitionBody]]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | list[QueueDefinitionBody]]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -88,7 +96,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[ErrorBody | list[QueueDefinitionBody]]:
+) -> Response[AuthErrorBody | ErrorsBody | list[QueueDefinitionBody]]:
     """ List the account's queues
 
     Args:
@@ -99,7 +107,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | list[QueueDefinitionBody]]
+        Response[AuthErrorBody | ErrorsBody | list[QueueDefinitionBody]]
      """
 
 
@@ -119,7 +127,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 
-) -> ErrorBody | list[QueueDefinitionBody] | None:
+) -> AuthErrorBody | ErrorsBody | list[QueueDefinitionBody] | None:
     """ List the account's queues
 
     Args:
@@ -130,7 +138,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | list[QueueDefinitionBody]
+        AuthErrorBody | ErrorsBody | list[QueueDefinitionBody]
      """
 
 
@@ -145,7 +153,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[ErrorBody | list[QueueDefinitionBody]]:
+) -> Response[AuthErrorBody | ErrorsBody | list[QueueDefinitionBody]]:
     """ List the account's queues
 
     Args:
@@ -156,7 +164,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | list[QueueDefinitionBody]]
+        Response[AuthErrorBody | ErrorsBody | list[QueueDefinitionBody]]
      """
 
 
@@ -176,7 +184,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 
-) -> ErrorBody | list[QueueDefinitionBody] | None:
+) -> AuthErrorBody | ErrorsBody | list[QueueDefinitionBody] | None:
     """ List the account's queues
 
     Args:
@@ -187,7 +195,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | list[QueueDefinitionBody]
+        AuthErrorBody | ErrorsBody | list[QueueDefinitionBody]
      """
 
 

@@ -8,28 +8,30 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
+from typing import cast
 
 
 
 
 
 
-T = TypeVar("T", bound="ErrorBody")
+T = TypeVar("T", bound="AuthErrorBody")
 
 
 
 @_attrs_define
-class ErrorBody:
+class AuthErrorBody:
     """ 
         Attributes:
-            error (str):
+            code (int):
             message (str):
-            status (int):
+            detail (None | str | Unset):
      """
 
-    error: str
+    code: int
     message: str
-    status: int
+    detail: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -37,20 +39,25 @@ class ErrorBody:
 
 
     def to_dict(self) -> dict[str, Any]:
-        error = self.error
+        code = self.code
 
         message = self.message
 
-        status = self.status
+        detail: None | str | Unset
+        if isinstance(self.detail, Unset):
+            detail = UNSET
+        else:
+            detail = self.detail
 
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
-            "error": error,
+            "code": code,
             "message": message,
-            "status": status,
         })
+        if detail is not UNSET:
+            field_dict["detail"] = detail
 
         return field_dict
 
@@ -59,21 +66,29 @@ class ErrorBody:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        error = d.pop("error")
+        code = d.pop("code")
 
         message = d.pop("message")
 
-        status = d.pop("status")
+        def _parse_detail(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
 
-        error_body = cls(
-            error=error,
+        detail = _parse_detail(d.pop("detail", UNSET))
+
+
+        auth_error_body = cls(
+            code=code,
             message=message,
-            status=status,
+            detail=detail,
         )
 
 
-        error_body.additional_properties = d
-        return error_body
+        auth_error_body.additional_properties = d
+        return auth_error_body
 
     @property
     def additional_keys(self) -> list[str]:

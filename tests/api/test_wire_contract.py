@@ -1,0 +1,187 @@
+"""The wire contract (wire-contract-v1.md), one test per fact, over raw HTTP.
+
+The app runs on the memory store in-process (Litestar's TestClient speaks HTTP to it): what
+is under test here is the wire, which does not depend on the store; the engine's own tests
+run on both stores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from litestar.testing import TestClient
+
+from cassieq.api.app import create_app
+from cassieq.config import Settings
+from cassieq.store.memory import MemoryStore
+
+TOKEN = "contract-operator-token"
+ADMIN = {"Authorization": f"Bearer {TOKEN}"}
+A = "/api/v1/accounts/acct"
+Q = f"{A}/queues"
+
+
+@pytest.fixture
+def c() -> Iterator[TestClient]:  # type: ignore[type-arg]
+    app = create_app(Settings(admin_token=TOKEN), MemoryStore(), background=False)
+    with TestClient(app=app) as client:
+        created = client.post("/api/v1/accounts", json="acct", headers=ADMIN)
+        assert created.status_code == 201, created.text
+        client.headers["Authorization"] = f"Key {created.json()['keys']['primary']}"
+        yield client
+
+
+def _queue(c: TestClient, name: str = "orders", **options: object) -> None:  # type: ignore[type-arg]
+    response = c.post(Q, json={"queueName": name, **options})
+    assert response.status_code == 201, response.text
+
+
+def _get(c: TestClient, queue: str = "orders", **params: object) -> dict[str, object]:  # type: ignore[type-arg]
+    response = c.get(f"{Q}/{queue}/messages/next", params=params)
+    assert response.status_code == 200, response.text
+    body: dict[str, object] = response.json()
+    return body
+
+
+# --------------------------------------------------------------------------- names
+
+
+@pytest.mark.parametrize("name", ["orders.v1", "_private", "-dash", ".dot", "a" * 255, "A_b-c.9"])
+def test_names_match_the_cassieq_alphabet(c: TestClient, name: str) -> None:  # type: ignore[type-arg]
+    _queue(c, name)
+    assert c.post(f"{Q}/{name}/messages", content=b"m").status_code == 201
+    got = _get(c, name)
+    assert got["message"] == "m"
+    assert (
+        c.delete(f"{Q}/{name}/messages", params={"popReceipt": got["popReceipt"]}).status_code
+        == 204
+    )
+
+
+@pytest.mark.parametrize("name", ["bad:name", "sp ace", "slash/", "nl\n", "", "é"])
+def test_an_invalid_queue_name_is_422_with_errors(c: TestClient, name: str) -> None:  # type: ignore[type-arg]
+    response = c.post(Q, json={"queueName": name})
+    assert response.status_code == 422
+    assert response.json() == {"errors": ["queueName must match [a-zA-Z0-9_.-]+"]}
+
+
+def test_names_are_capped_at_255(c: TestClient) -> None:  # type: ignore[type-arg]
+    response = c.post(Q, json={"queueName": "a" * 256})
+    assert response.status_code == 422
+    assert set(response.json()) == {"errors"}
+
+
+def test_invalid_account_and_key_names_are_422(c: TestClient) -> None:  # type: ignore[type-arg]
+    account = c.post("/api/v1/accounts", json="bad:acct", headers=ADMIN)
+    assert account.status_code == 422
+    assert account.json() == {"errors": ["accountName must match [a-zA-Z0-9_.-]+"]}
+    key = c.post(f"{A}/keys", json={"keyName": "bad key"}, headers=ADMIN)
+    assert key.status_code == 422 and set(key.json()) == {"errors"}
+    dotted = c.post("/api/v1/accounts", json="acme.eu", headers=ADMIN)
+    assert dotted.status_code == 201 and dotted.json()["accountName"] == "acme.eu"
+
+
+# --------------------------------------------------------------------------- error bodies
+
+
+def test_401_body(c: TestClient) -> None:  # type: ignore[type-arg]
+    response = c.get(Q, headers={"Authorization": "Key wrong"})
+    assert response.status_code == 401
+    body = response.json()
+    assert {k: body[k] for k in ("code", "message")} == {
+        "code": 401,
+        "message": "HTTP 401 Unauthorized",
+    }
+    assert set(body) <= {"code", "message", "detail"}
+    assert response.headers["content-type"] == "application/json"
+
+
+def test_403_body(c: TestClient) -> None:  # type: ignore[type-arg]
+    grant = c.post(
+        "/api/v1/permissions",
+        json={"accountName": "acct", "keyName": "primary", "levels": ["r"]},
+        headers=ADMIN,
+    ).json()["queryParam"]
+    response = c.get(f"{Q}?{grant}", headers={"Authorization": ""})
+    assert response.status_code == 403
+    body = response.json()
+    assert body["code"] == 403 and body["message"] == "HTTP 403 Forbidden"
+    assert set(body) <= {"code", "message", "detail"}
+
+
+def test_404_body_names_the_queue_and_the_operation(c: TestClient) -> None:  # type: ignore[type-arg]
+    cases = [
+        ("GET", f"{Q}/nope", "getQueue"),
+        ("DELETE", f"{Q}/nope", "DeleteQueue"),
+        ("GET", f"{Q}/nope/statistics", "getStatistics"),
+        ("POST", f"{Q}/nope/messages", "putMessage"),
+        ("GET", f"{Q}/nope/messages/next", "getMessage"),
+    ]
+    for method, path, operation in cases:
+        response = c.request(method, path, content=b"m" if method == "POST" else None)
+        assert response.status_code == 404, (path, response.text)
+        body = response.json()
+        assert body["reason"] == "NotFound" and body["operation"] == operation
+        assert body["queueName"] == "nope" and isinstance(body["message"], str)
+        assert set(body) <= {"reason", "operation", "message", "queueName", "detail"}
+
+
+def test_404_for_an_account_names_the_account(c: TestClient) -> None:  # type: ignore[type-arg]
+    body = c.get("/api/v1/accounts/nobody", headers=ADMIN).json()
+    assert body["reason"] == "NotFound" and body["account"] == "nobody"
+    assert "queueName" not in body
+
+
+def test_409_bodies_of_stale_update_and_ack(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    c.post(f"{Q}/orders/messages", content=b"m")
+    receipt = _get(c)["popReceipt"]
+    fresh = {"message": "n", "newInvisibilitySeconds": 30}
+    assert c.put(f"{Q}/orders/messages", params={"popReceipt": receipt}, json=fresh).is_success
+    update = c.put(f"{Q}/orders/messages", params={"popReceipt": receipt}, json=fresh)
+    assert update.status_code == 409
+    body = update.json()
+    assert {k: body[k] for k in ("reason", "operation", "message")} == {
+        "reason": "Conflict",
+        "operation": "UpdateMessage",
+        "message": "Pop receipt is stale.",
+    }
+    ack = c.delete(f"{Q}/orders/messages", params={"popReceipt": receipt})
+    assert ack.status_code == 409
+    body = ack.json()
+    assert {k: body[k] for k in ("reason", "operation", "message")} == {
+        "reason": "Conflict",
+        "operation": "AckMessage",
+        "message": "The message is already being reprocessed.",
+    }
+
+
+def test_400_for_a_missing_pop_receipt(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    response = c.delete(f"{Q}/orders/messages")
+    assert response.status_code == 400
+    assert response.json() == {"errors": ["query param popReceipt may not be null"]}
+
+
+def test_400_for_negative_seconds(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    response = c.get(f"{Q}/orders/messages/next", params={"invisibilityTimeSeconds": -1})
+    assert response.status_code == 400 and set(response.json()) == {"errors"}
+
+
+def test_400_for_a_malformed_receipt(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    response = c.delete(f"{Q}/orders/messages", params={"popReceipt": "garbage"})
+    assert response.status_code == 400 and set(response.json()) == {"errors"}
+
+
+def test_422_for_an_invalid_body(c: TestClient) -> None:  # type: ignore[type-arg]
+    for body in (b"{not json", b'{"queueName": 5}', b'{"bucketSize": 3}'):
+        response = c.post(Q, content=body, headers={"Content-Type": "application/json"})
+        assert response.status_code == 422, body
+        assert set(response.json()) == {"errors"}
+
+
+def test_unknown_query_parameters_are_ignored(c: TestClient) -> None:  # type: ignore[type-arg]
+    assert c.post(Q, json={"queueName": "orders"}, params={"whatever": "1"}).status_code == 201
