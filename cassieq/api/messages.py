@@ -20,6 +20,7 @@ from litestar.openapi.spec import (
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from cassieq.api.dto import GetMessageBody, UpdateMessageBody, UpdateMessageRequest
+from cassieq.api.empty import EmptyResponse
 from cassieq.api.errors import errors, errors_response
 from cassieq.api.security import account_guard
 from cassieq.api.state import AppState
@@ -77,7 +78,7 @@ class MessageController(Controller):
         except UnicodeDecodeError:
             return errors_response(422, "the message must be UTF-8 text")
         await app.engine.put(account, queue, text, initial_invisibility_seconds)
-        return Response(b"", status_code=201, media_type="text/plain")
+        return EmptyResponse(201)
 
     @get(
         "/next",

@@ -11,6 +11,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from cassieq.api.dto import QueueCreateOptions, QueueDefinitionBody, StatisticsBody
+from cassieq.api.empty import EmptyResponse
 from cassieq.api.errors import errors
 from cassieq.api.security import account_guard
 from cassieq.api.state import AppState
@@ -39,10 +40,11 @@ class QueueController(Controller):
         opt={"level": L.CREATE_QUEUE},
         summary="Create a queue (201), or find it existing (200; 409 with errorIfExists=true)",
         responses={
-            200: ResponseSpec(data_container=QueueDefinitionBody, description="It already existed"),
+            200: ResponseSpec(data_container=None, description="It already existed (empty body)"),
             **errors(*AUTH_ERRORS, 404, 409),
         },
         status_code=201,
+        media_type="text/plain",
     )
     async def create_queue(
         self,
@@ -50,12 +52,13 @@ class QueueController(Controller):
         account: FromPath[str],
         data: JSONBody[QueueCreateOptions],
         error_if_exists: Annotated[bool, QueryParameter(name="errorIfExists")] = False,
-    ) -> Response[QueueDefinitionBody]:
+    ) -> Response[bytes]:
         app: AppState = state.cassieq
-        queue, created = await app.engine.create_queue(
+        _, created = await app.engine.create_queue(
             account, data.queue_name, data.options(), error_if_exists=error_if_exists
         )
-        return Response(QueueDefinitionBody.of(queue), status_code=201 if created else 200)
+        # CassieQ answers an empty body: its clients read it as "true" (GET shows the queue).
+        return EmptyResponse(201 if created else 200)
 
     @get(
         "/{queue:str}",
@@ -84,7 +87,7 @@ class QueueController(Controller):
     ) -> Response[bytes]:
         app: AppState = state.cassieq
         await app.engine.queues.delete(account, queue)
-        return Response(b"", status_code=200, media_type="text/plain")
+        return EmptyResponse(200)
 
     @get(
         "/{queue:str}/statistics",

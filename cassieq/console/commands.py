@@ -138,11 +138,9 @@ def queue_create(
             body[field] = value
     params = {"errorIfExists": "true"} if error_if_exists else {}
     with conn.queue_api() as c:
-        emit(
-            call(c, "POST", conn.queues_path(), json=body, params=params).json(),
-            conn.as_json,
-            title="queue",
-        )
+        # The create answers an empty body (wire contract): the queue is shown by a GET.
+        call(c, "POST", conn.queues_path(), json=body, params=params)
+        emit(call(c, "GET", conn.queues_path(name)).json(), conn.as_json, title="queue")
 
 
 @queue.command("list")

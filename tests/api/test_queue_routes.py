@@ -13,8 +13,8 @@ Q = {"queueName": "orders"}
 def test_create_queue_twice_then_conflict_when_asked(account: AccountCtx) -> None:
     with account.client() as c:
         first = c.post("/queues", json={**Q, "bucketSize": 10})
-        assert first.status_code == 201
-        body = first.json()
+        assert first.status_code == 201 and first.content == b""
+        body = c.get("/queues/orders").json()
         assert body["queueName"] == "orders" and body["accountName"] == account.name
         assert body["bucketSize"] == 10 and body["maxDeliveryCount"] == 5
         for field in (
@@ -24,9 +24,11 @@ def test_create_queue_twice_then_conflict_when_asked(account: AccountCtx) -> Non
         ):  # fmt: skip
             assert field in body
         again = c.post("/queues", json=Q)
-        assert again.status_code == 200 and again.json()["bucketSize"] == 10
+        assert again.status_code == 200 and again.content == b""
+        assert c.get("/queues/orders").json()["bucketSize"] == 10
         conflict = c.post("/queues", json=Q, params={"errorIfExists": "true"})
         assert conflict.status_code == 409
+        assert conflict.json()["reason"] == "Conflict"
         assert "already exists" in conflict.json()["message"]
 
 
@@ -42,7 +44,7 @@ def test_list_show_and_delete_queue(account: AccountCtx) -> None:
         assert c.delete("/queues/orders").status_code == 404
         assert [q["queueName"] for q in c.get("/queues").json()] == ["audit"]
         recreated = c.post("/queues", json=Q)
-        assert recreated.status_code == 201 and recreated.json()["version"] == 2
+        assert recreated.status_code == 201 and c.get("/queues/orders").json()["version"] == 2
 
 
 def test_put_get_update_ack_cycle(account: AccountCtx) -> None:
@@ -193,7 +195,8 @@ def test_statistics_detail_shows_the_pipelines_snapshot_of_this_queue_version(
     account: AccountCtx, cassandra_node: CassandraNode
 ) -> None:
     with account.client() as c:
-        version = c.post("/queues", json=Q).json()["version"]
+        assert c.post("/queues", json=Q).status_code == 201
+        version = c.get("/queues/orders").json()["version"]
         plain = {"size": 0, "inFlight": 0, "published": 0, "delivered": 0, "acked": 0}
         plain["deadLettered"] = 0
         # No snapshot yet: the body is the plain v1 one, with or without detail.

@@ -185,3 +185,46 @@ def test_422_for_an_invalid_body(c: TestClient) -> None:  # type: ignore[type-ar
 
 def test_unknown_query_parameters_are_ignored(c: TestClient) -> None:  # type: ignore[type-arg]
     assert c.post(Q, json={"queueName": "orders"}, params={"whatever": "1"}).status_code == 201
+
+
+# --------------------------------------------------------------------------- empty successes
+
+
+def _assert_empty(response: object, status: int) -> None:
+    r = response  # an httpx.Response
+    assert r.status_code == status, r.text  # type: ignore[attr-defined]
+    assert r.content == b""  # type: ignore[attr-defined]
+    assert "content-type" not in r.headers  # type: ignore[attr-defined]
+    if status != 204:
+        assert r.headers["content-length"] == "0"  # type: ignore[attr-defined]
+
+
+def test_create_queue_is_201_then_200_with_an_empty_body(c: TestClient) -> None:  # type: ignore[type-arg]
+    _assert_empty(c.post(Q, json={"queueName": "orders"}), 201)
+    _assert_empty(c.post(Q, json={"queueName": "orders"}), 200)
+
+
+def test_put_is_201_with_an_empty_body(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    _assert_empty(c.post(f"{Q}/orders/messages", content=b"m"), 201)
+
+
+def test_delete_queue_is_200_with_an_empty_body(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    _assert_empty(c.delete(f"{Q}/orders"), 200)
+
+
+def test_ack_is_204_with_an_empty_body(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    c.post(f"{Q}/orders/messages", content=b"m")
+    receipt = _get(c)["popReceipt"]
+    _assert_empty(c.delete(f"{Q}/orders/messages", params={"popReceipt": receipt}), 204)
+
+
+def test_json_content_type_is_exactly_application_json(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    c.post(f"{Q}/orders/messages", content=b"m")
+    for response in (c.get(Q), c.get(f"{Q}/orders"), c.get(f"{Q}/orders/statistics")):
+        assert response.headers["content-type"] == "application/json"
+    assert c.get(f"{Q}/orders/messages/next").headers["content-type"] == "application/json"
+    assert c.get(f"{Q}/nope").headers["content-type"] == "application/json"

@@ -11,7 +11,6 @@ from ... import errors
 from ...models.auth_error_body import AuthErrorBody
 from ...models.errors_body import ErrorsBody
 from ...models.queue_create_options import QueueCreateOptions
-from ...models.queue_definition_body import QueueDefinitionBody
 from ...models.resource_error_body import ResourceErrorBody
 from ...types import UNSET, Unset
 from typing import cast
@@ -53,19 +52,13 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str | None:
     if response.status_code == 200:
-        response_200 = QueueDefinitionBody.from_dict(response.json())
-
-
-
+        response_200 = cast(Any, None)
         return response_200
 
     if response.status_code == 201:
-        response_201 = QueueDefinitionBody.from_dict(response.json())
-
-
-
+        response_201 = cast(str, response.content)
         return response_201
 
     if response.status_code == 400:
@@ -116,7 +109,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -132,7 +125,7 @@ def sync_detailed(
     body: QueueCreateOptions,
     error_if_exists: bool | Unset = False,
 
-) -> Response[AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody]:
+) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str]:
     """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
 
     Args:
@@ -145,7 +138,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody]
+        Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str]
      """
 
 
@@ -169,7 +162,7 @@ def sync(
     body: QueueCreateOptions,
     error_if_exists: bool | Unset = False,
 
-) -> AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody | None:
+) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str | None:
     """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
 
     Args:
@@ -182,7 +175,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody
+        Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str
      """
 
 
@@ -201,7 +194,7 @@ async def asyncio_detailed(
     body: QueueCreateOptions,
     error_if_exists: bool | Unset = False,
 
-) -> Response[AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody]:
+) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str]:
     """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
 
     Args:
@@ -214,7 +207,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody]
+        Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str]
      """
 
 
@@ -238,7 +231,7 @@ async def asyncio(
     body: QueueCreateOptions,
     error_if_exists: bool | Unset = False,
 
-) -> AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody | None:
+) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str | None:
     """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
 
     Args:
@@ -251,7 +244,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody
+        Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str
      """
 
 
