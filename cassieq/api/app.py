@@ -22,7 +22,7 @@ from cassieq.api.errors import EXCEPTION_HANDLERS
 from cassieq.api.health import health
 from cassieq.api.messages import MessageController
 from cassieq.api.permissions import PermissionController
-from cassieq.api.queues import QueueController
+from cassieq.api.queues import QueueController, QueueStatisticsV2Controller
 from cassieq.api.state import AppState
 from cassieq.auth.receipts import ReceiptCodec
 from cassieq.config import Settings
@@ -75,6 +75,7 @@ def create_app(
         route_handlers=[
             health,
             QueueController,
+            QueueStatisticsV2Controller,
             MessageController,
             AccountController,
             PermissionController,

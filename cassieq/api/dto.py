@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Annotated
 
 import msgspec
@@ -58,7 +59,7 @@ class QueueCreateOptions(msgspec.Struct, frozen=True, rename="camel"):
     repair_worker_bucket_finalize_time_seconds: Annotated[int, msgspec.Meta(ge=1, le=86_400)] = 15
     delete_buckets_after_finalize: bool = True
     dlq_name: Name | None = None
-    strict_fifo: bool = True
+    strict_fifo: bool = False  # CassieQ's default
 
     def options(self) -> QueueOptions:
         return QueueOptions(
@@ -72,7 +73,18 @@ class QueueCreateOptions(msgspec.Struct, frozen=True, rename="camel"):
         )
 
 
+# CassieQ shows version 0 for every newly created queue (also one re-created under a
+# deleted queue's name). The engine's own incarnation number (QueueDefinition.version) tells
+# a re-created queue from the deleted one and stays internal (it is in the pop receipt).
+WIRE_VERSION = 0
+# Names the per-queue UUID of queueStatsId: derived from the queue's internal identity, so it
+# is stable for a queue and differs between incarnations, with nothing more to store.
+_STATS_NAMESPACE = uuid.UUID("5b2f6a1e-8d0c-4c55-9f0e-6f7c1e2d3a4b")
+
+
 class QueueDefinitionBody(msgspec.Struct, frozen=True, rename="camel"):
+    """A queue definition with exactly the fields (and order) CassieQ answers."""
+
     account_name: str
     queue_name: str
     bucket_size: int
@@ -82,24 +94,30 @@ class QueueDefinitionBody(msgspec.Struct, frozen=True, rename="camel"):
     repair_worker_poll_frequency_seconds: int
     repair_worker_tombstoned_bucket_timeout_seconds: int
     delete_buckets_after_finalization: bool
+    queue_stats_id: str
     dlq_name: str | None
     strict_fifo: bool
+    id: str
 
     @classmethod
     def of(cls, q: QueueDefinition) -> QueueDefinitionBody:
         o = q.options
+        wire_id = f"{q.account}:{q.name}_v{WIRE_VERSION}"
+        stats_uuid = uuid.uuid5(_STATS_NAMESPACE, f"{q.account}:{q.name}:{q.version}")
         return cls(
             account_name=q.account,
             queue_name=q.name,
             bucket_size=o.bucket_size,
             max_delivery_count=o.max_delivery_count,
             status="Active" if q.status == "active" else "Deleted",
-            version=q.version,
+            version=WIRE_VERSION,
             repair_worker_poll_frequency_seconds=o.repair_poll_seconds,
             repair_worker_tombstoned_bucket_timeout_seconds=o.finalize_seconds,
             delete_buckets_after_finalization=o.delete_buckets_after_finalize,
+            queue_stats_id=f"{stats_uuid}_{wire_id}",
             dlq_name=o.dlq_name,
             strict_fifo=o.strict_fifo,
+            id=wire_id,
         )
 
 
@@ -146,7 +164,15 @@ class StatisticsDetailBody(msgspec.Struct, frozen=True, rename="camel"):
         )
 
 
+class StatisticsSizeBody(msgspec.Struct, frozen=True):
+    """v1 statistics: exactly {"size": n}, as CassieQ answers."""
+
+    size: int
+
+
 class StatisticsBody(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    """v2 statistics (/api/v2/.../statistics)."""
+
     size: int
     in_flight: int
     published: int
@@ -154,7 +180,7 @@ class StatisticsBody(msgspec.Struct, frozen=True, rename="camel", omit_defaults=
     acked: int
     dead_lettered: int
     # Only with ?detail=true, and only once the stats job has written a snapshot of this
-    # queue: left out otherwise, so the v1 body stays exactly as clients know it.
+    # queue: left out otherwise.
     detail: StatisticsDetailBody | None = None
 
     @classmethod
@@ -178,8 +204,9 @@ class GetMessageBody(msgspec.Struct, frozen=True, rename="camel"):
 
 
 class UpdateMessageRequest(msgspec.Struct, frozen=True, rename="camel"):
-    new_invisibility_seconds: Seconds
-    message: str | None = None
+    # Absent means 0, visible again at once (CassieQ's default: a long primitive).
+    new_invisibility_seconds: Seconds = 0
+    message: str | None = None  # null or absent keeps the payload
 
 
 class UpdateMessageBody(msgspec.Struct, frozen=True, rename="camel"):

@@ -1,4 +1,4 @@
-"""Queue routes of the v1 API: list, create, show, delete, statistics."""
+"""Queue routes: v1 (list, create, show, delete, size) and v2 statistics."""
 
 from __future__ import annotations
 
@@ -10,7 +10,12 @@ from litestar.datastructures import State
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from cassieq.api.dto import QueueCreateOptions, QueueDefinitionBody, StatisticsBody
+from cassieq.api.dto import (
+    QueueCreateOptions,
+    QueueDefinitionBody,
+    StatisticsBody,
+    StatisticsSizeBody,
+)
 from cassieq.api.empty import EmptyResponse
 from cassieq.api.errors import errors
 from cassieq.api.security import account_guard
@@ -93,8 +98,28 @@ class QueueController(Controller):
         "/{queue:str}/statistics",
         operation_id="getStatistics",
         opt={"level": L.GET_QUEUE_INFORMATION},
-        summary="Queue statistics: size, and (additive) inFlight, published, delivered, acked, "
-        "deadLettered; with detail=true also the pipeline's latest snapshot, once one exists",
+        summary='Queue size: exactly {"size": n}, as CassieQ answers (more at /api/v2)',
+        responses=errors(*AUTH_ERRORS, 404),
+    )
+    async def statistics(
+        self, state: State, account: FromPath[str], queue: FromPath[str]
+    ) -> StatisticsSizeBody:
+        app: AppState = state.cassieq
+        return StatisticsSizeBody(size=(await app.engine.statistics(account, queue)).size)
+
+
+class QueueStatisticsV2Controller(Controller):
+    """This project's richer statistics: v1 is frozen to CassieQ's {"size"}."""
+
+    path = "/api/v2/accounts/{account:str}/queues/{queue:str}/statistics"
+    tags = ["queues"]
+    guards = [account_guard]
+
+    @get(
+        operation_id="getStatisticsV2",
+        opt={"level": L.GET_QUEUE_INFORMATION},
+        summary="Queue statistics: size, inFlight, published, delivered, acked, deadLettered; "
+        "with detail=true also the pipeline's latest snapshot, once one exists",
         responses=errors(*AUTH_ERRORS, 404),
     )
     async def statistics(

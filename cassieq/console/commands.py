@@ -301,13 +301,14 @@ def drain(conn: Connection, name: str, output: Path | None) -> None:
 
 @click.command()
 @click.argument("name", metavar="QUEUE")
+@click.option("--detail", is_flag=True, help="Add the stats job's latest snapshot, if any.")
 @connected
-def stats(conn: Connection, name: str) -> None:
-    """Queue statistics."""
+def stats(conn: Connection, name: str, detail: bool) -> None:
+    """Queue statistics (the v2 route: v1 answers only the size)."""
+    params = {"detail": "true"} if detail else {}
+    path = f"{conn.queues_path(name, api='v2')}/statistics"
     with conn.queue_api() as c:
-        emit(
-            call(c, "GET", f"{conn.queues_path(name)}/statistics").json(), conn.as_json, title=name
-        )
+        emit(call(c, "GET", path, params=params).json(), conn.as_json, title=name)
 
 
 @click.command()

@@ -36,8 +36,8 @@ class Connection:
         headers = {"Authorization": f"Bearer {self.admin_token}"}
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
 
-    def queues_path(self, queue: str | None = None) -> str:
-        base = f"/api/v1/accounts/{segment(self.account or '')}/queues"
+    def queues_path(self, queue: str | None = None, *, api: str = "v1") -> str:
+        base = f"/api/{api}/accounts/{segment(self.account or '')}/queues"
         return base if queue is None else f"{base}/{segment(queue)}"
 
 

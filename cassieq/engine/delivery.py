@@ -126,7 +126,10 @@ class Deliverer:
         return Delivery(
             receipt=PopReceipt(queue.version, row.monoton, taken.version, row.tag),
             message=row.message,
-            delivery_count=taken.delivery_count,
+            # The deliveries before this one (0 on the first), as CassieQ counts them; the
+            # row keeps the deliveries made, and max_delivery_count is judged on the count
+            # before a delivery (above), i.e. on this same number.
+            delivery_count=row.delivery_count,
         )
 
     async def dead_letter(

@@ -88,9 +88,9 @@ class AccountCtx:
     keys: dict[str, str]
     url: str
 
-    def client(self, key: str = "primary") -> httpx.Client:
+    def client(self, key: str = "primary", api: str = "v1") -> httpx.Client:
         return httpx.Client(
-            base_url=f"{self.url}/api/v1/accounts/{self.name}",
+            base_url=f"{self.url}/api/{api}/accounts/{self.name}",
             headers={"Authorization": f"Key {self.keys[key]}"},
             timeout=30,
         )

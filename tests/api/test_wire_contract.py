@@ -228,3 +228,109 @@ def test_json_content_type_is_exactly_application_json(c: TestClient) -> None:  
         assert response.headers["content-type"] == "application/json"
     assert c.get(f"{Q}/orders/messages/next").headers["content-type"] == "application/json"
     assert c.get(f"{Q}/nope").headers["content-type"] == "application/json"
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def test_delivery_count_counts_earlier_deliveries(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    c.post(f"{Q}/orders/messages", content=b"m")
+    first = _get(c, invisibilityTimeSeconds=0)
+    assert first["deliveryCount"] == 0
+    second = _get(c, invisibilityTimeSeconds=0)
+    assert second["deliveryCount"] == 1
+    assert second["messageTag"] == first["messageTag"]
+
+
+def test_max_delivery_count_is_judged_on_the_same_count(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c, "dead")
+    _queue(c, maxDeliveryCount=2, dlqName="dead")
+    c.post(f"{Q}/orders/messages", content=b"poison")
+    # maxDeliveryCount 2: delivered with counts 0 and 1, then moved to the DLQ.
+    assert [_get(c, invisibilityTimeSeconds=0)["deliveryCount"] for _ in range(2)] == [0, 1]
+    assert c.get(f"{Q}/orders/messages/next").status_code == 204
+    moved = _get(c, "dead")
+    assert moved["message"] == "poison" and moved["deliveryCount"] == 0
+
+
+def test_update_without_new_invisibility_means_zero(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    c.post(f"{Q}/orders/messages", content=b"m")
+    first = _get(c, invisibilityTimeSeconds=3600)
+    updated = c.put(f"{Q}/orders/messages", params={"popReceipt": first["popReceipt"]}, json={})
+    assert updated.status_code == 200, updated.text
+    assert set(updated.json()) == {"popReceipt", "messageTag"}
+    again = _get(c)  # visible again at once, the payload kept
+    assert again["message"] == "m" and again["deliveryCount"] == 1
+
+
+# --------------------------------------------------------------------------- queue definition
+
+DEFINITION_FIELDS = [
+    "accountName", "queueName", "bucketSize", "maxDeliveryCount", "status", "version",
+    "repairWorkerPollFrequencySeconds", "repairWorkerTombstonedBucketTimeoutSeconds",
+    "deleteBucketsAfterFinalization", "queueStatsId", "dlqName", "strictFifo", "id",
+]  # fmt: skip
+
+
+def test_the_queue_definition_has_exactly_the_contract_fields(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    body = c.get(f"{Q}/orders").json()
+    assert list(body) == DEFINITION_FIELDS
+    stats_uuid, _, rest = body.pop("queueStatsId").partition("_")
+    assert len(stats_uuid) == 36 and rest == "acct:orders_v0"
+    assert body == {
+        "accountName": "acct", "queueName": "orders", "bucketSize": 20, "maxDeliveryCount": 5,
+        "status": "Active", "version": 0, "repairWorkerPollFrequencySeconds": 5,
+        "repairWorkerTombstonedBucketTimeoutSeconds": 15, "deleteBucketsAfterFinalization": True,
+        "dlqName": None, "strictFifo": False, "id": "acct:orders_v0",
+    }  # fmt: skip
+    assert c.get(Q).json()[0]["id"] == "acct:orders_v0"
+
+
+def test_a_recreated_queue_shows_version_0_and_old_receipts_do_not_ack_it(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    c.post(f"{Q}/orders/messages", content=b"old")
+    old = _get(c, invisibilityTimeSeconds=0)
+    old_stats_id = c.get(f"{Q}/orders").json()["queueStatsId"]
+    assert c.delete(f"{Q}/orders").status_code == 200
+    _queue(c)
+    shown = c.get(f"{Q}/orders").json()
+    assert shown["version"] == 0 and shown["id"] == "acct:orders_v0"
+    assert shown["queueStatsId"] != old_stats_id  # another incarnation, another stats id
+    assert c.get(f"{Q}/orders/messages/next").status_code == 204  # starts empty
+    c.post(f"{Q}/orders/messages", content=b"new")
+    new = _get(c, invisibilityTimeSeconds=0)
+    assert new["message"] == "new"
+    # The deleted queue's receipt names the same monoton and message version as the new
+    # message's (both the first of their queue): only the internal identity tells them apart.
+    stale = c.delete(f"{Q}/orders/messages", params={"popReceipt": old["popReceipt"]})
+    assert stale.status_code == 409
+    assert _get(c)["message"] == "new"  # not acked: delivered again
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def test_v1_statistics_are_exactly_the_size(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    for body in (b"a", b"b"):
+        c.post(f"{Q}/orders/messages", content=body)
+    _get(c)
+    assert c.get(f"{Q}/orders/statistics").json() == {"size": 2}
+    # ?detail=true belongs to v2: v1 ignores it like any unknown parameter.
+    assert c.get(f"{Q}/orders/statistics", params={"detail": "true"}).json() == {"size": 2}
+
+
+def test_v2_statistics_have_the_richer_counts_with_the_same_auth(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    c.post(f"{Q}/orders/messages", content=b"a")
+    _get(c)
+    v2 = "/api/v2/accounts/acct/queues/orders/statistics"
+    assert c.get(v2).json() == {
+        "size": 1, "inFlight": 1, "published": 1, "delivered": 1, "acked": 0, "deadLettered": 0,
+    }  # fmt: skip
+    assert c.get(v2, params={"detail": "true"}).json()["size"] == 1  # no snapshot yet
+    assert c.get(v2, headers={"Authorization": "Key wrong"}).status_code == 401
+    assert c.get("/api/v2/accounts/acct/queues/nope/statistics").status_code == 404

@@ -8,7 +8,7 @@ import io
 import httpx
 from cassieq_client import Client
 from cassieq_client.api.messages import ack_message, get_next_message, put_message
-from cassieq_client.api.queues import create_queue, get_statistics
+from cassieq_client.api.queues import create_queue, get_statistics, get_statistics_v2
 from cassieq_client.models import GetMessageBody, QueueCreateOptions
 from cassieq_client.types import File
 from cassieq_client_auth import GrantAuth, SignedAuth
@@ -67,6 +67,7 @@ def test_generated_client_with_signed_auth_and_a_grant(server: Server, account: 
     # The grant carries no g level: statistics need the account's own credentials.
     denied = get_statistics.sync_detailed(account.name, "e2e", client=granted)
     assert denied.status_code == 403
-    stats = get_statistics.sync(account.name, "e2e", client=signed)
+    assert get_statistics.sync(account.name, "e2e", client=signed).to_dict() == {"size": 0}  # type: ignore[union-attr]
+    stats = get_statistics_v2.sync(account.name, "e2e", client=signed)
     assert stats is not None and stats.size == 0 and stats.published == 2 * N  # type: ignore[union-attr]
     assert httpx.get(f"{server.url}/health").status_code == 200

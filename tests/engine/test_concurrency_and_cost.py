@@ -79,7 +79,7 @@ async def test_one_long_invisible_message_does_not_delay_expired_ones(
     assert 0 in state.stragglers and state.bucket > 0
     clock.advance(3600)
     late = await engine.get_next(account, "q", 30)
-    assert late is not None and late.message == "held for an hour" and late.delivery_count == 2
+    assert late is not None and late.message == "held for an hour" and late.delivery_count == 1
     await engine.ack(account, "q", late.receipt)
     assert await drain(engine, account, "q") == []
     assert (await engine.statistics(account, "q")).size == 0

@@ -14,7 +14,7 @@ async def test_put_get_ack_then_empty(engine: QueueEngine, account: str) -> None
     await make_queue(engine, account)
     await engine.put(account, "q", '"hi"')
     got = await engine.get_next(account, "q", 30)
-    assert got is not None and got.message == '"hi"' and got.delivery_count == 1
+    assert got is not None and got.message == '"hi"' and got.delivery_count == 0
     await engine.ack(account, "q", got.receipt)
     assert await engine.get_next(account, "q", 30) is None
     stats = await engine.statistics(account, "q")
@@ -66,13 +66,13 @@ async def test_max_delivery_count_moves_message_to_dlq(
     await make_queue(engine, account, "dlq")
     await make_queue(engine, account, "work", max_delivery_count=2, dlq_name="dlq")
     await engine.put(account, "work", '{"order": 7}')
-    for expected_count in (1, 2):
+    for expected_count in (0, 1):  # deliveries before this one; the third attempt is a DLQ move
         got = await engine.get_next(account, "work", 10)
         assert got is not None and got.delivery_count == expected_count
         clock.advance(11)
     assert await engine.get_next(account, "work", 10) is None
     dead = await engine.get_next(account, "dlq", 10)
-    assert dead is not None and dead.message == '{"order": 7}' and dead.delivery_count == 1
+    assert dead is not None and dead.message == '{"order": 7}' and dead.delivery_count == 0
     stats = await engine.statistics(account, "work")
     assert (stats.size, stats.dead_lettered, stats.acked, stats.delivered) == (0, 1, 0, 2)
 
@@ -97,7 +97,7 @@ async def test_initial_invisibility_delays_first_delivery(
     assert await engine.get_next(account, "q", 30) is None
     clock.advance(10)
     got = await engine.get_next(account, "q", 30)
-    assert got is not None and got.message == "later" and got.delivery_count == 1
+    assert got is not None and got.message == "later" and got.delivery_count == 0
 
 
 async def test_update_to_zero_invisibility_makes_message_visible_at_once(
@@ -111,7 +111,7 @@ async def test_update_to_zero_invisibility_makes_message_visible_at_once(
     with pytest.raises(StaleReceipt):
         await engine.ack(account, "q", got.receipt)
     again = await engine.get_next(account, "q", 300)
-    assert again is not None and again.message == "m" and again.delivery_count == 2
+    assert again is not None and again.message == "m" and again.delivery_count == 1
     with pytest.raises(StaleReceipt):
         await engine.ack(account, "q", receipt)  # the redelivery made it stale too
     await engine.ack(account, "q", again.receipt)

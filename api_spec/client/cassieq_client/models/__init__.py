@@ -22,6 +22,7 @@ from .resource_error_body import ResourceErrorBody
 from .statistics_body import StatisticsBody
 from .statistics_detail_body import StatisticsDetailBody
 from .statistics_detail_body_delivery_count_histogram import StatisticsDetailBodyDeliveryCountHistogram
+from .statistics_size_body import StatisticsSizeBody
 from .tombstone_body import TombstoneBody
 from .update_message_body import UpdateMessageBody
 from .update_message_request import UpdateMessageRequest
@@ -49,6 +50,7 @@ __all__ = (
     "StatisticsBody",
     "StatisticsDetailBody",
     "StatisticsDetailBodyDeliveryCountHistogram",
+    "StatisticsSizeBody",
     "TombstoneBody",
     "UpdateMessageBody",
     "UpdateMessageRequest",

@@ -31,7 +31,7 @@ class QueueCreateOptions:
             max_delivery_count (int | Unset):  Default: 5.
             repair_worker_bucket_finalize_time_seconds (int | Unset):  Default: 15.
             repair_worker_poll_seconds (int | Unset):  Default: 5.
-            strict_fifo (bool | Unset):  Default: True.
+            strict_fifo (bool | Unset):  Default: False.
      """
 
     queue_name: str
@@ -41,7 +41,7 @@ class QueueCreateOptions:
     max_delivery_count: int | Unset = 5
     repair_worker_bucket_finalize_time_seconds: int | Unset = 15
     repair_worker_poll_seconds: int | Unset = 5
-    strict_fifo: bool | Unset = True
+    strict_fifo: bool | Unset = False
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 

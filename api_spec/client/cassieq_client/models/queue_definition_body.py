@@ -27,8 +27,10 @@ class QueueDefinitionBody:
             bucket_size (int):
             delete_buckets_after_finalization (bool):
             dlq_name (None | str):
+            id (str):
             max_delivery_count (int):
             queue_name (str):
+            queue_stats_id (str):
             repair_worker_poll_frequency_seconds (int):
             repair_worker_tombstoned_bucket_timeout_seconds (int):
             status (str):
@@ -40,8 +42,10 @@ class QueueDefinitionBody:
     bucket_size: int
     delete_buckets_after_finalization: bool
     dlq_name: None | str
+    id: str
     max_delivery_count: int
     queue_name: str
+    queue_stats_id: str
     repair_worker_poll_frequency_seconds: int
     repair_worker_tombstoned_bucket_timeout_seconds: int
     status: str
@@ -63,9 +67,13 @@ class QueueDefinitionBody:
         dlq_name: None | str
         dlq_name = self.dlq_name
 
+        id = self.id
+
         max_delivery_count = self.max_delivery_count
 
         queue_name = self.queue_name
+
+        queue_stats_id = self.queue_stats_id
 
         repair_worker_poll_frequency_seconds = self.repair_worker_poll_frequency_seconds
 
@@ -85,8 +93,10 @@ class QueueDefinitionBody:
             "bucketSize": bucket_size,
             "deleteBucketsAfterFinalization": delete_buckets_after_finalization,
             "dlqName": dlq_name,
+            "id": id,
             "maxDeliveryCount": max_delivery_count,
             "queueName": queue_name,
+            "queueStatsId": queue_stats_id,
             "repairWorkerPollFrequencySeconds": repair_worker_poll_frequency_seconds,
             "repairWorkerTombstonedBucketTimeoutSeconds": repair_worker_tombstoned_bucket_timeout_seconds,
             "status": status,
@@ -115,9 +125,13 @@ class QueueDefinitionBody:
         dlq_name = _parse_dlq_name(d.pop("dlqName"))
 
 
+        id = d.pop("id")
+
         max_delivery_count = d.pop("maxDeliveryCount")
 
         queue_name = d.pop("queueName")
+
+        queue_stats_id = d.pop("queueStatsId")
 
         repair_worker_poll_frequency_seconds = d.pop("repairWorkerPollFrequencySeconds")
 
@@ -134,8 +148,10 @@ class QueueDefinitionBody:
             bucket_size=bucket_size,
             delete_buckets_after_finalization=delete_buckets_after_finalization,
             dlq_name=dlq_name,
+            id=id,
             max_delivery_count=max_delivery_count,
             queue_name=queue_name,
+            queue_stats_id=queue_stats_id,
             repair_worker_poll_frequency_seconds=repair_worker_poll_frequency_seconds,
             repair_worker_tombstoned_bucket_timeout_seconds=repair_worker_tombstoned_bucket_timeout_seconds,
             status=status,

@@ -24,12 +24,12 @@ T = TypeVar("T", bound="UpdateMessageRequest")
 class UpdateMessageRequest:
     """ 
         Attributes:
-            new_invisibility_seconds (int):
             message (None | str | Unset):
+            new_invisibility_seconds (int | Unset):  Default: 0.
      """
 
-    new_invisibility_seconds: int
     message: None | str | Unset = UNSET
+    new_invisibility_seconds: int | Unset = 0
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -37,22 +37,23 @@ class UpdateMessageRequest:
 
 
     def to_dict(self) -> dict[str, Any]:
-        new_invisibility_seconds = self.new_invisibility_seconds
-
         message: None | str | Unset
         if isinstance(self.message, Unset):
             message = UNSET
         else:
             message = self.message
 
+        new_invisibility_seconds = self.new_invisibility_seconds
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
-            "newInvisibilitySeconds": new_invisibility_seconds,
         })
         if message is not UNSET:
             field_dict["message"] = message
+        if new_invisibility_seconds is not UNSET:
+            field_dict["newInvisibilitySeconds"] = new_invisibility_seconds
 
         return field_dict
 
@@ -61,8 +62,6 @@ class UpdateMessageRequest:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        new_invisibility_seconds = d.pop("newInvisibilitySeconds")
-
         def _parse_message(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -73,9 +72,11 @@ class UpdateMessageRequest:
         message = _parse_message(d.pop("message", UNSET))
 
 
+        new_invisibility_seconds = d.pop("newInvisibilitySeconds", UNSET)
+
         update_message_request = cls(
-            new_invisibility_seconds=new_invisibility_seconds,
             message=message,
+            new_invisibility_seconds=new_invisibility_seconds,
         )
 
 

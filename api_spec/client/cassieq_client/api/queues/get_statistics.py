@@ -11,8 +11,7 @@ from ... import errors
 from ...models.auth_error_body import AuthErrorBody
 from ...models.errors_body import ErrorsBody
 from ...models.resource_error_body import ResourceErrorBody
-from ...models.statistics_body import StatisticsBody
-from ...types import UNSET, Unset
+from ...models.statistics_size_body import StatisticsSizeBody
 from typing import cast
 
 
@@ -20,26 +19,17 @@ from typing import cast
 def _get_kwargs(
     account: str,
     queue: str,
-    *,
-    detail: bool | Unset = False,
 
 ) -> dict[str, Any]:
     
 
     
 
-    params: dict[str, Any] = {}
-
-    params["detail"] = detail
-
-
-    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
-
+    
 
     _kwargs: dict[str, Any] = {
         "method": "get",
         "url": "/api/v1/accounts/{account}/queues/{queue}/statistics".format(account=quote(str(account), safe=""),queue=quote(str(queue), safe=""),),
-        "params": params,
     }
 
 
@@ -47,9 +37,9 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsSizeBody | None:
     if response.status_code == 200:
-        response_200 = StatisticsBody.from_dict(response.json())
+        response_200 = StatisticsSizeBody.from_dict(response.json())
 
 
 
@@ -96,7 +86,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsSizeBody]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -110,31 +100,26 @@ def sync_detailed(
     queue: str,
     *,
     client: AuthenticatedClient | Client,
-    detail: bool | Unset = False,
 
-) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]:
-    """ Queue statistics: size, and (additive) inFlight, published, delivered, acked, deadLettered; with
-    detail=true also the pipeline's latest snapshot, once one exists
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsSizeBody]:
+    """ Queue size: exactly {"size": n}, as CassieQ answers (more at /api/v2)
 
     Args:
         account (str):
         queue (str):
-        detail (bool | Unset): Add the latest snapshot of `cassieq pipeline stats` (delivery-count
-            histogram, ack latency, oldest unacked age) as `detail`, when one exists Default: False.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsSizeBody]
      """
 
 
     kwargs = _get_kwargs(
         account=account,
 queue=queue,
-detail=detail,
 
     )
 
@@ -149,24 +134,20 @@ def sync(
     queue: str,
     *,
     client: AuthenticatedClient | Client,
-    detail: bool | Unset = False,
 
-) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody | None:
-    """ Queue statistics: size, and (additive) inFlight, published, delivered, acked, deadLettered; with
-    detail=true also the pipeline's latest snapshot, once one exists
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsSizeBody | None:
+    """ Queue size: exactly {"size": n}, as CassieQ answers (more at /api/v2)
 
     Args:
         account (str):
         queue (str):
-        detail (bool | Unset): Add the latest snapshot of `cassieq pipeline stats` (delivery-count
-            histogram, ack latency, oldest unacked age) as `detail`, when one exists Default: False.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsSizeBody
      """
 
 
@@ -174,7 +155,6 @@ def sync(
         account=account,
 queue=queue,
 client=client,
-detail=detail,
 
     ).parsed
 
@@ -183,31 +163,26 @@ async def asyncio_detailed(
     queue: str,
     *,
     client: AuthenticatedClient | Client,
-    detail: bool | Unset = False,
 
-) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]:
-    """ Queue statistics: size, and (additive) inFlight, published, delivered, acked, deadLettered; with
-    detail=true also the pipeline's latest snapshot, once one exists
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsSizeBody]:
+    """ Queue size: exactly {"size": n}, as CassieQ answers (more at /api/v2)
 
     Args:
         account (str):
         queue (str):
-        detail (bool | Unset): Add the latest snapshot of `cassieq pipeline stats` (delivery-count
-            histogram, ack latency, oldest unacked age) as `detail`, when one exists Default: False.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsSizeBody]
      """
 
 
     kwargs = _get_kwargs(
         account=account,
 queue=queue,
-detail=detail,
 
     )
 
@@ -222,24 +197,20 @@ async def asyncio(
     queue: str,
     *,
     client: AuthenticatedClient | Client,
-    detail: bool | Unset = False,
 
-) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody | None:
-    """ Queue statistics: size, and (additive) inFlight, published, delivered, acked, deadLettered; with
-    detail=true also the pipeline's latest snapshot, once one exists
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsSizeBody | None:
+    """ Queue size: exactly {"size": n}, as CassieQ answers (more at /api/v2)
 
     Args:
         account (str):
         queue (str):
-        detail (bool | Unset): Add the latest snapshot of `cassieq pipeline stats` (delivery-count
-            histogram, ack latency, oldest unacked age) as `detail`, when one exists Default: False.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsSizeBody
      """
 
 
@@ -247,6 +218,5 @@ async def asyncio(
         account=account,
 queue=queue,
 client=client,
-detail=detail,
 
     )).parsed

@@ -1,0 +1,252 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.auth_error_body import AuthErrorBody
+from ...models.errors_body import ErrorsBody
+from ...models.resource_error_body import ResourceErrorBody
+from ...models.statistics_body import StatisticsBody
+from ...types import UNSET, Unset
+from typing import cast
+
+
+
+def _get_kwargs(
+    account: str,
+    queue: str,
+    *,
+    detail: bool | Unset = False,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    params: dict[str, Any] = {}
+
+    params["detail"] = detail
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v2/accounts/{account}/queues/{queue}/statistics".format(account=quote(str(account), safe=""),queue=quote(str(queue), safe=""),),
+        "params": params,
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody | None:
+    if response.status_code == 200:
+        response_200 = StatisticsBody.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = AuthErrorBody.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = AuthErrorBody.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ResourceErrorBody.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 422:
+        response_422 = ErrorsBody.from_dict(response.json())
+
+
+
+        return response_422
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+    detail: bool | Unset = False,
+
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]:
+    """ Queue statistics: size, inFlight, published, delivered, acked, deadLettered; with detail=true also
+    the pipeline's latest snapshot, once one exists
+
+    Args:
+        account (str):
+        queue (str):
+        detail (bool | Unset): Add the latest snapshot of `cassieq pipeline stats` (delivery-count
+            histogram, ack latency, oldest unacked age) as `detail`, when one exists Default: False.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+queue=queue,
+detail=detail,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+    detail: bool | Unset = False,
+
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody | None:
+    """ Queue statistics: size, inFlight, published, delivered, acked, deadLettered; with detail=true also
+    the pipeline's latest snapshot, once one exists
+
+    Args:
+        account (str):
+        queue (str):
+        detail (bool | Unset): Add the latest snapshot of `cassieq pipeline stats` (delivery-count
+            histogram, ack latency, oldest unacked age) as `detail`, when one exists Default: False.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody
+     """
+
+
+    return sync_detailed(
+        account=account,
+queue=queue,
+client=client,
+detail=detail,
+
+    ).parsed
+
+async def asyncio_detailed(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+    detail: bool | Unset = False,
+
+) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]:
+    """ Queue statistics: size, inFlight, published, delivered, acked, deadLettered; with detail=true also
+    the pipeline's latest snapshot, once one exists
+
+    Args:
+        account (str):
+        queue (str):
+        detail (bool | Unset): Add the latest snapshot of `cassieq pipeline stats` (delivery-count
+            histogram, ack latency, oldest unacked age) as `detail`, when one exists Default: False.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+queue=queue,
+detail=detail,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+    detail: bool | Unset = False,
+
+) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody | None:
+    """ Queue statistics: size, inFlight, published, delivered, acked, deadLettered; with detail=true also
+    the pipeline's latest snapshot, once one exists
+
+    Args:
+        account (str):
+        queue (str):
+        detail (bool | Unset): Add the latest snapshot of `cassieq pipeline stats` (delivery-count
+            histogram, ack latency, oldest unacked age) as `detail`, when one exists Default: False.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody
+     """
+
+
+    return (await asyncio_detailed(
+        account=account,
+queue=queue,
+client=client,
+detail=detail,
+
+    )).parsed
