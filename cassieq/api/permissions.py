@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 from litestar import Controller, get, post
 from litestar.datastructures import State
 from litestar.params import JSONBody
@@ -43,16 +41,20 @@ class PermissionController(Controller):
             end = canonical_time(parse_time(data.end_time)) if data.end_time else None
         except BadTime as exc:
             raise InvalidArgument(str(exc)) from None
+        # CassieQ's order: auth, q, st, et, sig.
         params: dict[str, str] = {"auth": levels}
+        if data.queue_name:
+            params["q"] = data.queue_name
         if start:
             params["st"] = start
         if end:
             params["et"] = end
-        if data.queue_name:
-            params["q"] = data.queue_name
         to_sign = query_string_to_sign(data.account_name, levels, start, end, data.queue_name)
         params["sig"] = sign(key, to_sign)
-        return PermissionBody(query_param=urlencode(params))
+        # Not percent-encoded, as CassieQ issues it: the Java client splits the string and
+        # encodes each value itself (an encoded ':' would arrive as "%3A"). Every value is
+        # URL-safe as it is: short forms, a name, "2026-11-22T10:00:00Z", base64url.
+        return PermissionBody(query_param="&".join(f"{k}={v}" for k, v in params.items()))
 
     @get(
         "/supportedAuthorizationLevels",

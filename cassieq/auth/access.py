@@ -1,7 +1,8 @@
 """Who may do what on the queue API: the three credential schemes of the wire contract.
 
-No or malformed credentials -> Unauthenticated (401); valid credentials that lack the
-route's level, are for another queue, or are outside their time window -> Forbidden (403).
+No, malformed or unverifiable credentials -> Unauthenticated (401), and a grant for another
+queue, expired or not yet valid is unverifiable (CassieQ answers 401 there); valid
+credentials that lack the route's level -> Forbidden (403).
 Every secret comparison is constant-time; a signature is checked against every key of
 the account, so keys rotate without downtime.
 """
@@ -115,14 +116,15 @@ def _signed_query(req: AccessRequest, level: AuthorizationLevel, queue: str | No
         raise Unauthenticated(f"st/et: {exc}") from None
     if not _any_key_signed(req, signature, to_sign):
         raise Unauthenticated("unknown account or invalid signature")
+    # Out of its scope a grant verifies nothing: 401, as CassieQ answers.
+    if "q" in q and q["q"] != queue:
+        raise Unauthenticated("this grant is for another queue")
+    if start is not None and req.now < start:
+        raise Unauthenticated("this grant is not valid yet (st)")
+    if end is not None and req.now > end:
+        raise Unauthenticated("this grant has expired (et)")
     if level.short_form not in levels:
         raise Forbidden(f"this grant does not include {level.wire_name} ({level.short_form})")
-    if "q" in q and q["q"] != queue:
-        raise Forbidden("this grant is for another queue")
-    if start is not None and req.now < start:
-        raise Forbidden("this grant is not valid yet (st)")
-    if end is not None and req.now > end:
-        raise Forbidden("this grant has expired (et)")
 
 
 def _any_key_signed(req: AccessRequest, signature: str, to_sign: str) -> bool:

@@ -334,3 +334,63 @@ def test_v2_statistics_have_the_richer_counts_with_the_same_auth(c: TestClient) 
     assert c.get(v2, params={"detail": "true"}).json()["size"] == 1  # no snapshot yet
     assert c.get(v2, headers={"Authorization": "Key wrong"}).status_code == 401
     assert c.get("/api/v2/accounts/acct/queues/nope/statistics").status_code == 404
+
+
+# --------------------------------------------------------------------------- grants
+
+
+def _grant(c: TestClient, **request: object) -> dict[str, str]:  # type: ignore[type-arg]
+    body = {"accountName": "acct", "keyName": "primary", "levels": ["r", "p", "a"], **request}
+    issued = c.post("/api/v1/permissions", json=body, headers=ADMIN)
+    assert issued.status_code == 201, issued.text
+    pairs = (p.partition("=") for p in issued.json()["queryParam"].split("&"))
+    return {k: v for k, _, v in pairs}
+
+
+def _put_with(c: TestClient, queue: str, grant: dict[str, str]) -> int:  # type: ignore[type-arg]
+    no_key = {"Authorization": ""}
+    return c.post(f"{Q}/{queue}/messages", content=b"m", params=grant, headers=no_key).status_code
+
+
+def test_a_grant_for_another_queue_is_401(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c, "a")
+    _queue(c, "b")
+    grant = _grant(c, queueName="a")
+    assert _put_with(c, "a", grant) == 201
+    assert _put_with(c, "b", grant) == 401
+
+
+def test_an_expired_grant_is_401(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    # The same kind of grant inside its window works: the 401 below is the window's.
+    assert _put_with(c, "orders", _grant(c, startTime="2000-01-01T00:00:00Z")) == 201
+    grant = _grant(c, startTime="2000-01-01T00:00:00Z", endTime="2000-01-02T00:00:00Z")
+    assert _put_with(c, "orders", grant) == 401
+
+
+def test_a_grant_not_yet_valid_is_401(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    grant = _grant(c, startTime="2999-01-01T00:00:00Z")
+    assert _put_with(c, "orders", grant) == 401
+
+
+def test_a_grant_without_the_level_is_403(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    assert (
+        c.get(f"{Q}/orders/statistics", params=_grant(c), headers={"Authorization": ""}).status_code
+        == 403
+    )
+
+
+def test_permissions_answer_st_and_et_not_percent_encoded(c: TestClient) -> None:  # type: ignore[type-arg]
+    body = {
+        "accountName": "acct", "keyName": "primary", "levels": ["ReadMessage", "p"],
+        "startTime": "2026-11-22T10:00:00.123Z", "endTime": "2026-11-22T12:00:00+01:00",
+        "queueName": "q1",
+    }  # fmt: skip
+    issued = c.post("/api/v1/permissions", json=body, headers=ADMIN)
+    assert issued.status_code == 201
+    query = issued.json()["queryParam"]
+    head, _, sig = query.partition("&sig=")
+    assert head == "auth=rp&q=q1&st=2026-11-22T10:00:00Z&et=2026-11-22T11:00:00Z"
+    assert sig and "%" not in sig and "&" not in sig
