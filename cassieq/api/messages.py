@@ -24,7 +24,9 @@ from cassieq.api.empty import EmptyResponse
 from cassieq.api.errors import errors, errors_response
 from cassieq.api.security import account_guard
 from cassieq.api.state import AppState
-from cassieq.model import MAX_MESSAGE_BYTES
+from cassieq.auth.receipts import ReceiptOfAnotherQueue
+from cassieq.engine.errors import StaleReceipt
+from cassieq.model import MAX_MESSAGE_BYTES, PopReceipt
 from cassieq.model import AuthorizationLevel as L
 
 
@@ -129,7 +131,7 @@ class MessageController(Controller):
         ],
     ) -> UpdateMessageBody:
         app: AppState = state.cassieq
-        receipt = app.receipts.decode(account, queue, pop_receipt)
+        receipt = await _receipt_for(app, account, queue, pop_receipt)
         if data.message is not None:
             _check_size(len(data.message.encode()))
         new = await app.engine.update(
@@ -156,7 +158,18 @@ class MessageController(Controller):
         ],
     ) -> None:
         app: AppState = state.cassieq
-        await app.engine.ack(account, queue, app.receipts.decode(account, queue, pop_receipt))
+        await app.engine.ack(account, queue, await _receipt_for(app, account, queue, pop_receipt))
+
+
+async def _receipt_for(app: AppState, account: str, queue: str, token: str) -> PopReceipt:
+    """The queue is looked up before the receipt, as CassieQ does: a receipt on an unknown
+    queue's URL is a 404; a genuine receipt of another queue is stale there (409); only a
+    malformed or forged one is a bad parameter (400)."""
+    await app.engine.queues.get(account, queue)
+    try:
+        return app.receipts.decode(account, queue, token)
+    except ReceiptOfAnotherQueue as exc:
+        raise StaleReceipt(str(exc)) from None
 
 
 def _check_size(size: int) -> None:

@@ -12,6 +12,10 @@ class InvalidReceipt(ValueError):
     """Not a receipt this service issued (forged, edited or truncated)."""
 
 
+class ReceiptOfAnotherQueue(InvalidReceipt):
+    """A genuine receipt, issued for another queue: stale here (409), not malformed."""
+
+
 class ReceiptCodec:
     def __init__(self, secret: str) -> None:
         self._serializer = URLSafeSerializer(secret, salt="cassieq.pop-receipt")
@@ -30,5 +34,5 @@ class ReceiptCodec:
         except (ValueError, TypeError, msgspec.ValidationError) as exc:
             raise InvalidReceipt("the pop receipt is malformed") from exc
         if (receipt_account, receipt_queue) != (account, queue):
-            raise InvalidReceipt("the pop receipt belongs to another queue")
+            raise ReceiptOfAnotherQueue("the pop receipt belongs to another queue")
         return receipt

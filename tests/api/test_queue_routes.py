@@ -175,7 +175,7 @@ def test_bad_input_gets_a_clear_4xx(account: AccountCtx) -> None:
         # A receipt for one queue does not ack in another.
         c.post("/queues", json={"queueName": "other"})
         problem(
-            c.delete("/queues/other/messages", params={"popReceipt": receipt}), 400, "another queue"
+            c.delete("/queues/other/messages", params={"popReceipt": receipt}), 409, "another queue"
         )
         assert (
             c.delete("/queues/orders/messages", params={"popReceipt": receipt}).status_code == 204

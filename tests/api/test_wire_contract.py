@@ -394,3 +394,26 @@ def test_permissions_answer_st_and_et_not_percent_encoded(c: TestClient) -> None
     head, _, sig = query.partition("&sig=")
     assert head == "auth=rp&q=q1&st=2026-11-22T10:00:00Z&et=2026-11-22T11:00:00Z"
     assert sig and "%" not in sig and "&" not in sig
+
+
+# --------------------------------------------------------------------------- receipts
+
+
+def test_the_queue_is_looked_up_before_the_receipt(c: TestClient) -> None:  # type: ignore[type-arg]
+    for params in ({"popReceipt": "garbage"}, {"popReceipt": "a.b"}):
+        ack = c.delete(f"{Q}/nope/messages", params=params)
+        assert ack.status_code == 404 and ack.json()["operation"] == "AckMessage"
+        update = c.put(f"{Q}/nope/messages", params=params, json={})
+        assert update.status_code == 404 and update.json()["operation"] == "UpdateMessage"
+
+
+def test_a_receipt_of_another_queue_is_stale(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c, "a")
+    _queue(c, "b")
+    c.post(f"{Q}/a/messages", content=b"m")
+    receipt = _get(c, "a")["popReceipt"]
+    ack = c.delete(f"{Q}/b/messages", params={"popReceipt": receipt})
+    assert ack.status_code == 409 and ack.json()["reason"] == "Conflict"
+    update = c.put(f"{Q}/b/messages", params={"popReceipt": receipt}, json={})
+    assert update.status_code == 409 and update.json()["message"] == "Pop receipt is stale."
+    assert c.delete(f"{Q}/a/messages", params={"popReceipt": receipt}).status_code == 204
