@@ -276,6 +276,12 @@ def schema_apply(
 @click.option("--host", default=None, help="Bind address (default 127.0.0.1).")
 @click.option("--port", type=int, default=None, help="HTTP port (default 8080).")
 @click.option(
+    "--admin-port",
+    type=int,
+    default=None,
+    help="Port of the operator routes, open without a token from loopback (default 8081).",
+)
+@click.option(
     "--cassandra",
     "use_cassandra",
     is_flag=True,
@@ -290,6 +296,7 @@ def schema_apply(
 def dev(
     host: str | None,
     port: int | None,
+    admin_port: int | None,
     use_cassandra: bool,
     admin_token: str | None,
     dev_key: str | None,
@@ -299,10 +306,15 @@ def dev(
     import os
     import secrets
 
+    import msgspec
+
     from cassieq.engine.accounts import new_key
 
     token = admin_token or os.environ.get("CASSIEQ_ADMIN_TOKEN") or secrets.token_urlsafe(24)
-    settings = Settings.from_env(host=host, port=port, admin_token=token)
+    settings = Settings.from_env(host=host, port=port, admin_token=token, admin_port=admin_port)
+    if settings.admin_port is None:
+        # Like CassieQ's dev image: the application on 8080, the admin routes on 8081.
+        settings = msgspec.structs.replace(settings, admin_port=8081)
     store = _dev_cassandra_store(settings) if use_cassandra else _memory_store()
     primary = dev_key or os.environ.get("CASSIEQ_DEV_KEY") or new_key()
 
@@ -319,13 +331,17 @@ def dev(
 
     keys = asyncio.run(ensure_dev_account())
     url = f"http://{settings.host}:{settings.port}"
+    admin_url = f"http://{settings.host}:{settings.admin_port}"
     click.echo(f"cassieq dev server on {url} ({'Cassandra' if use_cassandra else 'memory'} store)")
+    click.echo(
+        f"admin routes on {admin_url}/admin/api/v1 (no operator token needed from this machine)"
+    )
     click.echo("account: dev")
     for name, key in sorted(keys.items()):
         click.echo(f"key {name}: {key}")
     click.echo(f"operator token: {token}")
     click.echo(f"Swagger UI: {url}/schema/swagger")
-    _serve(settings, store)
+    _serve(settings, store, open_admin_port=True)
 
 
 @cli.command()
@@ -450,18 +466,20 @@ def _dev_cassandra_store(settings: Settings) -> Any:
     return CassandraStore(session, settings.keyspace)
 
 
-def _serve(settings: Settings, store: Any) -> None:
-    import uvicorn
-
+def _serve(settings: Settings, store: Any, *, open_admin_port: bool = False) -> None:
     from cassieq.api.app import create_app
-    from cassieq.api.server import uvicorn_config
+    from cassieq.api.server import serve
     from cassieq.logs import configure_logging
 
     configure_logging(settings.log_format, settings.log_level)
-    app = create_app(settings, store)
-    uvicorn.Server(
-        uvicorn_config(app, host=settings.host, port=settings.port, log_level=settings.log_level)
-    ).run()
+    app = create_app(settings, store, open_admin_port=open_admin_port)
+    serve(
+        app,
+        host=settings.host,
+        port=settings.port,
+        admin_port=settings.admin_port,
+        log_level=settings.log_level,
+    )
 
 
 def _err(message: str) -> None:

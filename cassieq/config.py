@@ -24,6 +24,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     serial_consistency: str = "LOCAL_SERIAL"
     host: str = "127.0.0.1"
     port: int = 8080
+    # A second listener for the operator routes (CassieQ's admin port), when set.
+    admin_port: int | None = None
     admin_token: str | None = None
     receipt_secret: str | None = None
     clock_skew_seconds: int = 60

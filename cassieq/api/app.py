@@ -10,7 +10,7 @@ import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from litestar import Litestar
+from litestar import Litestar, Router
 from litestar.datastructures import State
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
@@ -19,7 +19,7 @@ from cassieq import __version__
 from cassieq.api.accounts import AccountController
 from cassieq.api.debug import DebugController
 from cassieq.api.errors import EXCEPTION_HANDLERS
-from cassieq.api.health import health
+from cassieq.api.health import health, root
 from cassieq.api.messages import MessageController
 from cassieq.api.permissions import PermissionController
 from cassieq.api.queues import QueueController, QueueStatisticsV2Controller
@@ -51,10 +51,14 @@ def create_app(
     *,
     clock: Clock | None = None,
     background: bool = True,
+    open_admin_port: bool = False,
 ) -> Litestar:
     engine = QueueEngine(store, clock)
     state = AppState(
-        settings=settings, engine=engine, receipts=ReceiptCodec(receipt_secret(settings))
+        settings=settings,
+        engine=engine,
+        receipts=ReceiptCodec(receipt_secret(settings)),
+        open_admin_port=open_admin_port,
     )
 
     @asynccontextmanager
@@ -80,6 +84,14 @@ def create_app(
             AccountController,
             PermissionController,
             DebugController,
+            # The operator routes again where CassieQ serves them (its admin port's paths),
+            # undocumented: the same operations under one name each in the OpenAPI document.
+            Router(
+                path="/admin",
+                route_handlers=[AccountController, PermissionController],
+                include_in_schema=False,
+            ),
+            root,
         ],
         state=State({"cassieq": state}),
         exception_handlers=EXCEPTION_HANDLERS,

@@ -1,9 +1,9 @@
-"""Liveness: answers as soon as the process serves HTTP (used by the Docker healthcheck)."""
+"""Liveness (/health, used by the Docker healthcheck) and the root page."""
 
 from __future__ import annotations
 
 import msgspec
-from litestar import get
+from litestar import MediaType, get
 
 from cassieq import __version__
 
@@ -22,3 +22,15 @@ class Health(msgspec.Struct, frozen=True):
 )
 def health() -> Health:
     return Health(status="ok", version=__version__)
+
+
+_ROOT_PAGE = (
+    "<!doctype html><title>cassieq</title>"
+    '<p>cassieq: the CassieQ v1 API. <a href="/schema/swagger">Swagger UI</a></p>'
+)
+
+
+@get("/", include_in_schema=False, media_type=MediaType.HTML, sync_to_thread=False)
+def root() -> str:
+    # CassieQ serves its Swagger UI at /: tools and scripts wait for a 200 there.
+    return _ROOT_PAGE

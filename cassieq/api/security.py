@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import UTC, datetime
 from typing import Any
 
@@ -46,8 +47,24 @@ async def account_guard(
 
 async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
     state: AppState = connection.app.state.cassieq
+    if state.open_admin_port and _loopback_on_admin_port(connection, state.settings.admin_port):
+        return
     token = state.settings.admin_token
     if not token:
         raise Forbidden("operator routes are disabled: set CASSIEQ_ADMIN_TOKEN")
     if not admin_token_matches(connection.headers.get("authorization", ""), token):
         raise Unauthenticated("operator routes need 'Authorization: Bearer <CASSIEQ_ADMIN_TOKEN>'")
+
+
+def _loopback_on_admin_port(
+    connection: ASGIConnection[Any, Any, Any, Any], admin_port: int | None
+) -> bool:
+    """Came in on the admin listener, from this machine (the server's own socket address and
+    the peer's, as uvicorn reports them; a Host header proves nothing)."""
+    server, client = connection.scope.get("server"), connection.scope.get("client")
+    if admin_port is None or not server or not client or server[1] != admin_port:
+        return False
+    try:
+        return ipaddress.ip_address(client[0]).is_loopback
+    except ValueError:
+        return False

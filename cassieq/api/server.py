@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 import uvicorn
@@ -45,3 +46,24 @@ def listening_socket(host: str, port: int) -> socket.socket:
     sock.bind((host, port))
     sock.listen(128)
     return sock
+
+
+def serve(app: Litestar, *, host: str, port: int, admin_port: int | None, log_level: str) -> None:
+    """Serve the app on its port, and on the admin port too when one is set (one process,
+    one engine: the admin listener runs no lifespan of its own)."""
+    servers = [uvicorn.Server(uvicorn_config(app, host=host, port=port, log_level=log_level))]
+    if admin_port is not None:
+        admin = uvicorn_config(app, host=host, port=admin_port, log_level=log_level, lifespan=False)
+        servers.append(uvicorn.Server(admin))
+    asyncio.run(_serve_all(servers))
+
+
+async def _serve_all(servers: list[uvicorn.Server]) -> None:
+    tasks = [asyncio.create_task(s.serve()) for s in servers]
+    # Each uvicorn server takes the shutdown signal in turn; whichever stops first (by a
+    # signal or a failure to bind) stops the others, so no listener outlives the process's
+    # purpose.
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    for s in servers:
+        s.should_exit = True
+    await asyncio.gather(*tasks)

@@ -14,3 +14,6 @@ class AppState:
     settings: Settings
     engine: QueueEngine
     receipts: ReceiptCodec
+    # `cassieq dev` only: requests on the admin port from loopback need no operator token,
+    # as on CassieQ's dev image. Never set from the environment.
+    open_admin_port: bool = False

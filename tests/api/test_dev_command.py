@@ -14,10 +14,19 @@ from tests.api.conftest import free_port
 
 
 def test_dev_server_prints_working_credentials(tmp_path: object) -> None:
-    port = free_port()
+    port, admin_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CASSIEQ_")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "cassieq", "dev", "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "cassieq",
+            "dev",
+            "--port",
+            str(port),
+            "--admin-port",
+            str(admin_port),
+        ],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -36,6 +45,9 @@ def test_dev_server_prints_working_credentials(tmp_path: object) -> None:
         key = re.search(r"^key primary: (\S+)$", text, re.M)
         token = re.search(r"^operator token: (\S+)$", text, re.M)
         assert key and token, text
+        # Both ports are printed: the application's and the admin routes'.
+        assert f"on http://127.0.0.1:{port} " in text, text
+        assert f"admin routes on http://127.0.0.1:{admin_port}/admin/api/v1" in text, text
         base = f"http://127.0.0.1:{port}"
         headers = {"Authorization": f"Key {key.group(1)}"}
         while time.monotonic() < deadline:
@@ -55,6 +67,15 @@ def test_dev_server_prints_working_credentials(tmp_path: object) -> None:
         assert ack.status_code == 204
         admin = {"Authorization": f"Bearer {token.group(1)}"}
         assert httpx.get(f"{base}/api/v1/accounts/dev", headers=admin).status_code == 200
+        assert httpx.get(f"{base}/admin/api/v1/accounts/dev", headers=admin).status_code == 200
+        # On the application port the operator token is still required ...
+        assert httpx.get(f"{base}/admin/api/v1/accounts/dev").status_code == 401
+        # ... on the admin port, from loopback, it is not (as CassieQ's dev image).
+        admin_base = f"http://127.0.0.1:{admin_port}"
+        shown = httpx.get(f"{admin_base}/admin/api/v1/accounts/dev")
+        assert shown.status_code == 200 and shown.json()["accountName"] == "dev"
+        assert httpx.post(f"{admin_base}/admin/api/v1/accounts", json="acme").status_code == 201
+        assert httpx.get(f"{base}/").status_code == 200
     finally:
         process.terminate()
         process.wait(timeout=20)

@@ -417,3 +417,26 @@ def test_a_receipt_of_another_queue_is_stale(c: TestClient) -> None:  # type: ig
     update = c.put(f"{Q}/b/messages", params={"popReceipt": receipt}, json={})
     assert update.status_code == 409 and update.json()["message"] == "Pop receipt is stale."
     assert c.delete(f"{Q}/a/messages", params={"popReceipt": receipt}).status_code == 204
+
+
+# --------------------------------------------------------------------------- admin, root
+
+
+def test_admin_routes_are_also_at_admin_api_v1(c: TestClient) -> None:  # type: ignore[type-arg]
+    created = c.post("/admin/api/v1/accounts", json="acme", headers=ADMIN)
+    assert created.status_code == 201 and created.json()["accountName"] == "acme"
+    assert c.get("/admin/api/v1/accounts/acme", headers=ADMIN).json()["accountName"] == "acme"
+    key = c.post("/admin/api/v1/accounts/acme/keys", json={"keyName": "ci"}, headers=ADMIN)
+    assert key.status_code == 201 and isinstance(key.json(), str)
+    levels = c.get("/admin/api/v1/permissions/supportedAuthorizationLevels", headers=ADMIN)
+    assert {"level": "None", "shortForm": "n"} in levels.json()
+    grant = {"accountName": "acme", "keyName": "ci", "levels": ["r"]}
+    assert c.post("/admin/api/v1/permissions", json=grant, headers=ADMIN).status_code == 201
+    assert c.delete("/admin/api/v1/accounts/acme/keys/ci", headers=ADMIN).status_code == 204
+    assert c.delete("/admin/api/v1/accounts/acme", headers=ADMIN).status_code == 204
+    # Outside `cassieq dev`'s admin port, the operator token is required there too.
+    assert c.get("/admin/api/v1/accounts", headers={"Authorization": ""}).status_code == 401
+
+
+def test_get_root_is_200(c: TestClient) -> None:  # type: ignore[type-arg]
+    assert c.get("/", headers={"Authorization": ""}).status_code == 200
