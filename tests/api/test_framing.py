@@ -34,7 +34,7 @@ class Live:
 
     @property
     def queue_path(self) -> str:
-        return "/api/v1/accounts/acct/queues/orders/messages"
+        return "/api/v1/accounts/acct/queues/orders.v1/messages"
 
     def get_next(self) -> httpx.Response:
         return httpx.get(
@@ -62,7 +62,7 @@ def live() -> Iterator[Live]:
         key = account.json()["keys"]["primary"]
         created = httpx.post(
             f"{base}/api/v1/accounts/acct/queues",
-            json={"queueName": "orders"},
+            json={"queueName": "orders.v1"},
             headers={"Authorization": f"Key {key}"},
             timeout=10,
         )

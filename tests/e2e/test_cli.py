@@ -137,3 +137,22 @@ def test_cli_errors_are_one_line_without_traceback(server: Server) -> None:
     # A name is one path segment: 'acme/keys' cannot address another resource.
     odd = cassieq(server, "account", "show", "acme/keys")
     assert odd.returncode == 2 and "invalid name" in odd.stderr
+
+
+def test_cli_names_with_dots(server: Server) -> None:
+    # CassieQ's names allow dots (and a leading '_', '-' or '.'): `orders.v1` end to end.
+    name = f"acme.eu-{uuid.uuid4().hex[:8]}"
+    account = ok_json(cassieq(server, "account", "create", name, "--json"))
+    env = {"CASSIEQ_ACCOUNT": name, "CASSIEQ_KEY": account["keys"]["primary"]}
+    created = ok_json(cassieq(server, "queue", "create", "orders.v1", "--json", **env))
+    assert created["queueName"] == "orders.v1" and created["id"] == f"{name}:orders.v1_v0"
+    assert ok_json(cassieq(server, "put", "orders.v1", "hello", "--json", **env))["put"] == 1
+    got = ok_json(cassieq(server, "get", "orders.v1", "--json", **env))
+    assert got["message"] == "hello" and got["deliveryCount"] == 0
+    acked = ok_json(cassieq(server, "ack", "orders.v1", got["popReceipt"], "--json", **env))
+    assert acked == {"acked": True}
+    assert ok_json(cassieq(server, "stats", "orders.v1", "--json", **env))["size"] == 0
+    # "." and ".." alone would be resolved away as URL dot segments: refused by the CLI.
+    dots = cassieq(server, "put", "..", "m", **env)
+    assert dots.returncode == 2 and "invalid name" in dots.stderr
+    assert cassieq(server, "account", "delete", name).returncode == 0
