@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Response
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.response.base import ASGIResponse
 
 
@@ -24,3 +25,8 @@ class EmptyResponse(Response[bytes]):
         if "content-type" in response.headers:
             del response.headers["content-type"]
         return response
+
+
+def empty(description: str) -> ResponseSpec:
+    """The OpenAPI entry of an empty success: no content (so no media type is promised)."""
+    return ResponseSpec(data_container=None, description=description)

@@ -20,7 +20,7 @@ from litestar.openapi.spec import (
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from cassieq.api.dto import GetMessageBody, UpdateMessageBody, UpdateMessageRequest
-from cassieq.api.empty import EmptyResponse
+from cassieq.api.empty import EmptyResponse, empty
 from cassieq.api.errors import errors, errors_response
 from cassieq.api.security import account_guard
 from cassieq.api.state import AppState
@@ -60,7 +60,7 @@ class MessageController(Controller):
         status_code=201,
         media_type="text/plain",
         operation_class=_RawMessageBody,
-        responses=errors(400, 401, 403, 404, 413),
+        responses={201: empty("Stored (empty body)"), **errors(400, 401, 403, 404, 413)},
     )
     async def put_message(
         self,

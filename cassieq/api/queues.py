@@ -7,7 +7,6 @@ from typing import Annotated
 
 from litestar import Controller, Response, delete, get, post
 from litestar.datastructures import State
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from cassieq.api.dto import (
@@ -16,7 +15,7 @@ from cassieq.api.dto import (
     StatisticsBody,
     StatisticsSizeBody,
 )
-from cassieq.api.empty import EmptyResponse
+from cassieq.api.empty import EmptyResponse, empty
 from cassieq.api.errors import errors
 from cassieq.api.security import account_guard
 from cassieq.api.state import AppState
@@ -45,7 +44,8 @@ class QueueController(Controller):
         opt={"level": L.CREATE_QUEUE},
         summary="Create a queue (201), or find it existing (200; 409 with errorIfExists=true)",
         responses={
-            200: ResponseSpec(data_container=None, description="It already existed (empty body)"),
+            200: empty("It already existed (empty body)"),
+            201: empty("Created (empty body)"),
             **errors(*AUTH_ERRORS, 404, 409),
         },
         status_code=201,
@@ -85,7 +85,7 @@ class QueueController(Controller):
         summary="Delete a queue (its rows are removed in the background)",
         status_code=200,
         media_type="text/plain",
-        responses=errors(*AUTH_ERRORS, 404),
+        responses={200: empty("Deleted (empty body)"), **errors(*AUTH_ERRORS, 404)},
     )
     async def delete_queue(
         self, state: State, account: FromPath[str], queue: FromPath[str]

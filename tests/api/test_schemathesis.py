@@ -41,7 +41,7 @@ def _fuzz_account(server: Server) -> AccountCtx:
 
 def _headers_for(case: schemathesis.Case, account: AccountCtx) -> dict[str, str]:
     path = case.operation.path
-    if path.startswith("/api/v1/accounts/{account}/queues"):
+    if path.startswith(("/api/v1/accounts/{account}/queues", "/api/v2/accounts/{account}/queues")):
         # Valid credentials for a real account and queue, so fuzzing reaches the handlers.
         params = dict(case.path_parameters or {})
         params["account"] = account.name

@@ -55,7 +55,7 @@ def _get_kwargs(
 
 def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     if response.status_code == 201:
-        response_201 = cast(Any, response.content)
+        response_201 = cast(Any, None)
         return response_201
 
     if response.status_code == 400:

@@ -52,13 +52,13 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     if response.status_code == 200:
         response_200 = cast(Any, None)
         return response_200
 
     if response.status_code == 201:
-        response_201 = cast(str, response.content)
+        response_201 = cast(Any, None)
         return response_201
 
     if response.status_code == 400:
@@ -109,7 +109,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -125,7 +125,7 @@ def sync_detailed(
     body: QueueCreateOptions,
     error_if_exists: bool | Unset = False,
 
-) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str]:
+) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
 
     Args:
@@ -138,7 +138,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str]
+        Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]
      """
 
 
@@ -162,7 +162,7 @@ def sync(
     body: QueueCreateOptions,
     error_if_exists: bool | Unset = False,
 
-) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str | None:
+) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
 
     Args:
@@ -175,7 +175,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str
+        Any | AuthErrorBody | ErrorsBody | ResourceErrorBody
      """
 
 
@@ -194,7 +194,7 @@ async def asyncio_detailed(
     body: QueueCreateOptions,
     error_if_exists: bool | Unset = False,
 
-) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str]:
+) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
 
     Args:
@@ -207,7 +207,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str]
+        Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]
      """
 
 
@@ -231,7 +231,7 @@ async def asyncio(
     body: QueueCreateOptions,
     error_if_exists: bool | Unset = False,
 
-) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str | None:
+) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
 
     Args:
@@ -244,7 +244,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | str
+        Any | AuthErrorBody | ErrorsBody | ResourceErrorBody
      """
 
 

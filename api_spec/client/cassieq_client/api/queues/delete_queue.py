@@ -36,9 +36,9 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | str | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     if response.status_code == 200:
-        response_200 = cast(str, response.content)
+        response_200 = cast(Any, None)
         return response_200
 
     if response.status_code == 400:
@@ -82,7 +82,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | str]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -97,7 +97,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | str]:
+) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Delete a queue (its rows are removed in the background)
 
     Args:
@@ -109,7 +109,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | str]
+        Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]
      """
 
 
@@ -131,7 +131,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 
-) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | str | None:
+) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Delete a queue (its rows are removed in the background)
 
     Args:
@@ -143,7 +143,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        AuthErrorBody | ErrorsBody | ResourceErrorBody | str
+        Any | AuthErrorBody | ErrorsBody | ResourceErrorBody
      """
 
 
@@ -160,7 +160,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | str]:
+) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Delete a queue (its rows are removed in the background)
 
     Args:
@@ -172,7 +172,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | str]
+        Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]
      """
 
 
@@ -194,7 +194,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 
-) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | str | None:
+) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Delete a queue (its rows are removed in the background)
 
     Args:
@@ -206,7 +206,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        AuthErrorBody | ErrorsBody | ResourceErrorBody | str
+        Any | AuthErrorBody | ErrorsBody | ResourceErrorBody
      """
 
 
