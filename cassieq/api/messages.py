@@ -69,17 +69,40 @@ class MessageController(Controller):
         account: FromPath[str],
         queue: FromPath[str],
         initial_invisibility_seconds: Annotated[
-            int, QueryParameter(name="initialInvisibilitySeconds", ge=0, le=7 * 24 * 3600)
-        ] = 0,
+            int | None,
+            QueryParameter(
+                name="initialInvisibilitySeconds",
+                ge=0,
+                le=7 * 24 * 3600,
+                description="Seconds before the message is first visible (default 0)",
+            ),
+        ] = None,
+        initial_invisiblity_time: Annotated[
+            int | None,
+            QueryParameter(
+                name="initialInvisiblityTime",
+                ge=0,
+                le=7 * 24 * 3600,
+                description="Deprecated spelling CassieQ still accepts; not with the other",
+            ),
+        ] = None,
     ) -> Response[Any]:
         app: AppState = state.cassieq
+        if initial_invisibility_seconds is not None and initial_invisiblity_time is not None:
+            return errors_response(
+                400,
+                "query params initialInvisibilitySeconds and initialInvisiblityTime "
+                "are mutually exclusive",
+            )
+        # CassieQ's deprecated (misspelt) parameter is honoured as its clients still send it.
+        initial_s = initial_invisibility_seconds or initial_invisiblity_time or 0
         body = await request.body()
         _check_size(len(body))
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             return errors_response(422, "the message must be UTF-8 text")
-        await app.engine.put(account, queue, text, initial_invisibility_seconds)
+        await app.engine.put(account, queue, text, initial_s)
         return EmptyResponse(201)
 
     @get(

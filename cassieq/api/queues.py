@@ -19,6 +19,7 @@ from cassieq.api.empty import EmptyResponse, empty
 from cassieq.api.errors import errors
 from cassieq.api.security import account_guard
 from cassieq.api.state import AppState
+from cassieq.engine.errors import InvalidArgument
 from cassieq.model import AuthorizationLevel as L
 
 AUTH_ERRORS = (400, 401, 403)
@@ -59,6 +60,13 @@ class QueueController(Controller):
         error_if_exists: Annotated[bool, QueryParameter(name="errorIfExists")] = False,
     ) -> Response[bytes]:
         app: AppState = state.cassieq
+        # CassieQ ignores dlqName on create (fixed here): a dead-letter queue that does not
+        # exist would silently drop what it should keep, so it must exist first.
+        if (
+            data.dlq_name is not None
+            and await app.engine.queues.find(account, data.dlq_name) is None
+        ):
+            raise InvalidArgument(f"dlqName {data.dlq_name!r} must name an existing queue")
         _, created = await app.engine.create_queue(
             account, data.queue_name, data.options(), error_if_exists=error_if_exists
         )

@@ -440,3 +440,21 @@ def test_admin_routes_are_also_at_admin_api_v1(c: TestClient) -> None:  # type: 
 
 def test_get_root_is_200(c: TestClient) -> None:  # type: ignore[type-arg]
     assert c.get("/", headers={"Authorization": ""}).status_code == 200
+
+
+def test_the_deprecated_initial_invisibility_parameter(c: TestClient) -> None:  # type: ignore[type-arg]
+    _queue(c)
+    put = c.post(f"{Q}/orders/messages", content=b"later", params={"initialInvisiblityTime": 3600})
+    assert put.status_code == 201
+    assert c.get(f"{Q}/orders/messages/next").status_code == 204  # honoured: still invisible
+    both = {"initialInvisiblityTime": 1, "initialInvisibilitySeconds": 1}
+    refused = c.post(f"{Q}/orders/messages", content=b"m", params=both)
+    assert refused.status_code == 400 and set(refused.json()) == {"errors"}
+
+
+def test_a_dlq_must_exist_when_named(c: TestClient) -> None:  # type: ignore[type-arg]
+    response = c.post(Q, json={"queueName": "work", "dlqName": "missing"})
+    assert response.status_code == 422 and set(response.json()) == {"errors"}
+    _queue(c, "missing")
+    _queue(c, "work", dlqName="missing")
+    assert c.get(f"{Q}/work").json()["dlqName"] == "missing"

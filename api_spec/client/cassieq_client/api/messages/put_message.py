@@ -23,7 +23,8 @@ def _get_kwargs(
     queue: str,
     *,
     body: File,
-    initial_invisibility_seconds: int | Unset = 0,
+    initial_invisibility_seconds: int | None | Unset = UNSET,
+    initial_invisiblity_time: int | None | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -33,7 +34,19 @@ def _get_kwargs(
 
     params: dict[str, Any] = {}
 
-    params["initialInvisibilitySeconds"] = initial_invisibility_seconds
+    json_initial_invisibility_seconds: int | None | Unset
+    if isinstance(initial_invisibility_seconds, Unset):
+        json_initial_invisibility_seconds = UNSET
+    else:
+        json_initial_invisibility_seconds = initial_invisibility_seconds
+    params["initialInvisibilitySeconds"] = json_initial_invisibility_seconds
+
+    json_initial_invisiblity_time: int | None | Unset
+    if isinstance(initial_invisiblity_time, Unset):
+        json_initial_invisiblity_time = UNSET
+    else:
+        json_initial_invisiblity_time = initial_invisiblity_time
+    params["initialInvisiblityTime"] = json_initial_invisiblity_time
 
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
@@ -121,7 +134,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: File,
-    initial_invisibility_seconds: int | Unset = 0,
+    initial_invisibility_seconds: int | None | Unset = UNSET,
+    initial_invisiblity_time: int | None | Unset = UNSET,
 
 ) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Put a message (the raw request body)
@@ -129,7 +143,10 @@ def sync_detailed(
     Args:
         account (str):
         queue (str):
-        initial_invisibility_seconds (int | Unset):  Default: 0.
+        initial_invisibility_seconds (int | None | Unset): Seconds before the message is first
+            visible (default 0)
+        initial_invisiblity_time (int | None | Unset): Deprecated spelling CassieQ still accepts;
+            not with the other
         body (File):
 
     Raises:
@@ -146,6 +163,7 @@ def sync_detailed(
 queue=queue,
 body=body,
 initial_invisibility_seconds=initial_invisibility_seconds,
+initial_invisiblity_time=initial_invisiblity_time,
 
     )
 
@@ -161,7 +179,8 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
     body: File,
-    initial_invisibility_seconds: int | Unset = 0,
+    initial_invisibility_seconds: int | None | Unset = UNSET,
+    initial_invisiblity_time: int | None | Unset = UNSET,
 
 ) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Put a message (the raw request body)
@@ -169,7 +188,10 @@ def sync(
     Args:
         account (str):
         queue (str):
-        initial_invisibility_seconds (int | Unset):  Default: 0.
+        initial_invisibility_seconds (int | None | Unset): Seconds before the message is first
+            visible (default 0)
+        initial_invisiblity_time (int | None | Unset): Deprecated spelling CassieQ still accepts;
+            not with the other
         body (File):
 
     Raises:
@@ -187,6 +209,7 @@ queue=queue,
 client=client,
 body=body,
 initial_invisibility_seconds=initial_invisibility_seconds,
+initial_invisiblity_time=initial_invisiblity_time,
 
     ).parsed
 
@@ -196,7 +219,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: File,
-    initial_invisibility_seconds: int | Unset = 0,
+    initial_invisibility_seconds: int | None | Unset = UNSET,
+    initial_invisiblity_time: int | None | Unset = UNSET,
 
 ) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Put a message (the raw request body)
@@ -204,7 +228,10 @@ async def asyncio_detailed(
     Args:
         account (str):
         queue (str):
-        initial_invisibility_seconds (int | Unset):  Default: 0.
+        initial_invisibility_seconds (int | None | Unset): Seconds before the message is first
+            visible (default 0)
+        initial_invisiblity_time (int | None | Unset): Deprecated spelling CassieQ still accepts;
+            not with the other
         body (File):
 
     Raises:
@@ -221,6 +248,7 @@ async def asyncio_detailed(
 queue=queue,
 body=body,
 initial_invisibility_seconds=initial_invisibility_seconds,
+initial_invisiblity_time=initial_invisiblity_time,
 
     )
 
@@ -236,7 +264,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
     body: File,
-    initial_invisibility_seconds: int | Unset = 0,
+    initial_invisibility_seconds: int | None | Unset = UNSET,
+    initial_invisiblity_time: int | None | Unset = UNSET,
 
 ) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Put a message (the raw request body)
@@ -244,7 +273,10 @@ async def asyncio(
     Args:
         account (str):
         queue (str):
-        initial_invisibility_seconds (int | Unset):  Default: 0.
+        initial_invisibility_seconds (int | None | Unset): Seconds before the message is first
+            visible (default 0)
+        initial_invisiblity_time (int | None | Unset): Deprecated spelling CassieQ still accepts;
+            not with the other
         body (File):
 
     Raises:
@@ -262,5 +294,6 @@ queue=queue,
 client=client,
 body=body,
 initial_invisibility_seconds=initial_invisibility_seconds,
+initial_invisiblity_time=initial_invisiblity_time,
 
     )).parsed
