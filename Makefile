@@ -24,8 +24,9 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy cassieq
 
-## test: lint, start the local Cassandra, apply the schema to an empty test keyspace, run the suite
-test: lint cassandra-start
+## test: lint, start the local node and the three-node cluster, apply the schema to an empty
+## test keyspace, run the suite (the cluster tests: the cluster tool and a short chaos soak)
+test: lint cassandra-start cluster-start
 	$(BIN)/cassieq schema apply --keyspace $(TEST_KEYSPACE) --recreate
 	CASSIEQ_TEST_KEYSPACE=$(TEST_KEYSPACE) $(BIN)/pytest
 

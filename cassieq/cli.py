@@ -495,6 +495,9 @@ def main() -> None:
     from cassieq.pipeline.cli import pipeline
 
     cli.add_command(pipeline)
+    from cassieq.chaos.command import chaos
+
+    cli.add_command(chaos)
     try:
         cli()
     except Exception as exc:

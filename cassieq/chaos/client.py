@@ -1,0 +1,231 @@
+"""Signed HTTP calls to the servers under test, each one timed and written to the ledger.
+
+aiohttp rather than httpx: the load generator shares two cores with the servers and
+Cassandra, and httpx cost about four times the CPU per request (see the bench's HttpTarget).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import aiohttp
+import msgspec
+
+from cassieq.auth.receipts import InvalidReceipt, ReceiptCodec
+from cassieq.auth.signing import canonical_time, request_string_to_sign, sign
+from cassieq.chaos.ledger import Ack, Call, Delivery, Ledger, Put
+
+# What "no answer" looks like: the server refused or reset the connection (killed), or the
+# answer did not come in time. The request may or may not have been carried out.
+_UNANSWERED = (aiohttp.ClientError, TimeoutError, ConnectionError)
+
+
+class _Message(msgspec.Struct, rename="camel"):
+    pop_receipt: str
+    message: str
+    delivery_count: int
+
+
+class _Row(msgspec.Struct):
+    version: int
+    acked: bool
+
+
+def no_retry_session(timeout: float) -> aiohttp.ClientSession:
+    """A session that sends each request exactly once.
+
+    aiohttp re-sends an idempotent request (GET, PUT, DELETE) once, silently, when a kept-alive
+    connection fails mid-request: an ack that a server applied just before it was killed
+    would be re-sent to the dead server and come back as "connection refused", as if it had
+    never been sent. The ledger must know which requests may have reached a server, so that
+    retry is turned off (there is no public switch: the attribute is checked to exist).
+    """
+    session = aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=256),
+        timeout=aiohttp.ClientTimeout(total=timeout),
+    )
+    if not hasattr(session, "_retry_connection"):
+        raise RuntimeError(
+            f"aiohttp {aiohttp.__version__}: cannot turn off its re-sending of idempotent "
+            "requests; the chaos ledger would take re-sent acks for refused ones"
+        )
+    session._retry_connection = False
+    return session
+
+
+class ChaosClient:
+    def __init__(
+        self,
+        urls: dict[str, str],
+        *,
+        account: str,
+        key: str,
+        queue: str,
+        admin_token: str,
+        receipt_secret: str,
+        ledger: Ledger,
+        timeout: float,
+    ) -> None:
+        self.urls, self.account, self.queue = urls, account, queue
+        self._key, self._admin = key, admin_token
+        self._codec = ReceiptCodec(receipt_secret)
+        self._ledger = ledger
+        self._receipts: dict[int, str] = {}  # delivery id -> its pop receipt
+        self._messages = f"/api/v1/accounts/{account}/queues/{queue}/messages"
+        self._session = no_retry_session(timeout)
+
+    async def close(self) -> None:
+        await self._session.close()
+
+    def other(self, server: str) -> str:
+        return next(s for s in self.urls if s != server)
+
+    # ------------------------------------------------------------------ the queue API
+
+    async def create_queue(self, server: str, options: dict[str, Any]) -> tuple[int | None, Any]:
+        call, raw = await self._request(
+            "create_queue",
+            server,
+            "POST",
+            f"/api/v1/accounts/{self.account}/queues",
+            data=msgspec.json.encode(options),
+            headers={"content-type": "application/json"},
+        )
+        return call.status, msgspec.json.decode(raw) if raw else None
+
+    async def put(self, server: str, body: str) -> Put:
+        call, _ = await self._request("put", server, "POST", self._messages, data=body.encode())
+        put = Put(body, server, call.send, call.recv, call.status)
+        self._ledger.puts.append(put)
+        return put
+
+    async def get(self, server: str, lease: int) -> tuple[Call, Delivery | None]:
+        """The next message (recorded as a delivery), or None: empty (204) or failed."""
+        call, raw = await self._request(
+            "get",
+            server,
+            "GET",
+            f"{self._messages}/next",
+            params={"invisibilityTimeSeconds": str(lease)},
+        )
+        if call.status != 200:
+            return call, None
+        got = msgspec.json.decode(raw, type=_Message)
+        monoton, version = self._receipt_position(got.pop_receipt)
+        delivery = Delivery(
+            id=self._ledger.new_delivery_id(),
+            body=got.message,
+            server=server,
+            send=call.send,
+            recv=call.recv,
+            delivery_count=got.delivery_count,
+            monoton=monoton,
+            version=version,
+        )
+        self._ledger.deliveries.append(delivery)
+        self._receipts[delivery.id] = got.pop_receipt
+        return call, delivery
+
+    async def ack(self, server: str, delivery: Delivery) -> Ack:
+        call, _ = await self._request(
+            "ack",
+            server,
+            "DELETE",
+            self._messages,
+            params={"popReceipt": self._receipts[delivery.id]},
+        )
+        ack = Ack(delivery.id, server, call.send, call.recv, call.status, error=call.error)
+        self._ledger.acks.append(ack)
+        return ack
+
+    def _receipt_position(self, receipt: str) -> tuple[int, int]:
+        """Where the receipt points (monoton, row version): the secret is ours, so the
+        ledger can tell deliveries of one row apart."""
+        try:
+            decoded = self._codec.decode(self.account, self.queue, receipt)
+        except InvalidReceipt:
+            return -1, -1
+        return decoded.monoton, decoded.version
+
+    # ------------------------------------------------------------------ operator routes
+
+    async def read_row(self, delivery: Delivery, ack: Ack) -> None:
+        """Read the delivered message's row (operator debug route) into ``ack``: whether this
+        delivery's receipt acked it (True: acked, one version on), or it is still held by
+        that receipt (False: not acked, at the delivered version), or neither (None: gone,
+        moved on, or unreadable)."""
+        if delivery.monoton < 0:
+            ack.row = "receipt not decoded"
+            return
+        path = (
+            f"/api/v1/debug/accounts/{self.account}/queues/{self.queue}/messages/{delivery.monoton}"
+        )
+        for server in self.urls:
+            call, raw = await self._request("debug", server, "GET", path, signed=False)
+            if call.status == 404:
+                ack.row = "gone"
+                return
+            if call.status != 200:
+                continue
+            row = msgspec.json.decode(raw, type=_Row)
+            ack.row = f"{'acked' if row.acked else 'not acked'}, version {row.version}"
+            if row.acked and row.version == delivery.version + 1:
+                ack.row_acked = True
+            elif not row.acked and row.version == delivery.version:
+                ack.row_acked = False
+            return
+        ack.row = "unreadable"
+
+    async def pointers(self) -> dict[str, Any] | None:
+        path = f"/api/v1/debug/accounts/{self.account}/queues/{self.queue}/pointers"
+        for server in self.urls:
+            call, raw = await self._request("debug", server, "GET", path, signed=False)
+            if call.status == 200:
+                result: dict[str, Any] = msgspec.json.decode(raw)
+                return result
+        return None
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def _request(
+        self,
+        route: str,
+        server: str,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, str] | None = None,
+        data: bytes | None = None,
+        signed: bool = True,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[Call, bytes]:
+        headers = {
+            **(headers or {}),
+            **(self._signed(method, path) if signed else self._operator()),
+        }
+        send = time.monotonic()
+        try:
+            async with self._session.request(
+                method, self.urls[server] + path, params=params, data=data, headers=headers
+            ) as response:
+                raw = await response.read()
+                call = Call(route, server, send, time.monotonic(), response.status)
+        except _UNANSWERED as exc:
+            call = Call(route, server, send, time.monotonic(), None, type(exc).__name__)
+            raw = b""
+        self._ledger.calls.append(call)
+        return call, raw
+
+    def _signed(self, method: str, path: str) -> dict[str, str]:
+        # The CLI's scheme (console/connection.py): the key itself never travels.
+        now = canonical_time(datetime.now(UTC))
+        to_sign = request_string_to_sign(self.account, method, path, now)
+        return {
+            "Authorization": f"Signed {sign(self._key, to_sign)}",
+            "x-cassieq-request-time": now,
+        }
+
+    def _operator(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._admin}"}
