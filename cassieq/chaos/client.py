@@ -95,6 +95,12 @@ class ChaosClient:
         )
         return call.status, msgspec.json.decode(raw) if raw else None
 
+    async def get_queue(self, server: str) -> tuple[int | None, Any]:
+        call, raw = await self._request(
+            "get_queue", server, "GET", f"/api/v1/accounts/{self.account}/queues/{self.queue}"
+        )
+        return call.status, msgspec.json.decode(raw) if raw else None
+
     async def put(self, server: str, body: str) -> Put:
         call, _ = await self._request("put", server, "POST", self._messages, data=body.encode())
         put = Put(body, server, call.send, call.recv, call.status)

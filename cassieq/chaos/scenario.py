@@ -256,7 +256,11 @@ async def _create_queue(client: ChaosClient, opts: ChaosOptions) -> None:
     status, body = await client.create_queue("A", wanted)
     if status != 201:
         raise SetupError(f"queue creation answered {status}: {body}")
-    # Unknown fields are ignored by the API: check that the options took.
+    # v1 answers a create with an empty body (as CassieQ): read the definition back, and
+    # check that the options took (unknown fields are ignored by the API).
+    status, body = await client.get_queue("A")
+    if status != 200 or not isinstance(body, dict):
+        raise SetupError(f"reading the new queue answered {status}: {body}")
     echoed = {
         "bucketSize": body.get("bucketSize"),
         "maxDeliveryCount": body.get("maxDeliveryCount"),
