@@ -1,7 +1,7 @@
 """Request bodies survive any HTTP/1.1 framing, on a real uvicorn server over a real socket.
 
-The server is configured exactly as `cassieq serve` configures it (cassieq.api.server), on
-the memory store: what is under test is the HTTP parser, not the storage.
+The server is configured exactly as `cassieq serve` configures it (cassieq.api.server),
+on each store: the message read back is the one the real store kept.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ import uvicorn
 from cassieq.api.app import create_app
 from cassieq.api.server import listening_socket, uvicorn_config
 from cassieq.config import Settings
+from cassieq.store.base import Store
 from cassieq.store.memory import MemoryStore
 
 TOKEN = "framing-operator-token"
@@ -32,9 +34,11 @@ class Live:
     port: int
     key: str
 
+    account: str
+
     @property
     def queue_path(self) -> str:
-        return "/api/v1/accounts/acct/queues/orders.v1/messages"
+        return f"/api/v1/accounts/{self.account}/queues/orders.v1/messages"
 
     def get_next(self) -> httpx.Response:
         return httpx.get(
@@ -44,9 +48,13 @@ class Live:
         )
 
 
-@pytest.fixture
-def live() -> Iterator[Live]:
-    app = create_app(Settings(admin_token=TOKEN), MemoryStore(), background=False)
+@pytest.fixture(params=["memory", "cassandra"])
+def live(request: pytest.FixtureRequest) -> Iterator[Live]:
+    store: Store = (
+        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
+    )
+    name = f"fr-{uuid.uuid4().hex[:10]}"  # the Cassandra keyspace is shared by the suite
+    app = create_app(Settings(admin_token=TOKEN), store, background=False)
     sock = listening_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn_config(app, host="127.0.0.1", port=port, log_level="warning"))
@@ -57,17 +65,17 @@ def live() -> Iterator[Live]:
     try:
         base = f"http://127.0.0.1:{port}"
         admin = {"Authorization": f"Bearer {TOKEN}"}
-        account = httpx.post(f"{base}/api/v1/accounts", json="acct", headers=admin, timeout=10)
+        account = httpx.post(f"{base}/api/v1/accounts", json=name, headers=admin, timeout=10)
         assert account.status_code == 201, account.text
         key = account.json()["keys"]["primary"]
         created = httpx.post(
-            f"{base}/api/v1/accounts/acct/queues",
+            f"{base}/api/v1/accounts/{name}/queues",
             json={"queueName": "orders.v1"},
             headers={"Authorization": f"Key {key}"},
             timeout=10,
         )
         assert created.status_code == 201, created.text
-        yield Live("127.0.0.1", port, key)
+        yield Live("127.0.0.1", port, key, name)
     finally:
         server.should_exit = True
         thread.join(timeout=30)
