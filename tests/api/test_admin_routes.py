@@ -83,7 +83,9 @@ def test_debug_routes(server: Server, account: AccountCtx) -> None:
     with server.admin() as c:
         assert [x["queueName"] for x in c.get(base).json()] == ["dbg"]
         current = c.get(f"{base}/dbg/buckets/current/messages").json()
-        assert [m["monoton"] for m in current] == [0, 1] and current[0]["deliveryCount"] == 1
+        assert [m["monoton"] for m in current] == [0, 1]
+        # One of the two was delivered (a queue picks at random within a bucket by default).
+        assert sorted(m["deliveryCount"] for m in current) == [0, 1]
         assert [m["message"] for m in c.get(f"{base}/dbg/buckets/1/messages").json()] == ["m2"]
         assert c.get(f"{base}/dbg/messages/2").json()["message"] == "m2"
         assert c.get(f"{base}/dbg/messages/99").status_code == 404
