@@ -25,21 +25,6 @@ class _Seen:
     since: int
 
 
-@dataclass(frozen=True)
-class Lag:
-    reader: int
-    invisibility: int
-    repair: int
-
-    @property
-    def invisibility_behind(self) -> int:
-        return self.reader - self.invisibility
-
-    @property
-    def repair_behind(self) -> int:
-        return self.reader - self.repair
-
-
 class StallWatch:
     def __init__(self, ctx: EngineContext) -> None:
         self._ctx = ctx

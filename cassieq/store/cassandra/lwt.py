@@ -58,9 +58,6 @@ class LwtTally:
     def lwt_outcome(self, primitive: str, event: LwtEvent) -> None:
         self.counts[(primitive, event)] += 1
 
-    def of(self, event: LwtEvent) -> int:
-        return sum(n for (_, e), n in self.counts.items() if e == event)
-
 
 @dataclass(frozen=True)
 class LwtRetry:

@@ -296,10 +296,12 @@ class CassandraStore:
             finalized = bool(markers) and markers[0].finalized_at is not None
             return REJECTED if finalized else CONTENDED
 
-        applied, _ = await self._lwt("insert_messages", batch, (), resolve)
-        # Not applied: the bucket is finalized, or some row exists already, which can only
-        # be ours (an earlier try that timed out and was completed since).
-        return applied or await written()
+        applied, answer = await self._lwt("insert_messages", batch, (), resolve)
+        if applied or answer is None:
+            return applied  # answered, or settled by the read back (which saw no row)
+        # Cassandra said not applied: the bucket is finalized, or a row exists already,
+        # which can only be ours (an earlier try of this write).
+        return await written()
 
     async def cas_message(
         self,
