@@ -10,8 +10,12 @@ import click
 
 from cassieq.config import Settings
 
+# The shortest operator token or receipt secret `cassieq serve` accepts.
+MIN_SECRET_LENGTH = 32
+
 if TYPE_CHECKING:
     from cassieq.devtools.cluster import ClusterConfig
+    from cassieq.engine import QueueEngine
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -19,7 +23,8 @@ if TYPE_CHECKING:
 def cli() -> None:
     """cassieq: a message queue on Apache Cassandra.
 
-    Server and tooling: dev, serve, cassandra, schema, openapi, pipeline (Spark jobs).
+    Server and tooling: dev, serve, cassandra, schema, secrets, openapi, pipeline (Spark
+    jobs).
     Client commands (they talk to a server over HTTP): account, key, queue, put, get, ack,
     update, drain, stats, grant.
     """
@@ -310,8 +315,11 @@ def dev(
 
     from cassieq.engine.accounts import new_key
 
-    token = admin_token or os.environ.get("CASSIEQ_ADMIN_TOKEN") or secrets.token_urlsafe(24)
+    token = admin_token or os.environ.get("CASSIEQ_ADMIN_TOKEN") or secrets.token_urlsafe(32)
     settings = Settings.from_env(host=host, port=port, admin_token=token, admin_port=admin_port)
+    if problem := secret_length_problem(settings):
+        # A dev server is for this machine: a short token is allowed, but said to be one.
+        _err(f"warning: {problem} (accepted by `cassieq dev` only; `cassieq serve` refuses it)")
     if settings.admin_port is None:
         # Like CassieQ's dev image: the application on 8080, the admin routes on 8081.
         settings = msgspec.structs.replace(settings, admin_port=8081)
@@ -319,10 +327,9 @@ def dev(
     primary = dev_key or os.environ.get("CASSIEQ_DEV_KEY") or new_key()
 
     async def ensure_dev_account() -> dict[str, str]:
-        from cassieq.engine import QueueEngine
         from cassieq.engine.errors import AccountExists
 
-        accounts = QueueEngine(store).accounts
+        accounts = _engine(settings, store).accounts
         try:
             created = await accounts.create("dev", {"primary": primary, "secondary": new_key()})
         except AccountExists:
@@ -350,11 +357,97 @@ def serve() -> None:
     from cassieq.store.cassandra import CassandraStore, CassandraUnavailable
 
     settings = Settings.from_env()
+    if problem := secret_length_problem(settings):
+        raise click.ClickException(problem)
     try:
         _, store = CassandraStore.from_settings(settings)
     except CassandraUnavailable as exc:
         raise click.ClickException(str(exc)) from exc
     _serve(settings, store)
+
+
+def secret_length_problem(settings: Settings) -> str | None:
+    """Why the configured operator token or receipt secret is too short to be safe, or None.
+
+    Both are bearer secrets a remote attacker can test guesses against (the token online,
+    a receipt secret offline from one receipt): shorter than MIN_SECRET_LENGTH characters,
+    they may be guessed."""
+    for variable, value in (
+        ("CASSIEQ_ADMIN_TOKEN", settings.admin_token),
+        ("CASSIEQ_RECEIPT_SECRET", settings.receipt_secret),
+        ("CASSIEQ_RECEIPT_SECRET_PREVIOUS", settings.receipt_secret_previous),
+    ):
+        if value is not None and len(value) < MIN_SECRET_LENGTH:
+            return (
+                f"{variable} is {len(value)} characters long: use at least "
+                f"{MIN_SECRET_LENGTH} random characters (e.g. `openssl rand -base64 32`)"
+            )
+    return None
+
+
+def _engine(settings: Settings, store: Any) -> QueueEngine:
+    """An engine on ``store`` that seals account keys as the server does."""
+    from cassieq.auth.keyring import parse_key_encryption_key
+    from cassieq.engine import QueueEngine
+
+    kek = settings.key_encryption_key
+    return QueueEngine(
+        store, key_encryption_key=None if kek is None else parse_key_encryption_key(kek)
+    )
+
+
+# --------------------------------------------------------------------------- secrets
+
+
+@cli.group("secrets")
+def secrets_group() -> None:
+    """The keyspace's own secrets (used when CASSIEQ_RECEIPT_SECRET is unset)."""
+
+
+@secrets_group.command("rotate-receipt")
+@click.option(
+    "--grace-seconds",
+    type=click.IntRange(min=0),
+    default=None,
+    help="How long receipts signed with the replaced secret still verify "
+    "($CASSIEQ_RECEIPT_SECRET_GRACE_SECONDS, default 86400; 0 after a leak).",
+)
+def secrets_rotate_receipt(grace_seconds: int | None) -> None:
+    """Replace the keyspace's receipt signing secret with a new random one.
+
+    Every server signs with the new one within a minute, and accepts one signed with it at
+    once; receipts signed with the replaced one verify for --grace-seconds more. Rotating
+    again within that window drops the secret before it."""
+    import asyncio
+    from datetime import UTC, datetime
+
+    from cassieq.engine.keyspace_secrets import RECEIPT_SECRET
+    from cassieq.store.cassandra import CassandraStore, CassandraUnavailable
+
+    settings = Settings.from_env()
+    grace = settings.receipt_secret_grace_seconds if grace_seconds is None else grace_seconds
+    if grace < 0:
+        raise click.ClickException("CASSIEQ_RECEIPT_SECRET_GRACE_SECONDS cannot be negative")
+    try:
+        cluster, store = CassandraStore.from_settings(settings)
+    except CassandraUnavailable as exc:
+        raise click.ClickException(str(exc)) from exc
+    try:
+        from cassieq.engine import QueueEngine
+
+        rotated = asyncio.run(QueueEngine(store).secrets.rotate(RECEIPT_SECRET, grace * 1000))
+    finally:
+        cluster.shutdown()
+    until = datetime.fromtimestamp((rotated.previous_until or 0) / 1000, UTC)
+    click.echo(
+        f"receipt secret of keyspace {settings.keyspace} rotated (version {rotated.version}); "
+        f"receipts signed with the previous one verify until {until:%Y-%m-%dT%H:%M:%SZ}"
+    )
+    if settings.receipt_secret:
+        _err(
+            "note: CASSIEQ_RECEIPT_SECRET is set here; servers configured with it sign with "
+            "that, not with the keyspace's secret"
+        )
 
 
 @cli.command()

@@ -27,7 +27,16 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # A second listener for the operator routes (CassieQ's admin port), when set.
     admin_port: int | None = None
     admin_token: str | None = None
+    # Signs pop receipts; unset: the keyspace's own random secret (`secrets` table).
     receipt_secret: str | None = None
+    # The receipt secret before the current one (rotation by environment): still accepted
+    # for receipt_secret_grace_seconds after the server starts.
+    receipt_secret_previous: str | None = None
+    # How long a replaced receipt secret still verifies (rotation by env or by
+    # `cassieq secrets rotate-receipt`).
+    receipt_secret_grace_seconds: int = 86_400
+    # 32 bytes, base64url: encrypts account keys at rest; unset: the keyspace's own key.
+    key_encryption_key: str | None = None
     clock_skew_seconds: int = 60
     log_format: LogFormat = "console"
     log_level: LogLevel = "info"

@@ -266,3 +266,19 @@ class StatsSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     ack_latency_p95_ms: float | None
     ack_latency_p99_ms: float | None
     rows_scanned: int
+
+
+class KeyspaceSecret(msgspec.Struct, frozen=True, kw_only=True):
+    """A random secret every server of a keyspace shares, made once by the first server that
+    needs it (first writer wins) and never derived from anything else.
+
+    A rotation replaces ``value`` (``version`` + 1) and keeps the one it replaced in
+    ``previous``, still accepted until ``previous_until`` (ms since the epoch).
+    """
+
+    name: str
+    value: str  # base64url of SECRET_BYTES random bytes
+    version: int = 1
+    previous: str | None = None
+    previous_until: int | None = None
+    created_at: int = 0

@@ -36,7 +36,10 @@ _BY_CQL: tuple[tuple[str, str], ...] = (
     ("DELETE FROM", "release_lease"),  # the only conditional delete
     (".leases", "acquire_lease"),
     ("INTO {ks}.accounts", "insert_account"),
+    ("IF keys[?] = ?", "replace_key"),  # before add_key: both set keys[?]
     (".accounts SET keys", "add_key"),
+    ("INTO {ks}.secrets", "insert_secret"),
+    (".secrets SET", "replace_secret"),
     ("INTO {ks}.queues", "insert_queue"),
     (".queues SET", "replace_queue"),
 )

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import hmac
-import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from litestar import Litestar, Router
@@ -24,25 +21,44 @@ from cassieq.api.messages import MessageController
 from cassieq.api.permissions import PermissionController
 from cassieq.api.queues import QueueController, QueueStatisticsV2Controller
 from cassieq.api.state import AppState
-from cassieq.auth.receipts import ReceiptCodec
+from cassieq.auth.keyring import parse_key_encryption_key
+from cassieq.auth.receipt_keys import ReceiptSecrets, ReceiptSigner
 from cassieq.config import Settings
 from cassieq.engine import Clock, QueueEngine
 from cassieq.engine.background import BackgroundWorker
-from cassieq.store.base import Store
+from cassieq.engine.keyspace_secrets import RECEIPT_SECRET
+from cassieq.store.base import Store, StoreError
 
 SETTLE_ON_SHUTDOWN_S = 5.0
 
 
-def receipt_secret(settings: Settings) -> str:
-    """Receipts must verify on every server: an explicit secret, else one derived from the
-    operator token, else (dev only) a random one that lives as long as the process."""
+def receipt_secrets(
+    settings: Settings, engine: QueueEngine
+) -> Callable[[], Awaitable[ReceiptSecrets]]:
+    """Where the receipt secrets come from. Never from the operator token: one receipt
+    would let anyone test guesses of the token offline.
+
+    CASSIEQ_RECEIPT_SECRET (and CASSIEQ_RECEIPT_SECRET_PREVIOUS, accepted for the grace
+    period after start) when set; else the keyspace's own random secret, shared by every
+    server of the keyspace and rotated by `cassieq secrets rotate-receipt`."""
     if settings.receipt_secret:
-        return settings.receipt_secret
-    if settings.admin_token:
-        return hmac.new(
-            settings.admin_token.encode(), b"cassieq pop receipts", hashlib.sha256
-        ).hexdigest()
-    return secrets.token_hex(32)
+        grace_ms = settings.receipt_secret_grace_seconds * 1000
+        fixed = ReceiptSecrets(
+            current=settings.receipt_secret,
+            previous=settings.receipt_secret_previous,
+            previous_until=engine.ctx.clock.now() + grace_ms,
+        )
+
+        async def given() -> ReceiptSecrets:
+            return fixed
+
+        return given
+
+    async def from_keyspace() -> ReceiptSecrets:
+        secret = await engine.secrets.get_or_create(RECEIPT_SECRET)
+        return ReceiptSecrets(secret.value, secret.previous, secret.previous_until)
+
+    return from_keyspace
 
 
 def create_app(
@@ -53,16 +69,24 @@ def create_app(
     background: bool = True,
     open_admin_port: bool = False,
 ) -> Litestar:
-    engine = QueueEngine(store, clock)
+    kek = settings.key_encryption_key
+    engine = QueueEngine(
+        store, clock, key_encryption_key=None if kek is None else parse_key_encryption_key(kek)
+    )
+    receipts = ReceiptSigner(receipt_secrets(settings, engine), engine.ctx.clock.now)
     state = AppState(
         settings=settings,
         engine=engine,
-        receipts=ReceiptCodec(receipt_secret(settings)),
+        receipts=receipts,
         open_admin_port=open_admin_port,
     )
 
     @asynccontextmanager
     async def lifespan(_: Litestar) -> AsyncIterator[None]:
+        # Read (or, first server of the keyspace, create) the receipt secret before the
+        # first request; a store that does not answer yet only defers it to first use.
+        with contextlib.suppress(StoreError):
+            await receipts.start()
         worker = BackgroundWorker(engine)
         if background:
             worker.start()

@@ -130,7 +130,7 @@ class MessageController(Controller):
             return Response(None, status_code=204)
         return Response(
             GetMessageBody(
-                pop_receipt=app.receipts.encode(account, queue, got.receipt),
+                pop_receipt=await app.receipts.encode(account, queue, got.receipt),
                 message=got.message,
                 delivery_count=got.delivery_count,
                 message_tag=got.tag,
@@ -161,7 +161,7 @@ class MessageController(Controller):
             account, queue, receipt, data.message, data.new_invisibility_seconds
         )
         return UpdateMessageBody(
-            pop_receipt=app.receipts.encode(account, queue, new), message_tag=new.tag
+            pop_receipt=await app.receipts.encode(account, queue, new), message_tag=new.tag
         )
 
     @delete(
@@ -190,7 +190,7 @@ async def _receipt_for(app: AppState, account: str, queue: str, token: str) -> P
     malformed or forged one is a bad parameter (400)."""
     await app.engine.queues.get(account, queue)
     try:
-        return app.receipts.decode(account, queue, token)
+        return await app.receipts.decode(account, queue, token)
     except ReceiptOfAnotherQueue as exc:
         raise StaleReceipt(str(exc)) from None
 

@@ -1,10 +1,10 @@
-"""What the app keeps for its handlers: settings, the engine, the receipt codec."""
+"""What the app keeps for its handlers: settings, the engine, the receipt signer."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cassieq.auth.receipts import ReceiptCodec
+from cassieq.auth.receipt_keys import ReceiptSigner
 from cassieq.config import Settings
 from cassieq.engine import QueueEngine
 
@@ -13,7 +13,7 @@ from cassieq.engine import QueueEngine
 class AppState:
     settings: Settings
     engine: QueueEngine
-    receipts: ReceiptCodec
+    receipts: ReceiptSigner
     # `cassieq dev` only: requests on the admin port from loopback need no operator token,
     # as on CassieQ's dev image. Never set from the environment.
     open_admin_port: bool = False

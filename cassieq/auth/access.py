@@ -9,6 +9,7 @@ the account, so keys rotate without downtime.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -135,8 +136,15 @@ def _any_key_signed(req: AccessRequest, signature: str, to_sign: str) -> bool:
 
 
 def admin_token_matches(header: str, token: str | None) -> bool:
-    scheme, _, presented = header.partition(" ")
+    """``Bearer <token>``, the scheme in any case (RFC 9110: schemes are case-insensitive).
+
+    Both sides are hashed first: compare_digest's time still depends on whether the
+    lengths differ, a SHA-256 digest's length never does, so timing tells nothing about
+    the token's length either."""
+    scheme, _, presented = header.strip().partition(" ")
     presented = presented.strip()
-    if not token or not presented or scheme != "Bearer":
+    if not token or not presented or scheme.lower() != "bearer":
         return False
-    return hmac.compare_digest(presented.encode(), token.encode())
+    return hmac.compare_digest(
+        hashlib.sha256(presented.encode()).digest(), hashlib.sha256(token.encode()).digest()
+    )

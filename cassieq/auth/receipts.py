@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 from itsdangerous import BadSignature, URLSafeSerializer
 
@@ -12,13 +14,21 @@ class InvalidReceipt(ValueError):
     """Not a receipt this service issued (forged, edited or truncated)."""
 
 
+class UnverifiedReceipt(InvalidReceipt):
+    """Its signature verifies under none of the secrets in use (forged, edited, or signed
+    with a secret this server has not read yet)."""
+
+
 class ReceiptOfAnotherQueue(InvalidReceipt):
     """A genuine receipt, issued for another queue: stale here (409), not malformed."""
 
 
 class ReceiptCodec:
-    def __init__(self, secret: str) -> None:
-        self._serializer = URLSafeSerializer(secret, salt="cassieq.pop-receipt")
+    def __init__(self, secret: str, previous: Sequence[str] = ()) -> None:
+        # itsdangerous signs with the last key and verifies with any of them: a receipt
+        # signed before a rotation still verifies while its secret is listed here.
+        keys = [*previous, secret]
+        self._serializer = URLSafeSerializer(keys, salt="cassieq.pop-receipt")
 
     def encode(self, account: str, queue: str, receipt: PopReceipt) -> str:
         return str(self._serializer.dumps([account, queue, *msgspec.to_builtins(receipt)]))
@@ -27,7 +37,7 @@ class ReceiptCodec:
         try:
             payload = self._serializer.loads(token)
         except BadSignature as exc:
-            raise InvalidReceipt("the pop receipt is not valid (forged or edited)") from exc
+            raise UnverifiedReceipt("the pop receipt is not valid (forged or edited)") from exc
         try:
             receipt_account, receipt_queue, *fields = payload
             receipt = msgspec.convert(fields, PopReceipt)

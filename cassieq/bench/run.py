@@ -219,7 +219,7 @@ async def _server(settings: Settings, keyspace: str) -> AsyncIterator[HttpTarget
     """A `cassieq serve` in its own process with an account of its own; yields a target
     that drives it."""
     port = free_port()
-    token = secrets.token_urlsafe(16)
+    token = secrets.token_urlsafe(32)  # `cassieq serve` refuses fewer than 32 characters
     env = {
         **os.environ,
         "CASSIEQ_KEYSPACE": keyspace,

@@ -5,6 +5,9 @@ from __future__ import annotations
 import base64
 import secrets
 
+import msgspec
+
+from cassieq.engine.account_keys import AccountKeys
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import (
     AccountExists,
@@ -13,6 +16,7 @@ from cassieq.engine.errors import (
     KeyExists,
     KeyNotFound,
 )
+from cassieq.engine.keyspace_secrets import KeyspaceSecrets
 from cassieq.engine.recent import Recent
 from cassieq.model import Account, name_problem
 
@@ -25,17 +29,48 @@ def new_key() -> str:
 
 
 class Accounts:
-    def __init__(self, ctx: EngineContext) -> None:
+    def __init__(
+        self,
+        ctx: EngineContext,
+        secrets: KeyspaceSecrets | None = None,
+        key_encryption_key: bytes | None = None,
+    ) -> None:
         self._ctx = ctx
-        self._cache: Recent[str, Account] = Recent(
-            ctx, ctx.tuning.account_cache_ms, max_entries=10_000
-        )
+        self._keys = AccountKeys(ctx, secrets or KeyspaceSecrets(ctx), key_encryption_key)
+        ttl, entries = ctx.tuning.account_cache_ms, ctx.tuning.account_cache_entries
+        self._cache: Recent[str, Account] = Recent(ctx, ttl, max_entries=entries)
+        # Names found missing, trusted as long, bounded apart: names sprayed at random
+        # neither grow memory nor push the real accounts out.
+        self._unknown: Recent[str, bool] = Recent(ctx, ttl, max_entries=entries)
+        self._creates = 0  # accounts created through this server (see get_for_auth)
 
     async def get_for_auth(self, name: str) -> Account:
         """The account for checking credentials, trusted for ``account_cache_ms``: every
         request would otherwise read it. Changes made through this server apply at once;
-        a key deleted through another server stops working here within that time."""
-        return await self._cache.get_or_load(name, lambda: self.get(name))
+        a key deleted through another server stops working here within that time.
+
+        A name found missing is remembered as long: a second lookup costs the same whether
+        the account exists or not, so answer times do not tell which names exist. An
+        account created through this server is known here at once; one created through
+        another server, within that time."""
+        if name_problem("accountName", name):
+            # No account can have this name: nothing to read, nothing to remember.
+            raise AccountNotFound(f"account {name!r} not found")
+        if self._unknown.get(name):
+            raise AccountNotFound(f"account {name!r} not found")
+        known = self._cache.get(name)
+        if known is not None:
+            return known
+        creates = self._creates
+        try:
+            account = await self.get(name)
+        except AccountNotFound:
+            # Not when an account was created here while this read ran: it may be this one.
+            if creates == self._creates:
+                self._unknown.put(name, True)
+            raise
+        self._cache.put(name, account)
+        return account
 
     async def create(self, name: str, keys: dict[str, str] | None = None) -> Account:
         if problem := name_problem("accountName", name):
@@ -45,19 +80,23 @@ class Accounts:
             keys=keys or {k: new_key() for k in DEFAULT_KEY_NAMES},
             created_at=self._ctx.clock.now(),
         )
-        if not await self._ctx.store.insert_account(account):
+        sealed = await self._keys.seal(name, account.keys)
+        stored = msgspec.structs.replace(account, keys=sealed)
+        if not await self._ctx.store.insert_account(stored):
             raise AccountExists(f"account {name!r} already exists")
+        self._creates += 1
+        self._unknown.drop(name)
         self._ctx.log.info("account_created", account=name)
-        return account
+        return account  # the plaintext keys, for the operator who created it
 
     async def get(self, name: str) -> Account:
         account = await self._ctx.store.read_account(name)
         if account is None:
             raise AccountNotFound(f"account {name!r} not found")
-        return account
+        return await self._keys.open(account)
 
     async def list(self) -> list[Account]:
-        return await self._ctx.store.list_accounts()
+        return [await self._keys.open(a) for a in await self._ctx.store.list_accounts()]
 
     async def delete(self, name: str) -> None:
         self._cache.drop(name)
@@ -69,8 +108,9 @@ class Accounts:
             raise InvalidArgument(problem)
         await self.get(account)
         key = new_key()
+        sealed = (await self._keys.seal(account, {key_name: key}))[key_name]
         self._cache.drop(account)
-        if not await self._ctx.store.add_key(account, key_name, key):
+        if not await self._ctx.store.add_key(account, key_name, sealed):
             raise KeyExists(f"account {account!r} already has a key named {key_name!r}")
         self._ctx.log.info("key_added", account=account, key_name=key_name)
         return key

@@ -24,6 +24,8 @@ class Tuning:
     queue_cache_ms: int = 2_000
     # How long an account (its keys) is trusted for authentication without re-reading it.
     account_cache_ms: int = 2_000
+    # How many accounts, and apart from them how many names found missing, are remembered.
+    account_cache_entries: int = 10_000
     lease_ttl_ms: int = 30_000
     # Deletion jobs wait this long (well past queue_cache_ms) before removing rows.
     deletion_grace_ms: int = 10_000

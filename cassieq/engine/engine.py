@@ -13,6 +13,7 @@ from cassieq.engine.delivery import Deliverer
 from cassieq.engine.errors import InvalidArgument
 from cassieq.engine.hints import BucketHints
 from cassieq.engine.invisibility import InvisibilitySide
+from cassieq.engine.keyspace_secrets import KeyspaceSecrets
 from cassieq.engine.leases import Leases
 from cassieq.engine.monotons import MonotonStrategy
 from cassieq.engine.publisher import Publisher
@@ -42,6 +43,7 @@ class QueueEngine:
         tuning: Tuning | None = None,
         monotons: MonotonStrategy = "grouped",
         instance_id: str | None = None,
+        key_encryption_key: bytes | None = None,
     ) -> None:
         self.ctx = EngineContext(
             store=store,
@@ -49,7 +51,9 @@ class QueueEngine:
             tuning=tuning or Tuning(),
             instance_id=instance_id or secrets.token_hex(8),
         )
-        self.accounts = Accounts(self.ctx)
+        self.secrets = KeyspaceSecrets(self.ctx)
+        # Account keys are sealed under this key, or (None) the keyspace's own random one.
+        self.accounts = Accounts(self.ctx, self.secrets, key_encryption_key)
         self.queues = QueueDirectory(self.ctx)
         self.leases = Leases(self.ctx)
         hints = BucketHints(self.ctx)

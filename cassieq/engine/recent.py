@@ -53,5 +53,8 @@ class Recent(Generic[K, V]):
         while len(self._values) > self._max_entries:
             self._values.popitem(last=False)
 
+    def __len__(self) -> int:
+        return len(self._values)
+
     def drop(self, key: K) -> None:
         self._values.pop(key, None)

@@ -19,6 +19,7 @@ from cassieq.model import (
     BucketState,
     DeletionJob,
     InvisibilityState,
+    KeyspaceSecret,
     MessageRow,
     QueueDefinition,
     QueueId,
@@ -66,6 +67,22 @@ class Store(Protocol):
         ...
 
     async def remove_key(self, account: str, key_name: str) -> None: ...
+
+    async def replace_key(self, account: str, key_name: str, expected: str, new: str) -> bool:
+        """Store ``new`` as the key's value if it is still ``expected`` (a plaintext key
+        re-stored encrypted: never a key deleted meanwhile brought back); True when replaced."""
+        ...
+
+    # ----------------------------------------------------------------- secrets
+    async def read_secret(self, name: str) -> KeyspaceSecret | None: ...
+
+    async def insert_secret(self, secret: KeyspaceSecret) -> bool:
+        """Create the secret unless one of that name exists; True when created."""
+        ...
+
+    async def replace_secret(self, secret: KeyspaceSecret, expected_version: int) -> bool:
+        """Overwrite the secret if its version is still ``expected_version``."""
+        ...
 
     # ----------------------------------------------------------------- queues
     async def insert_queue(self, queue: QueueDefinition) -> QueueDefinition | None:

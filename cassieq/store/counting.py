@@ -11,6 +11,9 @@ LWT_PRIMITIVES = frozenset(
     {
         "insert_account",
         "add_key",
+        "replace_key",
+        "insert_secret",
+        "replace_secret",
         "insert_queue",
         "replace_queue",
         "cas_monoton",

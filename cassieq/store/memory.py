@@ -16,6 +16,7 @@ from cassieq.model import (
     BucketState,
     DeletionJob,
     InvisibilityState,
+    KeyspaceSecret,
     Lease,
     MessageRow,
     QueueDefinition,
@@ -43,6 +44,7 @@ class MemoryStore:
         self._leases: dict[str, Lease] = {}
         self._jobs: dict[QueueId, DeletionJob] = {}
         self._stats: dict[tuple[str, str], StatsSnapshot] = {}
+        self._secrets: dict[str, KeyspaceSecret] = {}
 
     # ----------------------------------------------------------------- accounts
     async def insert_account(self, account: Account) -> bool:
@@ -75,6 +77,31 @@ class MemoryStore:
             self._accounts[account] = Account(
                 name=account, keys=keys, created_at=current.created_at
             )
+
+    async def replace_key(self, account: str, key_name: str, expected: str, new: str) -> bool:
+        current = self._accounts.get(account)
+        if current is None or current.keys.get(key_name) != expected:
+            return False
+        keys = {**current.keys, key_name: new}
+        self._accounts[account] = Account(name=account, keys=keys, created_at=current.created_at)
+        return True
+
+    # ----------------------------------------------------------------- secrets
+    async def read_secret(self, name: str) -> KeyspaceSecret | None:
+        return self._secrets.get(name)
+
+    async def insert_secret(self, secret: KeyspaceSecret) -> bool:
+        if secret.name in self._secrets:
+            return False
+        self._secrets[secret.name] = secret
+        return True
+
+    async def replace_secret(self, secret: KeyspaceSecret, expected_version: int) -> bool:
+        current = self._secrets.get(secret.name)
+        if current is None or current.version != expected_version:
+            return False
+        self._secrets[secret.name] = secret
+        return True
 
     # ----------------------------------------------------------------- queues
     async def insert_queue(self, queue: QueueDefinition) -> QueueDefinition | None:

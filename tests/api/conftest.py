@@ -18,7 +18,7 @@ import pytest
 from cassieq.bench.run import free_port
 from tests.conftest import CassandraNode
 
-ADMIN_TOKEN = "test-operator-" + secrets.token_hex(8)
+ADMIN_TOKEN = "test-operator-" + secrets.token_hex(16)  # serve wants 32+ characters
 
 
 @dataclass

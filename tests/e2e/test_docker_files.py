@@ -135,7 +135,7 @@ def test_compose_commands_run_on_the_host(
                 if k not in ("CASSIEQ_CASSANDRA_HOSTS", "CASSIEQ_KEYSPACE")
             },
         )
-        env["CASSIEQ_ADMIN_TOKEN"] = "compose-test"
+        env["CASSIEQ_ADMIN_TOKEN"] = "compose-test-" + "x" * 32  # serve wants 32+
         if service["command"][0] == "schema":
             done = subprocess.run(
                 [sys.executable, "-m", "cassieq", *service["command"]],

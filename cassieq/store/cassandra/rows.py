@@ -10,6 +10,7 @@ from cassieq.model import (
     BucketState,
     Counts,
     InvisibilityState,
+    KeyspaceSecret,
     MessageRow,
     QueueDefinition,
     QueueOptions,
@@ -21,6 +22,17 @@ def account_of(r: Any) -> Account:
     created = r.created_at
     created_ms = 0 if created is None else round(created.replace(tzinfo=UTC).timestamp() * 1000)
     return Account(name=r.account_name, keys=dict(r.keys or {}), created_at=created_ms)
+
+
+def secret_of(r: Any) -> KeyspaceSecret:
+    return KeyspaceSecret(
+        name=r.name,
+        value=r.value,
+        version=int(r.version or 1),
+        previous=r.previous,
+        previous_until=r.previous_until,
+        created_at=int(r.created_at or 0),
+    )
 
 
 def queue_of(r: Any) -> QueueDefinition:

@@ -46,6 +46,19 @@ class Statements:
             "IF created_at != null AND keys[?] = null"
         )
         self.key_remove = p("DELETE keys[?] FROM accounts WHERE account_name = ?")
+        self.key_replace = p(
+            "UPDATE accounts SET keys[?] = ? WHERE account_name = ? IF keys[?] = ?"
+        )
+
+        secret_columns = "name, value, version, previous, previous_until, created_at"  # noqa: S105
+        self.secret_read = p(f"SELECT {secret_columns} FROM secrets WHERE name = ?")
+        self.secret_insert = p(
+            f"INSERT INTO secrets ({secret_columns}) VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS"
+        )
+        self.secret_replace = p(
+            "UPDATE secrets SET value = ?, version = ?, previous = ?, previous_until = ? "
+            "WHERE name = ? IF version = ?"
+        )
 
         self.queue_insert = p(
             f"INSERT INTO queues ({QUEUE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "

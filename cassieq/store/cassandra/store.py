@@ -24,6 +24,7 @@ from cassieq.model import (
     BucketState,
     DeletionJob,
     InvisibilityState,
+    KeyspaceSecret,
     MessageRow,
     QueueDefinition,
     QueueId,
@@ -46,6 +47,7 @@ from cassieq.store.cassandra.rows import (
     message_values,
     queue_of,
     queue_params,
+    secret_of,
 )
 from cassieq.store.cassandra.session import connect, consistency_level, execute_async
 from cassieq.store.cassandra.statements import Statements
@@ -195,6 +197,56 @@ class CassandraStore:
 
     async def remove_key(self, account: str, key_name: str) -> None:
         await self._run(self._q.key_remove, (key_name, account))
+
+    async def replace_key(self, account: str, key_name: str, expected: str, new: str) -> bool:
+        async def resolve() -> Outcome:
+            rows = await self._read_serial(self._q.account_read, (account,))
+            stored = (rows[0].keys or {}).get(key_name) if rows else None
+            # A new value is fresh ciphertext (a random nonce): equal means ours.
+            if stored == new:
+                return APPLIED
+            return CONTENDED if stored == expected else REJECTED
+
+        params = (key_name, new, account, key_name, expected)
+        applied, _ = await self._lwt("replace_key", self._q.key_replace, params, resolve)
+        return applied
+
+    # ----------------------------------------------------------------- secrets
+
+    async def read_secret(self, name: str) -> KeyspaceSecret | None:
+        rows = await self._run(self._q.secret_read, (name,))
+        return secret_of(rows[0]) if rows and rows[0].value is not None else None
+
+    async def insert_secret(self, secret: KeyspaceSecret) -> bool:
+        async def resolve() -> Outcome:
+            rows = await self._read_serial(self._q.secret_read, (secret.name,))
+            if not rows or rows[0].value is None:
+                return CONTENDED
+            # A value is random bytes: the stored one is ours only if this insert applied.
+            return APPLIED if rows[0].value == secret.value else REJECTED
+
+        params = (
+            secret.name, secret.value, secret.version, secret.previous, secret.previous_until,
+            secret.created_at,
+        )  # fmt: skip
+        applied, _ = await self._lwt("insert_secret", self._q.secret_insert, params, resolve)
+        return applied
+
+    async def replace_secret(self, secret: KeyspaceSecret, expected_version: int) -> bool:
+        async def resolve() -> Outcome:
+            rows = await self._read_serial(self._q.secret_read, (secret.name,))
+            row = rows[0] if rows else None
+            if row is not None and row.value == secret.value:
+                return APPLIED
+            holds = row is not None and row.version == expected_version
+            return CONTENDED if holds else REJECTED
+
+        params = (
+            secret.value, secret.version, secret.previous, secret.previous_until, secret.name,
+            expected_version,
+        )  # fmt: skip
+        applied, _ = await self._lwt("replace_secret", self._q.secret_replace, params, resolve)
+        return applied
 
     # ----------------------------------------------------------------- queues
 

@@ -1,0 +1,88 @@
+"""Account keys at rest: AES-256-GCM under a key-encryption key (KEK).
+
+A stored key reads ``v1:<kek id>:<base64url(nonce || ciphertext || tag)>``. The associated
+data names the account and the key, so a ciphertext copied into another account's row (or
+under another key name) does not decrypt. The KEK id is a short fingerprint of the KEK: a
+row sealed under another KEK is told apart from a damaged one, without saying anything
+useful about the KEK itself.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+VERSION = "v1"
+KEK_BYTES = 32
+_NONCE_BYTES = 12
+
+
+class UndecryptableKey(ValueError):
+    """A sealed key this KEK cannot open (another KEK, another row, or damaged)."""
+
+
+def parse_key_encryption_key(text: str) -> bytes:
+    """CASSIEQ_KEY_ENCRYPTION_KEY: 32 bytes, base64url (padding optional)."""
+    try:
+        kek = base64.urlsafe_b64decode(text.strip() + "=" * (-len(text.strip()) % 4))
+    except (binascii.Error, ValueError):
+        kek = b""
+    if len(kek) != KEK_BYTES:
+        raise ValueError(
+            "CASSIEQ_KEY_ENCRYPTION_KEY must be 32 random bytes, base64url-encoded (make one "
+            'with: python -c "import base64, secrets; '
+            'print(base64.urlsafe_b64encode(secrets.token_bytes(32)).decode())")'
+        )
+    return kek
+
+
+def is_sealed(stored: str) -> bool:
+    """Keys are base64url (no ':'), so a plaintext key never looks sealed."""
+    return stored.startswith(VERSION + ":")
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _associated_data(account: str, key_name: str) -> bytes:
+    # Names never hold NUL (their alphabet is [a-zA-Z0-9_.-]): the joining is unambiguous.
+    return b"\0".join((b"cassieq account key", account.encode(), key_name.encode()))
+
+
+class KeyCipher:
+    def __init__(self, kek: bytes) -> None:
+        if len(kek) != KEK_BYTES:
+            raise ValueError(f"a key-encryption key is {KEK_BYTES} bytes")
+        self._aead = AESGCM(kek)
+        self.kek_id = hashlib.sha256(b"cassieq kek id\0" + kek).hexdigest()[:8]
+
+    def seal(self, account: str, key_name: str, key: str) -> str:
+        nonce = os.urandom(_NONCE_BYTES)
+        sealed = self._aead.encrypt(nonce, key.encode(), _associated_data(account, key_name))
+        return f"{VERSION}:{self.kek_id}:{_b64(nonce + sealed)}"
+
+    def open(self, account: str, key_name: str, stored: str) -> str:
+        version, _, rest = stored.partition(":")
+        kek_id, _, body = rest.partition(":")
+        if version != VERSION or not body:
+            raise UndecryptableKey("not a sealed key of a known format")
+        if kek_id != self.kek_id:
+            raise UndecryptableKey(f"sealed under another key-encryption key (id {kek_id})")
+        try:
+            raw = _unb64(body)
+            plain = self._aead.decrypt(
+                raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], _associated_data(account, key_name)
+            )
+            return plain.decode()
+        except (binascii.Error, ValueError, InvalidTag, UnicodeDecodeError) as exc:
+            raise UndecryptableKey("does not decrypt for this account and key name") from exc
