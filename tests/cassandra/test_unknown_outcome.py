@@ -14,7 +14,7 @@ import msgspec
 import pytest
 from cassandra import Unavailable
 
-from cassieq.model import InvisibilityState, MessageRow, QueueId
+from cassieq.model import Account, InvisibilityState, KeyspaceSecret, MessageRow, QueueId
 from cassieq.store.base import LwtUndecided
 from cassieq.store.cassandra import CassandraStore, LwtRetry
 from tests.lwt_faults import Mode, TimeoutInjectingStore, cas_timeout
@@ -130,6 +130,55 @@ async def test_leases(lossy: TimeoutInjectingStore, mode: Mode) -> None:
     await lossy.release_lease(name, "a")
     _timed_out_once(lossy, "release_lease")
     assert await lossy.acquire_lease(name, "b", 700, 1000) is True
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_account_key_replacement(lossy: TimeoutInjectingStore, mode: Mode) -> None:
+    name = f"acct-{uuid.uuid4().hex[:8]}"
+    assert await lossy.insert_account(Account(name=name, keys={"k": "plain"}, created_at=0))
+    lossy.inject("replace_key", mode, times=1)
+    assert await lossy.replace_key(name, "k", "plain", "v1:sealed") is True
+    _timed_out_once(lossy, "replace_key")
+    stored = await lossy.read_account(name)
+    assert stored is not None and stored.keys == {"k": "v1:sealed"}
+    # The condition is false now: a timeout does not make it true.
+    lossy.inject("replace_key", mode, times=1)
+    assert await lossy.replace_key(name, "k", "plain", "v1:other") is False
+    _timed_out_once(lossy, "replace_key")
+    # A deleted key is not brought back.
+    await lossy.remove_key(name, "k")
+    lossy.inject("replace_key", mode, times=1)
+    assert await lossy.replace_key(name, "k", "v1:sealed", "v1:again") is False
+    _timed_out_once(lossy, "replace_key")
+    stored = await lossy.read_account(name)
+    assert stored is not None and stored.keys == {}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_keyspace_secrets(lossy: TimeoutInjectingStore, mode: Mode) -> None:
+    name = f"secret-{uuid.uuid4().hex[:8]}"
+    first = KeyspaceSecret(name=name, value="v-one", created_at=1)
+    lossy.inject("insert_secret", mode, times=1)
+    assert await lossy.insert_secret(first) is True
+    _timed_out_once(lossy, "insert_secret")
+    # Another server's create, through a timeout too: not applied, the first one stays.
+    lossy.inject("insert_secret", mode, times=1)
+    assert await lossy.insert_secret(KeyspaceSecret(name=name, value="v-two")) is False
+    _timed_out_once(lossy, "insert_secret")
+    assert await lossy.read_secret(name) == first
+
+    rotated = KeyspaceSecret(
+        name=name, value="v-three", version=2, previous="v-one", previous_until=9, created_at=1
+    )
+    lossy.inject("replace_secret", mode, times=1)
+    assert await lossy.replace_secret(rotated, 1) is True
+    _timed_out_once(lossy, "replace_secret")
+    assert await lossy.read_secret(name) == rotated
+    stale = KeyspaceSecret(name=name, value="v-four", version=2, previous="v-one")
+    lossy.inject("replace_secret", mode, times=1)
+    assert await lossy.replace_secret(stale, 1) is False
+    _timed_out_once(lossy, "replace_secret")
+    assert await lossy.read_secret(name) == rotated
 
 
 async def test_contention_that_outlasts_every_try_is_undecided(

@@ -162,8 +162,9 @@ async def test_without_one_the_keyspace_key_is_made_once_and_shared(
     stored = await store.inner.read_secret(KEY_ENCRYPTION_SECRET)
     assert stored is not None and len(secret_bytes(stored.value)) == 32
     sealed = (await _raw(store, name))["primary"]
-    assert KeyCipher(secret_bytes(stored.value)).open(name, "primary", sealed) == (
-        created.keys["primary"]
+    assert (
+        KeyCipher(secret_bytes(stored.value)).open(name, "primary", sealed)
+        == (created.keys["primary"])
     )
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.errors import StaleReceipt
-from cassieq.model import Delivery, QueueDefinition, QueueOptions
+from cassieq.model import Account, Delivery, QueueDefinition, QueueOptions
 from cassieq.store.cassandra import CassandraStore, LwtRetry
 from tests.engine.test_holes_and_repair import drain, write_late
 from tests.lwt_faults import LWT_PRIMITIVES, Mode, TimeoutInjectingStore
@@ -91,7 +91,23 @@ async def _accounts_and_queue_lifecycle(engine: QueueEngine, clock: FakeClock) -
     await engine.queues.delete(account, "tmp")
     await engine.create_queue(account, "tmp", QueueOptions(bucket_size=2))
     assert await drain(engine, account, "tmp") == []  # the re-created queue starts empty
+    await _secrets_and_sealing(engine, clock)
     return account
+
+
+async def _secrets_and_sealing(engine: QueueEngine, clock: FakeClock) -> None:
+    """A keyspace secret made and rotated; a plaintext key (an older row) sealed on read."""
+    name = f"s-{uuid.uuid4().hex[:10]}"
+    made = await engine.secrets.get_or_create(name)
+    assert await engine.secrets.get_or_create(name) == made
+    rotated = await engine.secrets.rotate(name, grace_ms=1000)
+    assert rotated.previous == made.value and rotated.version == 2
+    plain = f"p-{uuid.uuid4().hex[:10]}"
+    old_row = Account(name=plain, keys={"k": "plaintext-key"}, created_at=clock.now())
+    assert await engine.ctx.store.insert_account(old_row)
+    assert (await engine.accounts.get(plain)).keys == {"k": "plaintext-key"}
+    stored = await engine.ctx.store.read_account(plain)
+    assert stored is not None and stored.keys["k"].startswith("v1:")
 
 
 async def workload(engine: QueueEngine, clock: FakeClock) -> tuple[Ledger, str, QueueDefinition]:
