@@ -359,6 +359,7 @@ def serve() -> None:
     settings = Settings.from_env()
     if problem := secret_length_problem(settings):
         raise click.ClickException(problem)
+    _key_encryption_key(settings)  # a malformed one is refused before connecting
     try:
         _, store = CassandraStore.from_settings(settings)
     except CassandraUnavailable as exc:
@@ -385,15 +386,18 @@ def secret_length_problem(settings: Settings) -> str | None:
     return None
 
 
-def _engine(settings: Settings, store: Any) -> QueueEngine:
-    """An engine on ``store`` that seals account keys as the server does."""
+def _key_encryption_key(settings: Settings) -> bytes | None:
     from cassieq.auth.keyring import parse_key_encryption_key
-    from cassieq.engine import QueueEngine
 
     kek = settings.key_encryption_key
-    return QueueEngine(
-        store, key_encryption_key=None if kek is None else parse_key_encryption_key(kek)
-    )
+    return None if kek is None else parse_key_encryption_key(kek)
+
+
+def _engine(settings: Settings, store: Any) -> QueueEngine:
+    """An engine on ``store`` that seals account keys as the server does."""
+    from cassieq.engine import QueueEngine
+
+    return QueueEngine(store, key_encryption_key=_key_encryption_key(settings))
 
 
 # --------------------------------------------------------------------------- secrets

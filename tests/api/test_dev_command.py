@@ -45,6 +45,7 @@ def test_dev_server_prints_working_credentials(tmp_path: object) -> None:
         key = re.search(r"^key primary: (\S+)$", text, re.M)
         token = re.search(r"^operator token: (\S+)$", text, re.M)
         assert key and token, text
+        assert len(token.group(1)) >= 32  # as long as `cassieq serve` requires
         # Both ports are printed: the application's and the admin routes'.
         assert f"on http://127.0.0.1:{port} " in text, text
         assert f"admin routes on http://127.0.0.1:{admin_port}/admin/api/v1" in text, text

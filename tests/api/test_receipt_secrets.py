@@ -21,6 +21,7 @@ from cassieq.config import Settings
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.keyspace_secrets import RECEIPT_SECRET
 from cassieq.store.base import Store
+from cassieq.store.counting import CountingStore
 from cassieq.store.memory import MemoryStore
 
 TOKEN = "receipt-test-operator-token-" + "x" * 16
@@ -197,3 +198,31 @@ def test_an_explicit_receipt_secret_signs_and_the_previous_one_verifies_for_a_wh
         assert ack(after, path, key, second) == 400  # past the grace period
     # Not the keyspace's secret: nothing was created there.
     assert asyncio.run(store.read_secret(RECEIPT_SECRET)) is None
+
+
+def test_a_receipt_of_a_newer_secret_makes_a_server_read_the_secrets_again() -> None:
+    """Another server may sign with a secret rotated a moment ago: one that does not verify
+    makes this server re-read the secrets (at most once a second, so forged receipts do
+    not each cost a read)."""
+    store, clock = CountingStore(MemoryStore()), FakeClock()
+    with server(store, clock=clock) as a:  # type: ignore[arg-type]
+        path, key = account_with_message(a)
+        receipt = take(a, path, key)
+        account = path.split("/")[4]
+        old = asyncio.run(_read_receipt_secret(store))  # type: ignore[arg-type]
+        popped = ReceiptCodec(old).decode(account, "q", receipt)
+        rotated = asyncio.run(
+            QueueEngine(store, clock).secrets.rotate(RECEIPT_SECRET, grace_ms=300_000)  # type: ignore[arg-type]
+        )
+        newer = ReceiptCodec(rotated.value).encode(account, "q", popped)
+        clock.advance(2)  # well within the minute between regular re-reads
+        store.reset()
+        assert ack(a, path, key, newer) == 204
+        assert store.calls["read_secret"] == 1
+        forged = ReceiptCodec("f" * 40).encode(account, "q", popped)
+        for _ in range(5):
+            assert ack(a, path, key, forged) == 400
+        assert store.calls["read_secret"] == 1  # within the second: no more reads
+        clock.advance(1)
+        assert ack(a, path, key, forged) == 400
+        assert store.calls["read_secret"] == 2
