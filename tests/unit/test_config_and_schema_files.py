@@ -48,3 +48,13 @@ def test_project_schema_files_load_in_order() -> None:
     migrations = load_migrations(Path(__file__).resolve().parents[2] / "schema" / "cassandra")
     numbers = [m.number for m in migrations]
     assert numbers == sorted(numbers) and numbers[0] == 1
+
+
+def test_every_setting_has_a_row_in_the_readme_configuration_table() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    missing = [
+        f"CASSIEQ_{name.upper()}"
+        for name in Settings.__struct_fields__
+        if f"| `CASSIEQ_{name.upper()}` |" not in readme
+    ]
+    assert missing == []
