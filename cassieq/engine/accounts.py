@@ -116,7 +116,10 @@ class Accounts:
         return key
 
     async def delete_key(self, account: str, key_name: str) -> None:
-        current = await self.get(account)
+        # The stored row, not the opened one: a key that no longer decrypts can be deleted.
+        current = await self._ctx.store.read_account(account)
+        if current is None:
+            raise AccountNotFound(f"account {account!r} not found")
         if key_name not in current.keys:
             raise KeyNotFound(f"account {account!r} has no key named {key_name!r}")
         self._cache.drop(account)

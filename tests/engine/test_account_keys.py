@@ -134,6 +134,9 @@ async def test_a_ciphertext_copied_to_another_account_does_not_decrypt(
     secondary = (await _raw(store, victim))["secondary"]
     assert await store.inner.replace_key(victim, "secondary", secondary, sealed)
     assert set((await engine.accounts.get(victim)).keys) == {"primary"}
+    # A key that does not decrypt can still be deleted.
+    await engine.accounts.delete_key(thief, "primary")
+    assert "primary" not in await _raw(store, thief)
 
 
 async def test_an_explicit_key_encryption_key_is_used_and_no_other(
