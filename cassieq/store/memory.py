@@ -43,6 +43,7 @@ class MemoryStore:
         self._leases: dict[str, Lease] = {}
         self._jobs: dict[QueueId, DeletionJob] = {}
         self._stats: dict[tuple[str, str], StatsSnapshot] = {}
+        self._deleting: dict[str, int] = {}
 
     # ----------------------------------------------------------------- accounts
     async def insert_account(self, account: Account) -> bool:
@@ -57,8 +58,19 @@ class MemoryStore:
     async def list_accounts(self) -> list[Account]:
         return sorted(self._accounts.values(), key=lambda a: a.name)
 
-    async def delete_account(self, name: str) -> None:
-        self._accounts.pop(name, None)
+    async def delete_account(self, name: str, created_at: int) -> None:
+        current = self._accounts.get(name)
+        if current is not None and current.created_at == created_at:
+            del self._accounts[name]
+
+    async def mark_account_deleting(self, name: str, created_at: int, now: int) -> None:
+        self._deleting[name] = created_at
+
+    async def account_deleting(self, name: str) -> int | None:
+        return self._deleting.get(name)
+
+    async def unmark_account_deleting(self, name: str) -> None:
+        self._deleting.pop(name, None)
 
     async def add_key(self, account: str, key_name: str, key: str) -> bool:
         current = self._accounts.get(account)
@@ -244,3 +256,6 @@ class MemoryStore:
 
     async def read_stats_snapshot(self, account: str, queue: str) -> StatsSnapshot | None:
         return self._stats.get((account, queue))
+
+    async def delete_stats_snapshot(self, account: str, queue: str) -> None:
+        self._stats.pop((account, queue), None)
