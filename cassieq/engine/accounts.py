@@ -13,6 +13,7 @@ from cassieq.engine.errors import (
     KeyExists,
     KeyNotFound,
 )
+from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.recent import Recent
 from cassieq.model import Account, name_problem
 
@@ -25,8 +26,9 @@ def new_key() -> str:
 
 
 class Accounts:
-    def __init__(self, ctx: EngineContext) -> None:
+    def __init__(self, ctx: EngineContext, queues: QueueDirectory) -> None:
         self._ctx = ctx
+        self._queues = queues
         self._cache: Recent[str, Account] = Recent(
             ctx, ctx.tuning.account_cache_ms, max_entries=10_000
         )
@@ -60,9 +62,34 @@ class Accounts:
         return await self._ctx.store.list_accounts()
 
     async def delete(self, name: str) -> None:
+        """Delete the account: its queues (their rows by deletion jobs, as a queue DELETE
+        does; their statistics snapshots with them), then the account row and its keys.
+
+        A new account of the same name starts empty. The order makes it so:
+        1. mark the account as being deleted: a queue created in it from now on deletes
+           itself (``QueueDirectory.create`` looks after its insert);
+        2. delete every queue: the version bump hides its messages at once (a re-created
+           queue of that name gets a new version), the deletion job removes the rows;
+        3. delete the account row, only the account marked in 1: while it exists its name
+           cannot be created again, so no new account can meet step 2 half done;
+        4. remove the mark.
+        A crash half way leaves the account (or its mark) in place: deleting it again
+        finishes the work (each step is idempotent; step 2 also runs for an account that
+        is already gone, sweeping what a crash left behind).
+        Other servers trust their cached account (keys) and queue definitions for
+        ``account_cache_ms`` / ``queue_cache_ms`` more at most.
+        """
+        store, now = self._ctx.store, self._ctx.clock.now()
+        account = await store.read_account(name)
+        if account is not None:
+            await store.mark_account_deleting(name, account.created_at, now)
+        queues = await self._queues.delete_all(name)
         self._cache.drop(name)
-        await self._ctx.store.delete_account(name)
-        self._ctx.log.info("account_deleted", account=name)
+        if account is not None:
+            await store.delete_account(name, account.created_at)
+        self._cache.drop(name)
+        await store.unmark_account_deleting(name)
+        self._ctx.log.info("account_deleted", account=name, queues=queues)
 
     async def add_key(self, account: str, key_name: str) -> str:
         if problem := name_problem("keyName", key_name):

@@ -49,8 +49,8 @@ class QueueEngine:
             tuning=tuning or Tuning(),
             instance_id=instance_id or secrets.token_hex(8),
         )
-        self.accounts = Accounts(self.ctx)
         self.queues = QueueDirectory(self.ctx)
+        self.accounts = Accounts(self.ctx, self.queues)
         self.leases = Leases(self.ctx)
         hints = BucketHints(self.ctx)
         self.publisher = Publisher(self.ctx, monotons, hints)
@@ -67,7 +67,6 @@ class QueueEngine:
     async def create_queue(
         self, account: str, name: str, options: QueueOptions, *, error_if_exists: bool = False
     ) -> tuple[QueueDefinition, bool]:
-        await self.accounts.get(account)
         return await self.queues.create(account, name, options, error_if_exists=error_if_exists)
 
     async def put(

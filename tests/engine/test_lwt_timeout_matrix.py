@@ -91,6 +91,13 @@ async def _accounts_and_queue_lifecycle(engine: QueueEngine, clock: FakeClock) -
     await engine.queues.delete(account, "tmp")
     await engine.create_queue(account, "tmp", QueueOptions(bucket_size=2))
     assert await drain(engine, account, "tmp") == []  # the re-created queue starts empty
+    # A deleted account takes its queues with it: one re-created under its name starts empty.
+    await engine.put(account, "tmp", "the old account's")
+    await engine.accounts.delete(account)
+    await engine.accounts.create(account)
+    assert await engine.queues.list(account) == []
+    await engine.create_queue(account, "tmp", QueueOptions(bucket_size=2))
+    assert await drain(engine, account, "tmp") == []
     return account
 
 
