@@ -29,6 +29,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     admin_token: str | None = None
     receipt_secret: str | None = None
     clock_skew_seconds: int = 60
+    # Active queues one account may have; a create beyond it answers 409.
+    max_queues_per_account: int = 1_000
     log_format: LogFormat = "console"
     log_level: LogLevel = "info"
 

@@ -28,6 +28,7 @@ from cassieq.auth.receipts import ReceiptCodec
 from cassieq.config import Settings
 from cassieq.engine import Clock, QueueEngine
 from cassieq.engine.background import BackgroundWorker
+from cassieq.engine.context import Tuning
 from cassieq.store.base import Store
 
 SETTLE_ON_SHUTDOWN_S = 5.0
@@ -53,7 +54,9 @@ def create_app(
     background: bool = True,
     open_admin_port: bool = False,
 ) -> Litestar:
-    engine = QueueEngine(store, clock)
+    engine = QueueEngine(
+        store, clock, tuning=Tuning(max_queues_per_account=settings.max_queues_per_account)
+    )
     state = AppState(
         settings=settings,
         engine=engine,
