@@ -38,6 +38,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # 32 bytes, base64url: encrypts account keys at rest; unset: the keyspace's own key.
     key_encryption_key: str | None = None
     clock_skew_seconds: int = 60
+    # Active queues one account may have; a create beyond it answers 409.
+    max_queues_per_account: int = 1_000
     log_format: LogFormat = "console"
     log_level: LogLevel = "info"
 

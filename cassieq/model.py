@@ -124,9 +124,21 @@ class MessageRow(msgspec.Struct, frozen=True, kw_only=True):
     republished_to: int | None = None  # repair moved this late write to that monoton
     acked_at: int | None = None
     change: str = ""  # token of the write that made this state (resolves unknown LWT outcomes)
+    # Past its deliveries and kept, not delivered again, while its dead-letter queue does not
+    # exist (looked at again at next_visible_on): never dropped.
+    dlq_held: bool = False
+    # Where its dead-letter copy goes: that queue's version and a monoton of it, recorded
+    # before the copy is written, so a redone move writes the same row, not a second copy.
+    dlq_version: int | None = None
+    dlq_monoton: int | None = None
 
     def visible(self, now: int) -> bool:
         return not self.acked and self.next_visible_on <= now
+
+    @property
+    def dead_letter_pending(self) -> bool:
+        """Kept for its dead-letter queue, or being moved there (not yet retired)."""
+        return not self.acked and (self.dlq_held or self.dlq_monoton is not None)
 
     def late_write(self, sealed_at: int | None) -> bool:
         """Written after the reader sealed its bucket and never delivered: repair's to move.
@@ -230,6 +242,9 @@ class Statistics(msgspec.Struct, frozen=True, kw_only=True):
     delivered: int
     acked: int
     dead_lettered: int
+    # Past maxDeliveryCount and still in the queue: held while the dead-letter queue does
+    # not exist, or being moved there. Part of ``size`` (nothing is dropped).
+    dead_letter_pending: int = 0
 
 
 class Lease(msgspec.Struct, frozen=True, kw_only=True):

@@ -26,6 +26,7 @@ from cassieq.auth.receipt_keys import ReceiptSecrets, ReceiptSigner
 from cassieq.config import Settings
 from cassieq.engine import Clock, QueueEngine
 from cassieq.engine.background import BackgroundWorker
+from cassieq.engine.context import Tuning
 from cassieq.engine.keyspace_secrets import RECEIPT_SECRET
 from cassieq.store.base import Store, StoreError
 
@@ -71,7 +72,10 @@ def create_app(
 ) -> Litestar:
     kek = settings.key_encryption_key
     engine = QueueEngine(
-        store, clock, key_encryption_key=None if kek is None else parse_key_encryption_key(kek)
+        store,
+        clock,
+        tuning=Tuning(max_queues_per_account=settings.max_queues_per_account),
+        key_encryption_key=None if kek is None else parse_key_encryption_key(kek),
     )
     receipts = ReceiptSigner(receipt_secrets(settings, engine), engine.ctx.clock.now)
     state = AppState(

@@ -179,6 +179,9 @@ class StatisticsBody(msgspec.Struct, frozen=True, rename="camel", omit_defaults=
     delivered: int
     acked: int
     dead_lettered: int
+    # Past maxDeliveryCount and still in the queue (part of size): held while its
+    # dead-letter queue does not exist, or being moved there.
+    dead_letter_pending: int
     # Only with ?detail=true, and only once the stats job has written a snapshot of this
     # queue: left out otherwise.
     detail: StatisticsDetailBody | None = None
@@ -192,6 +195,7 @@ class StatisticsBody(msgspec.Struct, frozen=True, rename="camel", omit_defaults=
             delivered=s.delivered,
             acked=s.acked,
             dead_lettered=s.dead_lettered,
+            dead_letter_pending=s.dead_letter_pending,
             detail=None if detail is None else StatisticsDetailBody.of(detail),
         )
 

@@ -19,7 +19,6 @@ from cassieq.api.empty import EmptyResponse, empty
 from cassieq.api.errors import errors
 from cassieq.api.security import account_guard
 from cassieq.api.state import AppState
-from cassieq.engine.errors import InvalidArgument
 from cassieq.model import AuthorizationLevel as L
 
 AUTH_ERRORS = (400, 401, 403)
@@ -43,7 +42,9 @@ class QueueController(Controller):
     @post(
         operation_id="createQueue",
         opt={"level": L.CREATE_QUEUE},
-        summary="Create a queue (201), or find it existing (200; 409 with errorIfExists=true)",
+        summary="Create a queue (201), or find it existing (200; 409 with errorIfExists=true); "
+        "409 when the account has CASSIEQ_MAX_QUEUES_PER_ACCOUNT queues already; 422 when "
+        "dlqName names no existing queue",
         responses={
             200: empty("It already existed (empty body)"),
             201: empty("Created (empty body)"),
@@ -60,13 +61,8 @@ class QueueController(Controller):
         error_if_exists: Annotated[bool, QueryParameter(name="errorIfExists")] = False,
     ) -> Response[bytes]:
         app: AppState = state.cassieq
-        # CassieQ ignores dlqName on create (fixed here): a dead-letter queue that does not
-        # exist would silently drop what it should keep, so it must exist first.
-        if (
-            data.dlq_name is not None
-            and await app.engine.queues.find(account, data.dlq_name) is None
-        ):
-            raise InvalidArgument(f"dlqName {data.dlq_name!r} must name an existing queue")
+        # CassieQ ignores dlqName on create (fixed here): the engine refuses a dead-letter
+        # queue that does not exist (422), and an account's queue beyond its limit (409).
         _, created = await app.engine.create_queue(
             account, data.queue_name, data.options(), error_if_exists=error_if_exists
         )
@@ -126,7 +122,8 @@ class QueueStatisticsV2Controller(Controller):
     @get(
         operation_id="getStatisticsV2",
         opt={"level": L.GET_QUEUE_INFORMATION},
-        summary="Queue statistics: size, inFlight, published, delivered, acked, deadLettered; "
+        summary="Queue statistics: size, inFlight, published, delivered, acked, deadLettered, "
+        "deadLetterPending (past maxDeliveryCount, kept while the dead-letter queue is missing); "
         "with detail=true also the pipeline's latest snapshot, once one exists",
         responses=errors(*AUTH_ERRORS, 404),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import math
 import secrets
 
 import msgspec
@@ -17,6 +18,7 @@ from cassieq.engine.errors import (
     KeyNotFound,
 )
 from cassieq.engine.keyspace_secrets import KeyspaceSecrets
+from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.recent import Recent
 from cassieq.model import Account, name_problem
 
@@ -32,10 +34,12 @@ class Accounts:
     def __init__(
         self,
         ctx: EngineContext,
+        queues: QueueDirectory,
         secrets: KeyspaceSecrets | None = None,
         key_encryption_key: bytes | None = None,
     ) -> None:
         self._ctx = ctx
+        self._queues = queues
         self._keys = AccountKeys(ctx, secrets or KeyspaceSecrets(ctx), key_encryption_key)
         ttl, entries = ctx.tuning.account_cache_ms, ctx.tuning.account_cache_entries
         self._cache: Recent[str, Account] = Recent(ctx, ttl, max_entries=entries)
@@ -80,14 +84,34 @@ class Accounts:
             keys=keys or {k: new_key() for k in DEFAULT_KEY_NAMES},
             created_at=self._ctx.clock.now(),
         )
+        await self._refuse_if_just_deleted(name)
         sealed = await self._keys.seal(name, account.keys)
         stored = msgspec.structs.replace(account, keys=sealed)
         if not await self._ctx.store.insert_account(stored):
             raise AccountExists(f"account {name!r} already exists")
         self._creates += 1
         self._unknown.drop(name)
+        # The old account's mark has served its purpose (a stale one would be harmless: it
+        # names the old incarnation).
+        await self._ctx.store.unmark_account_deleting(name)
         self._ctx.log.info("account_created", account=name)
         return account  # the plaintext keys, for the operator who created it
+
+    async def _refuse_if_just_deleted(self, name: str) -> None:
+        marked_at = await self._ctx.store.account_deletion_marked_at(name)
+        if marked_at is None:
+            return
+        wait_ms = marked_at + self.recreate_after_ms - self._ctx.clock.now()
+        if wait_ms > 0:
+            raise AccountExists(
+                f"account {name!r} was deleted moments ago; it can be created again in "
+                f"{math.ceil(wait_ms / 1000)} s"
+            )
+
+    @property
+    def recreate_after_ms(self) -> int:
+        """How long a deleted account's name stays refused: past every server's cache of it."""
+        return 2 * self._ctx.tuning.account_cache_ms
 
     async def get(self, name: str) -> Account:
         account = await self._ctx.store.read_account(name)
@@ -99,9 +123,35 @@ class Accounts:
         return [await self._keys.open(a) for a in await self._ctx.store.list_accounts()]
 
     async def delete(self, name: str) -> None:
+        """Delete the account: its queues (their rows by deletion jobs, as a queue DELETE
+        does; their statistics snapshots with them), then the account row and its keys.
+
+        A new account of the same name starts empty. The order makes it so:
+        1. mark the account as being deleted: a queue created in it from now on deletes
+           itself (``QueueDirectory.create`` looks after its insert);
+        2. delete every queue: the version bump hides its messages at once (a re-created
+           queue of that name gets a new version), the deletion job removes the rows;
+        3. delete the account row, only the account marked in 1: while it exists its name
+           cannot be created again, so no new account can meet step 2 half done;
+        4. write the mark again, with the time the deletion ended: ``create`` refuses the
+           name for ``recreate_after_ms`` more, so that no other server, trusting its
+           cached account for ``account_cache_ms``, takes the old keys for the new account.
+        A crash half way leaves the account (or its mark) in place: deleting it again
+        finishes the work (each step is idempotent; step 2 also runs for an account that
+        is already gone, sweeping what a crash left behind).
+        """
+        store, now = self._ctx.store, self._ctx.clock.now()
+        account = await store.read_account(name)
+        if account is not None:
+            await store.mark_account_deleting(name, account.created_at, now)
+        queues = await self._queues.delete_all(name)
         self._cache.drop(name)
-        await self._ctx.store.delete_account(name)
-        self._ctx.log.info("account_deleted", account=name)
+        if account is not None:
+            await store.delete_account(name, account.created_at)
+        self._cache.drop(name)
+        ended = self._ctx.clock.now()
+        await store.mark_account_deleting(name, account.created_at if account else 0, ended)
+        self._ctx.log.info("account_deleted", account=name, queues=queues)
 
     async def add_key(self, account: str, key_name: str) -> str:
         if problem := name_problem("keyName", key_name):

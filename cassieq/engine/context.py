@@ -39,6 +39,12 @@ class Tuning:
     # Snapshots of reader buckets kept as hints (puts of this server are added to them).
     bucket_cache_entries: int = 1024
     max_cas_attempts: int = 64
+    # Active queues an account may have (CASSIEQ_MAX_QUEUES_PER_ACCOUNT): every server's
+    # background pass lists every queue, so one tenant's thousands delay everyone's repair.
+    max_queues_per_account: int = 1_000
+    # A message past maxDeliveryCount whose dead-letter queue does not exist is kept this
+    # long before it is looked at again (then moved, if the queue exists by then).
+    dead_letter_hold_ms: int = 30_000
 
 
 @dataclass(frozen=True)

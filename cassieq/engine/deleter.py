@@ -39,5 +39,11 @@ class Deleter:
         # Every bucket up to the monoton's, and one past it for a repair copy in flight.
         buckets = (await store.read_monoton(qid)) // job.bucket_size + 2
         await store.delete_queue_state(qid, buckets)
+        snapshot = await store.read_stats_snapshot(qid.account, qid.queue)
+        if snapshot is not None and snapshot.queue == qid:
+            # Only this version's: a re-created queue's own snapshot stays. (A stats job
+            # writing the new version's first snapshot between the read and the delete
+            # loses it until its next run: a snapshot is derived data, never the truth.)
+            await store.delete_stats_snapshot(qid.account, qid.queue)
         await store.remove_deletion_job(job)
         self._ctx.log.info("queue_version_deleted", queue=str(qid), buckets=buckets)

@@ -12,12 +12,15 @@ from collections import OrderedDict
 import msgspec
 
 from cassieq.engine.context import EngineContext
-from cassieq.engine.publisher import Publisher
+from cassieq.engine.errors import Contention
+from cassieq.engine.publisher import Publisher, new_message
 from cassieq.engine.queues import QueueDirectory
+from cassieq.engine.recent import Recent
 from cassieq.model import Delivery, MessageRow, PopReceipt, QueueDefinition, QueueId
 from cassieq.tokens import new_token
 
 TAKEN_CACHE_SIZE = 65_536
+DLQ_WARNING_INTERVAL_MS = 60_000
 
 
 class Deliverer:
@@ -31,6 +34,8 @@ class Deliverer:
         # LWT still decides every delivery.
         self._trying: dict[tuple[QueueId, int], asyncio.Future[None]] = {}
         self._taken: OrderedDict[tuple[QueueId, int], int] = OrderedDict()
+        # Queues whose missing dead-letter queue was logged in the last minute.
+        self._missing_warned: Recent[QueueId, bool] = Recent(ctx, DLQ_WARNING_INTERVAL_MS)
 
     async def first_of(
         self,
@@ -135,41 +140,148 @@ class Deliverer:
     async def dead_letter(
         self, queue: QueueDefinition, bucket: int, row: MessageRow, *, unsealed: bool = False
     ) -> None:
-        """Move a message that used up its deliveries to the DLQ (or drop it), at least once.
+        """A message that used up its deliveries: to its dead-letter queue, exactly once.
 
-        Claim (hide it), copy it to the DLQ, then mark it dead-lettered: a crash between
-        the steps leaves the claim to expire and the move to be redone, never a loss.
+        Without a dead-letter queue set, it is retired as dead-lettered (CassieQ's
+        behaviour: the queue's owner chose to drop such messages). With one set that does
+        not exist (deleted, or never there because of a race with its creation), it is
+        kept in its queue, held, until a queue of that name exists again: never dropped.
+
+        The move: claim (hide it and record its target in the dead-letter queue: that
+        queue's version and a monoton of it), write the copy at the target (an insert
+        that is a no-op when the row is there already), then retire the original. A move
+        cut short is redone by whoever finds the claim expired, to the same target: no
+        second copy. The source is never delivered again either way (its count is spent).
         """
+        if queue.options.dlq_name is None:
+            await self._retire(queue, bucket, row, unsealed=unsealed)
+            return
+        dlq = await self._queues.find(queue.account, queue.options.dlq_name, fresh=True)
+        if dlq is None:
+            await self._hold(queue, bucket, row, unsealed=unsealed)
+            return
+        claim = await self._claim(queue, bucket, row, dlq, unsealed=unsealed)
+        if claim is None:
+            return  # it changed (another server is moving it): its outcome is theirs
+        claim = await self._copy(queue, bucket, claim, dlq)
+        if claim is None:
+            return
+        now_dlq = await self._queues.find(queue.account, dlq.name, fresh=True)
+        if now_dlq is None or now_dlq.version != dlq.version:
+            # Deleted (and maybe created again) while the copy was written: the copy is in
+            # a deleted version, which its deletion job removes. Keep the message.
+            await self._hold(queue, bucket, claim)
+            return
+        await self._retire(queue, bucket, claim)
+        self._ctx.log.info(
+            "message_dead_lettered",
+            queue=str(queue.id),
+            monoton=row.monoton,
+            dlq=str(dlq.id),
+            dlq_monoton=claim.dlq_monoton,
+        )
+
+    async def _claim(
+        self,
+        queue: QueueDefinition,
+        bucket: int,
+        row: MessageRow,
+        dlq: QueueDefinition,
+        *,
+        unsealed: bool,
+    ) -> MessageRow | None:
+        """Hide the message while it is moved and record where its copy goes (the target
+        of an earlier, unfinished move into this same dead-letter queue stays)."""
         ctx = self._ctx
         now = ctx.clock.now()
+        redo = not row.dlq_held and row.dlq_version == dlq.version and row.dlq_monoton is not None
+        target = row.dlq_monoton if redo else await self._publisher.take_monotons(dlq.id)
         claim = msgspec.structs.replace(
             row,
             version=row.version + 1,
             next_visible_on=now + ctx.tuning.claim_ms,
             updated_at=now,
             change=new_token(),
+            dlq_held=False,
+            dlq_version=dlq.version,
+            dlq_monoton=target,
         )
         if not await ctx.store.cas_message(queue.id, bucket, row.version, claim, unsealed=unsealed):
-            return
-        dlq_name = queue.options.dlq_name
-        dlq = await self._queues.find(queue.account, dlq_name) if dlq_name else None
-        if dlq is not None:
-            await self._publisher.put(dlq, row.message)
-        elif dlq_name:
-            ctx.log.warning("dead_letter_queue_missing", queue=str(queue.id), dlq=dlq_name)
+            return None  # a taken target monoton is a hole in the dead-letter queue: harmless
+        return claim
+
+    async def _copy(
+        self, queue: QueueDefinition, bucket: int, claim: MessageRow, dlq: QueueDefinition
+    ) -> MessageRow | None:
+        """Write the copy at the claim's target; the claim as it is once the copy is stored
+        (retargeted if the target's bucket was finalized first), None if it changed."""
+        ctx = self._ctx
+        for _ in range(ctx.tuning.max_cas_attempts):
+            target = claim.dlq_monoton or 0  # set by the claim
+            now = ctx.clock.now()
+            copy = new_message(target, claim.message, now)
+            if await ctx.store.insert_messages(dlq.id, dlq.bucket_of(target), [copy], now):
+                return claim  # written now, or already there from an earlier try
+            # The target's bucket was finalized without the copy: a move slower than the
+            # dead-letter queue's finalize wait, or a redo after that queue consumed the
+            # first copy and dropped its bucket (then this is a second copy: the one case
+            # where the move is at least once, not exactly once).
+            retarget = msgspec.structs.replace(
+                claim,
+                version=claim.version + 1,
+                dlq_monoton=await self._publisher.take_monotons(dlq.id),
+                updated_at=now,
+                change=new_token(),
+            )
+            if not await ctx.store.cas_message(queue.id, bucket, claim.version, retarget):
+                return None
+            claim = retarget
+        raise Contention(f"could not dead-letter {queue.id} monoton {claim.monoton}")
+
+    async def _retire(
+        self, queue: QueueDefinition, bucket: int, row: MessageRow, *, unsealed: bool = False
+    ) -> None:
+        now = self._ctx.clock.now()
         done = msgspec.structs.replace(
-            claim,
-            version=claim.version + 1,
+            row,
+            version=row.version + 1,
             acked=True,
             dead_lettered=True,
-            acked_at=ctx.clock.now(),
-            updated_at=ctx.clock.now(),
+            acked_at=now,
+            updated_at=now,
             change=new_token(),
         )
-        await ctx.store.cas_message(queue.id, bucket, claim.version, done)
-        ctx.log.info(
-            "message_dead_lettered",
-            queue=str(queue.id),
-            monoton=row.monoton,
-            dlq=dlq.name if dlq else None,
+        await self._ctx.store.cas_message(queue.id, bucket, row.version, done, unsealed=unsealed)
+
+    async def _hold(
+        self, queue: QueueDefinition, bucket: int, row: MessageRow, *, unsealed: bool = False
+    ) -> None:
+        """Keep the message in its queue, not delivered, until its dead-letter queue exists.
+
+        Hidden until the hold ends, like a delivery in force: the reader leaves its bucket,
+        the invisibility side keeps the bucket as a straggler due when the hold ends (then
+        it is looked at again), repair and bucket deletion leave it alone (it is unacked).
+        """
+        ctx = self._ctx
+        now = ctx.clock.now()
+        held = msgspec.structs.replace(
+            row,
+            version=row.version + 1,
+            next_visible_on=now + ctx.tuning.dead_letter_hold_ms,
+            updated_at=now,
+            change=new_token(),
+            dlq_held=True,
         )
+        if not await ctx.store.cas_message(queue.id, bucket, row.version, held, unsealed=unsealed):
+            return
+        if self._missing_warned.get(queue.id) is None:
+            # Once a minute per queue (per server) at most: every held message is counted
+            # in the queue's statistics (deadLetterPending), the log only needs to say why.
+            self._missing_warned.put(queue.id, True)
+            ctx.log.warning(
+                "dead_letter_queue_missing",
+                queue=str(queue.id),
+                dlq=queue.options.dlq_name,
+                monoton=row.monoton,
+                held_until=held.next_visible_on,
+            )

@@ -52,9 +52,9 @@ class QueueEngine:
             instance_id=instance_id or secrets.token_hex(8),
         )
         self.secrets = KeyspaceSecrets(self.ctx)
-        # Account keys are sealed under this key, or (None) the keyspace's own random one.
-        self.accounts = Accounts(self.ctx, self.secrets, key_encryption_key)
         self.queues = QueueDirectory(self.ctx)
+        # Account keys are sealed under this key, or (None) the keyspace's own random one.
+        self.accounts = Accounts(self.ctx, self.queues, self.secrets, key_encryption_key)
         self.leases = Leases(self.ctx)
         hints = BucketHints(self.ctx)
         self.publisher = Publisher(self.ctx, monotons, hints)
@@ -71,7 +71,6 @@ class QueueEngine:
     async def create_queue(
         self, account: str, name: str, options: QueueOptions, *, error_if_exists: bool = False
     ) -> tuple[QueueDefinition, bool]:
-        await self.accounts.get(account)
         return await self.queues.create(account, name, options, error_if_exists=error_if_exists)
 
     async def put(

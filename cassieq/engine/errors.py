@@ -39,6 +39,10 @@ class KeyExists(Conflict):
     pass
 
 
+class QueueLimitReached(Conflict):
+    """The account has as many queues as it may (Tuning.max_queues_per_account)."""
+
+
 class StaleReceipt(Conflict):
     """The receipt's delivery is over: acked, redelivered, updated, or never was."""
 

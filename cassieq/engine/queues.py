@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
 import msgspec
 
 from cassieq.engine.context import EngineContext
-from cassieq.engine.errors import InvalidArgument, QueueExists, QueueNotFound
+from cassieq.engine.errors import (
+    AccountNotFound,
+    InvalidArgument,
+    QueueExists,
+    QueueLimitReached,
+    QueueNotFound,
+)
 from cassieq.engine.recent import Recent
-from cassieq.model import DeletionJob, QueueDefinition, QueueOptions, name_problem
+from cassieq.model import Account, DeletionJob, QueueDefinition, QueueOptions, name_problem
 
 MAX_BUCKET_SIZE = 10_000
+DELETE_AT_ONCE = 16
 
 
 class QueueDirectory:
@@ -22,16 +32,41 @@ class QueueDirectory:
     async def create(
         self, account: str, name: str, options: QueueOptions, *, error_if_exists: bool = False
     ) -> tuple[QueueDefinition, bool]:
-        """Return (definition, created). An existing active queue is returned as it is."""
+        """Return (definition, created). An existing active queue is returned as it is.
+
+        Refused when the account does not exist, when it has ``max_queues_per_account``
+        active queues, or when ``options`` name a dead-letter queue that does not exist (a
+        message past its deliveries would have nowhere to go).
+        """
         validate_options(name, options)
         store, now = self._ctx.store, self._ctx.clock.now()
+        owner = await store.read_account(account)
+        if owner is None:
+            raise AccountNotFound(f"account {account!r} not found")
+        # One read of the account's partition answers the three questions: does the queue
+        # exist, does its dead-letter queue, how many queues are there.
+        active = {q.name: q for q in await store.list_queues(account) if q.status == "active"}
+        if name in active:
+            if error_if_exists:
+                raise QueueExists(f"queue {name!r} already exists")
+            return self._remember(active[name]), False
+        if options.dlq_name is not None and options.dlq_name not in active:
+            raise InvalidArgument(f"dlqName {options.dlq_name!r} must name an existing queue")
+        limit = self._ctx.tuning.max_queues_per_account
+        # Counted before the insert: creates racing each other may each see room and
+        # overshoot the limit by a few. It bounds a tenant's queues, it is not an invariant.
+        if len(active) >= limit:
+            raise QueueLimitReached(
+                f"account {account!r} has {len(active)} queues, the most allowed ({limit}): "
+                "delete one first"
+            )
         fresh = QueueDefinition(
             account=account, name=name, version=1, status="active", options=options, created_at=now
         )
         for _ in range(self._ctx.tuning.max_cas_attempts):
             existing = await store.insert_queue(fresh)
             if existing is None:
-                return self._remember(fresh), True
+                return await self._created(owner, fresh), True
             if existing.status == "active":
                 if error_if_exists:
                     raise QueueExists(f"queue {name!r} already exists")
@@ -40,8 +75,30 @@ class QueueDirectory:
             # so it shares no rows with the old one being cleaned up.
             revived = msgspec.structs.replace(fresh, version=existing.version)
             if await store.replace_queue(revived, existing.version):
-                return self._remember(revived), True
+                return await self._created(owner, revived), True
         raise QueueExists(f"queue {name!r} is being changed concurrently; retry")
+
+    async def _created(self, owner: Account, queue: QueueDefinition) -> QueueDefinition:
+        """Keep a queue just created only if its account is not being deleted.
+
+        Account deletion marks the account, then deletes the queues it lists: a queue
+        inserted after that list sees the mark here (or, once the deletion is done, the
+        account gone or re-created) and deletes itself. So no queue of a deleted account
+        is left for a new account of the same name.
+        """
+        store = self._ctx.store
+        current, deleting = await asyncio.gather(
+            store.read_account(owner.name), store.account_deleting(owner.name)
+        )
+        if (
+            current is not None
+            and current.created_at == owner.created_at
+            and deleting != owner.created_at
+        ):
+            return self._remember(queue)
+        with contextlib.suppress(QueueNotFound):
+            await self.delete(queue.account, queue.name, version=queue.version)
+        raise AccountNotFound(f"account {owner.name!r} is being deleted")
 
     async def get(self, account: str, name: str, *, fresh: bool = False) -> QueueDefinition:
         cached = None if fresh else self._cache.get((account, name))
@@ -53,21 +110,26 @@ class QueueDirectory:
             raise QueueNotFound(f"queue {name!r} not found in account {account!r}")
         return self._remember(queue)
 
-    async def find(self, account: str, name: str) -> QueueDefinition | None:
+    async def find(self, account: str, name: str, *, fresh: bool = False) -> QueueDefinition | None:
         try:
-            return await self.get(account, name)
+            return await self.get(account, name, fresh=fresh)
         except QueueNotFound:
             return None
 
     async def list(self, account: str) -> list[QueueDefinition]:
         return [q for q in await self._ctx.store.list_queues(account) if q.status == "active"]
 
-    async def delete(self, account: str, name: str) -> QueueDefinition:
-        """Bump the version (the queue is gone at once) and leave a deletion job for the rows."""
+    async def delete(
+        self, account: str, name: str, *, version: int | None = None
+    ) -> QueueDefinition:
+        """Bump the version (the queue is gone at once) and leave a deletion job for the rows.
+
+        With ``version``, only that incarnation of the queue (another is not found).
+        """
         store, now = self._ctx.store, self._ctx.clock.now()
         for _ in range(self._ctx.tuning.max_cas_attempts):
             queue = await store.read_queue(account, name)
-            if queue is None or queue.status != "active":
+            if queue is None or queue.status != "active" or version not in (None, queue.version):
                 raise QueueNotFound(f"queue {name!r} not found in account {account!r}")
             # The job is written first: a crash after it and before the bump leaves a
             # job for a live queue, which the deleter recognises and drops.
@@ -79,6 +141,27 @@ class QueueDirectory:
                 self._ctx.log.info("queue_deleted", queue=str(queue.id))
                 return queue
         raise QueueNotFound(f"queue {name!r} is being changed concurrently; retry")
+
+    async def delete_all(self, account: str) -> int:
+        """Delete every active queue of the account (as many at a time as DELETE_AT_ONCE);
+        the number deleted here (one deleted meanwhile by someone else is not counted)."""
+        queues = await self.list(account)
+        deleted = 0
+        for start in range(0, len(queues), DELETE_AT_ONCE):
+            results = await asyncio.gather(
+                *(
+                    self.delete(account, q.name, version=q.version)
+                    for q in queues[start : start + DELETE_AT_ONCE]
+                ),
+                return_exceptions=True,
+            )
+            for result in results:
+                if isinstance(result, QueueNotFound):
+                    continue
+                if isinstance(result, BaseException):
+                    raise result
+                deleted += 1
+        return deleted
 
     def _remember(self, queue: QueueDefinition) -> QueueDefinition:
         self._cache.put((queue.account, queue.name), queue)

@@ -1,15 +1,25 @@
 """Queue statistics without re-reading history.
 
-Finished buckets are summed in the invisibility state as the pointer leaves them;
-only the live buckets (pointer to monoton, plus stragglers) are read.
+Finished buckets are summed in the invisibility state as the pointer leaves them; only
+the live buckets are read: the stragglers, the invisibility pointer's bucket up to the
+reader's, and the reader's onwards up to the monoton. The last part is the backlog, which
+can be any length: it is read up to ``AHEAD_EXACT_BUCKETS`` buckets past the reader, and
+beyond that counted from the monoton (buckets no reader has reached hold only messages
+never delivered: each monoton taken there is one published message, a hole left by a
+dead writer counted as one too). So a statistics call costs at most a bounded number
+of bucket reads, however deep the backlog.
 """
 
 from __future__ import annotations
 
+import asyncio
+
 from cassieq.engine.context import EngineContext
-from cassieq.model import Counts, InvisibilityState, QueueDefinition, Statistics
+from cassieq.model import Counts, InvisibilityState, MessageRow, QueueDefinition, Statistics
 
 MAX_LIVE_BUCKETS = 100_000
+AHEAD_EXACT_BUCKETS = 64
+READS_AT_ONCE = 16
 
 
 class StatisticsReader:
@@ -37,24 +47,33 @@ class StatisticsReader:
     async def _read(
         self, queue: QueueDefinition, state: InvisibilityState
     ) -> tuple[Statistics, int]:
-        store, qid = self._ctx.store, queue.id
-        monoton = await store.read_monoton(qid)
+        store, qid, size = self._ctx.store, queue.id, queue.options.bucket_size
+        monoton, reader = await asyncio.gather(
+            store.read_monoton(qid), store.read_pointer(qid, "reader")
+        )
         now = self._ctx.clock.now()
         # One past the monoton's bucket: a repair copy may sit there.
         top = min(queue.bucket_of(monoton) + 1, state.bucket + MAX_LIVE_BUCKETS)
-        buckets = [*sorted(state.stragglers), *range(state.bucket, top + 1)]
-        total, in_flight = state.summary, 0
-        for bucket in buckets:
-            snap = await store.read_bucket(qid, bucket)
-            total = total + Counts.of(snap.messages)
-            in_flight += sum(
-                1
-                for m in snap.messages
-                if m.republished_to is None
-                and not m.acked
-                and m.delivery_count > 0
-                and m.next_visible_on > now
+        last_read = min(top, max(reader, state.bucket) + AHEAD_EXACT_BUCKETS)
+        buckets = [*sorted(state.stragglers), *range(state.bucket, last_read + 1)]
+        # Beyond last_read: never reached by a reader, so every message there is unread.
+        unread = max(0, monoton - (last_read + 1) * size)
+        total = state.summary + Counts(published=unread)
+        in_flight = pending = 0
+        max_deliveries = queue.options.max_delivery_count
+        for start in range(0, len(buckets), READS_AT_ONCE):
+            snaps = await asyncio.gather(
+                *(store.read_bucket(qid, b) for b in buckets[start : start + READS_AT_ONCE])
             )
+            for snap in snaps:
+                total = total + Counts.of(snap.messages)
+                for m in snap.messages:
+                    if m.republished_to is not None or m.acked:
+                        continue
+                    if _dead_letter_pending(m, max_deliveries, now):
+                        pending += 1
+                    elif m.delivery_count > 0 and m.next_visible_on > now:
+                        in_flight += 1
         stats = Statistics(
             size=total.published - total.acked - total.dead_lettered,
             in_flight=in_flight,
@@ -62,5 +81,14 @@ class StatisticsReader:
             delivered=total.delivered,
             acked=total.acked,
             dead_lettered=total.dead_lettered,
+            dead_letter_pending=pending,
         )
         return stats, monoton
+
+
+def _dead_letter_pending(m: MessageRow, max_deliveries: int, now: int) -> bool:
+    """Past its deliveries and not in a delivery's lease: held, being moved, or due for its
+    move at the next get."""
+    if m.dead_letter_pending:
+        return True
+    return m.delivery_count >= max_deliveries and m.next_visible_on <= now

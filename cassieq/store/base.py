@@ -60,7 +60,24 @@ class Store(Protocol):
 
     async def list_accounts(self) -> list[Account]: ...
 
-    async def delete_account(self, name: str) -> None: ...
+    async def delete_account(self, name: str, created_at: int) -> None:
+        """Delete the account if it is still the one created at ``created_at`` (gone when
+        this returns; a later account of the same name is left alone)."""
+        ...
+
+    async def mark_account_deleting(self, name: str, created_at: int, now: int) -> None:
+        """Record that the account created at ``created_at`` is being deleted."""
+        ...
+
+    async def account_deleting(self, name: str) -> int | None:
+        """The ``created_at`` of the account of that name being deleted (None: none is)."""
+        ...
+
+    async def unmark_account_deleting(self, name: str) -> None: ...
+
+    async def account_deletion_marked_at(self, name: str) -> int | None:
+        """When the mark of the account of that name was last written (None: no mark)."""
+        ...
 
     async def add_key(self, account: str, key_name: str, key: str) -> bool:
         """Add a key unless the account lacks one or the name is taken; True when added."""
@@ -198,3 +215,5 @@ class Store(Protocol):
     async def read_stats_snapshot(self, account: str, queue: str) -> StatsSnapshot | None:
         """The latest snapshot of the queue name, of whichever version it described."""
         ...
+
+    async def delete_stats_snapshot(self, account: str, queue: str) -> None: ...

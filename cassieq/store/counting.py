@@ -10,6 +10,7 @@ from typing import Any
 LWT_PRIMITIVES = frozenset(
     {
         "insert_account",
+        "delete_account",
         "add_key",
         "replace_key",
         "insert_secret",

@@ -45,6 +45,7 @@ class MemoryStore:
         self._jobs: dict[QueueId, DeletionJob] = {}
         self._stats: dict[tuple[str, str], StatsSnapshot] = {}
         self._secrets: dict[str, KeyspaceSecret] = {}
+        self._deleting: dict[str, tuple[int, int]] = {}  # created_at, marked at
 
     # ----------------------------------------------------------------- accounts
     async def insert_account(self, account: Account) -> bool:
@@ -59,8 +60,24 @@ class MemoryStore:
     async def list_accounts(self) -> list[Account]:
         return sorted(self._accounts.values(), key=lambda a: a.name)
 
-    async def delete_account(self, name: str) -> None:
-        self._accounts.pop(name, None)
+    async def delete_account(self, name: str, created_at: int) -> None:
+        current = self._accounts.get(name)
+        if current is not None and current.created_at == created_at:
+            del self._accounts[name]
+
+    async def mark_account_deleting(self, name: str, created_at: int, now: int) -> None:
+        self._deleting[name] = (created_at, now)
+
+    async def account_deleting(self, name: str) -> int | None:
+        mark = self._deleting.get(name)
+        return None if mark is None else mark[0]
+
+    async def account_deletion_marked_at(self, name: str) -> int | None:
+        mark = self._deleting.get(name)
+        return None if mark is None else mark[1]
+
+    async def unmark_account_deleting(self, name: str) -> None:
+        self._deleting.pop(name, None)
 
     async def add_key(self, account: str, key_name: str, key: str) -> bool:
         current = self._accounts.get(account)
@@ -271,3 +288,6 @@ class MemoryStore:
 
     async def read_stats_snapshot(self, account: str, queue: str) -> StatsSnapshot | None:
         return self._stats.get((account, queue))
+
+    async def delete_stats_snapshot(self, account: str, queue: str) -> None:
+        self._stats.pop((account, queue), None)

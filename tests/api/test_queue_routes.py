@@ -93,6 +93,7 @@ def test_statistics(account: AccountCtx) -> None:
         assert stats.status_code == 200
         assert stats.json() == {
             "size": 2, "inFlight": 1, "published": 3, "delivered": 2, "acked": 1, "deadLettered": 0,
+            "deadLetterPending": 0,
         }  # fmt: skip
 
 
@@ -207,6 +208,7 @@ def test_statistics_detail_shows_the_pipelines_snapshot_of_this_queue_version(
         version = definition.version
         plain = {"size": 0, "inFlight": 0, "published": 0, "delivered": 0, "acked": 0}
         plain["deadLettered"] = 0
+        plain["deadLetterPending"] = 0
         # No snapshot yet: the body is the plain v1 one, with or without detail.
         assert c.get("/queues/orders/statistics", params={"detail": "true"}).json() == plain
         snapshot = StatsSnapshot(

@@ -330,6 +330,7 @@ def test_v2_statistics_have_the_richer_counts_with_the_same_auth(c: TestClient) 
     v2 = "/api/v2/accounts/acct/queues/orders/statistics"
     assert c.get(v2).json() == {
         "size": 1, "inFlight": 1, "published": 1, "delivered": 1, "acked": 0, "deadLettered": 0,
+        "deadLetterPending": 0,
     }  # fmt: skip
     assert c.get(v2, params={"detail": "true"}).json()["size"] == 1  # no snapshot yet
     assert c.get(v2, headers={"Authorization": "Key wrong"}).status_code == 401

@@ -181,6 +181,24 @@ async def test_keyspace_secrets(lossy: TimeoutInjectingStore, mode: Mode) -> Non
     assert await lossy.read_secret(name) == rotated
 
 
+@pytest.mark.parametrize("mode", MODES)
+async def test_account_deletion(lossy: TimeoutInjectingStore, mode: Mode) -> None:
+    name = f"acct-{uuid.uuid4().hex[:8]}"
+    assert await lossy.insert_account(Account(name=name, keys={"k": "one"}, created_at=1_000))
+    lossy.inject("delete_account", mode, times=1)
+    await lossy.delete_account(name, 1_000)
+    _timed_out_once(lossy, "delete_account")
+    assert await lossy.read_account(name) is None
+    # A later account of the name is left alone by a delete of the earlier one, through a
+    # timeout too (read back: another account, so not applied, and not sent again).
+    assert await lossy.insert_account(Account(name=name, keys={"k": "two"}, created_at=2_000))
+    lossy.inject("delete_account", mode, times=1)
+    await lossy.delete_account(name, 1_000)
+    _timed_out_once(lossy, "delete_account")
+    later = await lossy.read_account(name)
+    assert later is not None and later.keys == {"k": "two"} and later.created_at == 2_000
+
+
 async def test_contention_that_outlasts_every_try_is_undecided(
     cassandra_store: CassandraStore,
 ) -> None:

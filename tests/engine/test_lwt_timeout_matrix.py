@@ -91,6 +91,14 @@ async def _accounts_and_queue_lifecycle(engine: QueueEngine, clock: FakeClock) -
     await engine.queues.delete(account, "tmp")
     await engine.create_queue(account, "tmp", QueueOptions(bucket_size=2))
     assert await drain(engine, account, "tmp") == []  # the re-created queue starts empty
+    # A deleted account takes its queues with it: one re-created under its name starts empty.
+    await engine.put(account, "tmp", "the old account's")
+    await engine.accounts.delete(account)
+    clock.advance(engine.accounts.recreate_after_ms / 1000)
+    await engine.accounts.create(account)
+    assert await engine.queues.list(account) == []
+    await engine.create_queue(account, "tmp", QueueOptions(bucket_size=2))
+    assert await drain(engine, account, "tmp") == []
     await _secrets_and_sealing(engine, clock)
     return account
 

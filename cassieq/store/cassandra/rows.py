@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC
 from typing import Any
 
+from cassandra.query import UNSET_VALUE
+
 from cassieq.model import (
     Account,
     BucketState,
@@ -64,10 +66,17 @@ def queue_params(q: QueueDefinition) -> tuple[Any, ...]:
 
 
 def message_values(m: MessageRow) -> tuple[Any, ...]:
+    # The dead-letter columns are left unset, not written null, until a message enters the
+    # dead-letter path (they are never cleared afterwards): a null written by every put
+    # would be a tombstone cell per column in every bucket read.
+    dead_letter = m.dlq_held or m.dlq_monoton is not None
     return (
         m.monoton, m.message, m.version, m.delivery_count, m.acked, m.dead_lettered,
         m.republished_to, m.next_visible_on, m.tag, m.created_at, m.updated_at, m.acked_at,
         m.change,
+        m.dlq_held if dead_letter else UNSET_VALUE,
+        UNSET_VALUE if m.dlq_version is None else m.dlq_version,
+        UNSET_VALUE if m.dlq_monoton is None else m.dlq_monoton,
     )  # fmt: skip
 
 
@@ -86,6 +95,9 @@ def message_of(r: Any) -> MessageRow:
         updated_at=int(r.updated_at),
         acked_at=r.acked_at,
         change=r.last_change or "",
+        dlq_held=bool(r.dlq_held),  # null in rows written before 0006
+        dlq_version=r.dlq_version,
+        dlq_monoton=r.dlq_monoton,
     )
 
 

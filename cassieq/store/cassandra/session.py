@@ -113,6 +113,31 @@ def execute_async(
     return future
 
 
+def execute_paged_async(
+    session: Session, statement: Any, params: Sequence[Any] | None, page_rows: int
+) -> asyncio.Future[list[Any]]:
+    """Every row of a read, fetched ``page_rows`` at a time (the driver's paging), answered
+    on this event loop once the last page is in: no single response of the coordinator
+    has to hold a whole large partition."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[list[Any]] = loop.create_future()
+    bound = statement.bind(params) if params is not None else statement
+    bound.fetch_size = page_rows
+    response = session.execute_async(bound)
+    rows: list[Any] = []
+
+    def page(result: Any) -> None:
+        # On the driver's thread: the callback runs again for each page it is asked for.
+        rows.extend(result or ())
+        if response.has_more_pages:
+            response.start_fetching_next_page()
+        else:
+            loop.call_soon_threadsafe(_resolve, future, rows)
+
+    response.add_callbacks(page, lambda exc: loop.call_soon_threadsafe(_reject, future, exc))
+    return future
+
+
 def _resolve(future: asyncio.Future[list[Any]], rows: list[Any]) -> None:
     if not future.done():
         future.set_result(rows)

@@ -13,7 +13,8 @@ _TABLE_RE = re.compile(r"\b(FROM|INTO|UPDATE)\s+(\w+)")
 
 MESSAGE_COLUMNS = (
     "monoton, message, version, delivery_count, acked, dead_lettered, republished_to, "
-    "next_visible_on, tag, created_at, updated_at, acked_at, last_change"
+    "next_visible_on, tag, created_at, updated_at, acked_at, last_change, dlq_held, "
+    "dlq_version, dlq_monoton"
 )
 QUEUE_COLUMNS = (
     "account_name, queue_name, version, status, bucket_size, max_delivery_count, "
@@ -40,7 +41,17 @@ class Statements:
             "SELECT account_name, keys, created_at FROM accounts WHERE account_name = ?"
         )
         self.account_list = p("SELECT account_name, keys, created_at FROM accounts")
-        self.account_delete = p("DELETE FROM accounts WHERE account_name = ?")
+        # Conditional: exactly the incarnation whose queues were deleted, and ordered with
+        # the LWT that re-creates the name (a plain delete's client timestamp could shadow it).
+        self.account_delete = p("DELETE FROM accounts WHERE account_name = ? IF created_at = ?")
+        self.account_deletion_mark = p(
+            "INSERT INTO account_deletions (account_name, account_created_at, started_at) "
+            "VALUES (?, ?, ?)"
+        )
+        self.account_deletion_read = p(
+            "SELECT account_created_at, started_at FROM account_deletions WHERE account_name = ?"
+        )
+        self.account_deletion_unmark = p("DELETE FROM account_deletions WHERE account_name = ?")
         self.key_add = p(
             "UPDATE accounts SET keys[?] = ? WHERE account_name = ? "
             "IF created_at != null AND keys[?] = null"
@@ -106,13 +117,13 @@ class Statements:
         )
         self.message_insert = p(
             f"INSERT INTO messages (queue_id, bucket, {MESSAGE_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS"
+            f"VALUES (?, ?, {', '.join('?' * len(MESSAGE_COLUMNS.split(', ')))}) IF NOT EXISTS"
         )
         message_set = (
             "UPDATE messages SET message = ?, version = ?, delivery_count = ?, acked = ?, "
             "dead_lettered = ?, republished_to = ?, next_visible_on = ?, tag = ?, created_at = ?, "
-            "updated_at = ?, acked_at = ?, last_change = ? "
-            "WHERE queue_id = ? AND bucket = ? AND monoton = ? IF version = ?"
+            "updated_at = ?, acked_at = ?, last_change = ?, dlq_held = ?, dlq_version = ?, "
+            "dlq_monoton = ? WHERE queue_id = ? AND bucket = ? AND monoton = ? IF version = ?"
         )
         self.message_cas = p(message_set)
         # The reader's takes: only from a bucket it has not left (the static seal marker).
@@ -191,6 +202,7 @@ class Statements:
             f"UPDATE queue_stats SET {', '.join(c + ' = ?' for c in stats_columns.split(', '))} "
             "WHERE account_name = ? AND queue_name = ?"
         )
+        self.stats_delete = p("DELETE FROM queue_stats WHERE account_name = ? AND queue_name = ?")
         self.stats_read = p(
             f"SELECT {stats_columns} FROM queue_stats WHERE account_name = ? AND queue_name = ?"
         )

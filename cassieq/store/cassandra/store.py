@@ -49,7 +49,12 @@ from cassieq.store.cassandra.rows import (
     queue_params,
     secret_of,
 )
-from cassieq.store.cassandra.session import connect, consistency_level, execute_async
+from cassieq.store.cassandra.session import (
+    connect,
+    consistency_level,
+    execute_async,
+    execute_paged_async,
+)
 from cassieq.store.cassandra.statements import Statements
 from cassieq.tokens import new_token
 
@@ -63,6 +68,8 @@ _RETRYABLE = (
     ConnectionException,
 )
 _MAX_TRIES = 6
+# Rows per page of a bucket read: a bucket holds up to 10,000 messages of up to 256 KiB.
+BUCKET_PAGE_ROWS = 256
 MARKER_TTL_S = 7 * 24 * 3600  # markers of a dropped bucket outlive any writer
 
 APPLIED, REJECTED, CONTENDED = Outcome.APPLIED, Outcome.REJECTED, Outcome.CONTENDED
@@ -83,7 +90,8 @@ class CassandraStore:
     ) -> None:
         self._session = session
         self._serial = consistency_level(serial_consistency)
-        # Partitions here are bounded (a bucket, an account's queues): no paging needed.
+        # Reads are of one bounded partition (an account's queues, a queue's rows) and come
+        # whole; bucket partitions (up to 10,000 messages) are read in pages (read_bucket).
         session.default_fetch_size = None
         self.keyspace = keyspace
         self._q = Statements(session, keyspace)
@@ -104,9 +112,14 @@ class CassandraStore:
 
     # ----------------------------------------------------------------- execution
 
-    async def _run(self, statement: Any, params: Sequence[Any] | None = None) -> list[Any]:
+    async def _run(
+        self, statement: Any, params: Sequence[Any] | None = None, *, page_rows: int | None = None
+    ) -> list[Any]:
+        """A read or an idempotent write, retried; with ``page_rows``, read in pages."""
         for attempt in range(_MAX_TRIES):
             try:
+                if page_rows is not None:
+                    return await execute_paged_async(self._session, statement, params, page_rows)
                 return await self._once(statement, params)
             except _RETRYABLE as exc:
                 if attempt == _MAX_TRIES - 1:
@@ -177,8 +190,30 @@ class CassandraStore:
         rows = await self._run(self._q.account_list)
         return sorted((account_of(r) for r in rows), key=lambda a: a.name)
 
-    async def delete_account(self, name: str) -> None:
-        await self._run(self._q.account_delete, (name,))
+    async def delete_account(self, name: str, created_at: int) -> None:
+        async def resolve() -> Outcome:
+            rows = await self._read_serial(self._q.account_read, (name,))
+            if not rows:
+                return APPLIED  # gone: by this delete or another, the account is deleted
+            # Still that account: not applied, its condition holding. Another one: a later
+            # account of the name, left alone.
+            return CONTENDED if account_of(rows[0]).created_at == created_at else REJECTED
+
+        await self._lwt("delete_account", self._q.account_delete, (name, created_at), resolve)
+
+    async def mark_account_deleting(self, name: str, created_at: int, now: int) -> None:
+        await self._run(self._q.account_deletion_mark, (name, created_at, now))
+
+    async def account_deleting(self, name: str) -> int | None:
+        rows = await self._run(self._q.account_deletion_read, (name,))
+        return int(rows[0].account_created_at) if rows else None
+
+    async def account_deletion_marked_at(self, name: str) -> int | None:
+        rows = await self._run(self._q.account_deletion_read, (name,))
+        return int(rows[0].started_at) if rows and rows[0].started_at is not None else None
+
+    async def unmark_account_deleting(self, name: str) -> None:
+        await self._run(self._q.account_deletion_unmark, (name,))
 
     async def add_key(self, account: str, key_name: str, key: str) -> bool:
         async def resolve() -> Outcome:
@@ -317,7 +352,9 @@ class CassandraStore:
     # ----------------------------------------------------------------- buckets
 
     async def read_bucket(self, queue: QueueId, bucket: int) -> BucketState:
-        rows = await self._run(self._q.bucket_read, (str(queue), bucket))
+        rows = await self._run(
+            self._q.bucket_read, (str(queue), bucket), page_rows=BUCKET_PAGE_ROWS
+        )
         return bucket_of(bucket, rows)
 
     async def read_message(self, queue: QueueId, bucket: int, monoton: int) -> MessageRow | None:
@@ -580,6 +617,9 @@ class CassandraStore:
                 s.rows_scanned, q.account, q.queue,
             ),
         )  # fmt: skip
+
+    async def delete_stats_snapshot(self, account: str, queue: str) -> None:
+        await self._run(self._q.stats_delete, (account, queue))
 
     async def read_stats_snapshot(self, account: str, queue: str) -> StatsSnapshot | None:
         rows = await self._run(self._q.stats_read, (account, queue))

@@ -27,6 +27,7 @@ class StatisticsBody:
     """ 
         Attributes:
             acked (int):
+            dead_letter_pending (int):
             dead_lettered (int):
             delivered (int):
             in_flight (int):
@@ -36,6 +37,7 @@ class StatisticsBody:
      """
 
     acked: int
+    dead_letter_pending: int
     dead_lettered: int
     delivered: int
     in_flight: int
@@ -51,6 +53,8 @@ class StatisticsBody:
     def to_dict(self) -> dict[str, Any]:
         from ..models.statistics_detail_body import StatisticsDetailBody # noqa: PLC0415
         acked = self.acked
+
+        dead_letter_pending = self.dead_letter_pending
 
         dead_lettered = self.dead_lettered
 
@@ -75,6 +79,7 @@ class StatisticsBody:
         field_dict.update(self.additional_properties)
         field_dict.update({
             "acked": acked,
+            "deadLetterPending": dead_letter_pending,
             "deadLettered": dead_lettered,
             "delivered": delivered,
             "inFlight": in_flight,
@@ -93,6 +98,8 @@ class StatisticsBody:
         from ..models.statistics_detail_body import StatisticsDetailBody # noqa: PLC0415
         d = dict(src_dict)
         acked = d.pop("acked")
+
+        dead_letter_pending = d.pop("deadLetterPending")
 
         dead_lettered = d.pop("deadLettered")
 
@@ -126,6 +133,7 @@ class StatisticsBody:
 
         statistics_body = cls(
             acked=acked,
+            dead_letter_pending=dead_letter_pending,
             dead_lettered=dead_lettered,
             delivered=delivered,
             in_flight=in_flight,

@@ -126,7 +126,8 @@ def sync_detailed(
     error_if_exists: bool | Unset = False,
 
 ) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
-    """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
+    """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true); 409 when the account
+    has CASSIEQ_MAX_QUEUES_PER_ACCOUNT queues already; 422 when dlqName names no existing queue
 
     Args:
         account (str):
@@ -163,7 +164,8 @@ def sync(
     error_if_exists: bool | Unset = False,
 
 ) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
-    """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
+    """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true); 409 when the account
+    has CASSIEQ_MAX_QUEUES_PER_ACCOUNT queues already; 422 when dlqName names no existing queue
 
     Args:
         account (str):
@@ -195,7 +197,8 @@ async def asyncio_detailed(
     error_if_exists: bool | Unset = False,
 
 ) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
-    """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
+    """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true); 409 when the account
+    has CASSIEQ_MAX_QUEUES_PER_ACCOUNT queues already; 422 when dlqName names no existing queue
 
     Args:
         account (str):
@@ -232,7 +235,8 @@ async def asyncio(
     error_if_exists: bool | Unset = False,
 
 ) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
-    """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true)
+    """ Create a queue (201), or find it existing (200; 409 with errorIfExists=true); 409 when the account
+    has CASSIEQ_MAX_QUEUES_PER_ACCOUNT queues already; 422 when dlqName names no existing queue
 
     Args:
         account (str):

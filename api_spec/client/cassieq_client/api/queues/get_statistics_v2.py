@@ -113,8 +113,9 @@ def sync_detailed(
     detail: bool | Unset = False,
 
 ) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]:
-    """ Queue statistics: size, inFlight, published, delivered, acked, deadLettered; with detail=true also
-    the pipeline's latest snapshot, once one exists
+    """ Queue statistics: size, inFlight, published, delivered, acked, deadLettered, deadLetterPending (past
+    maxDeliveryCount, kept while the dead-letter queue is missing); with detail=true also the pipeline's
+    latest snapshot, once one exists
 
     Args:
         account (str):
@@ -152,8 +153,9 @@ def sync(
     detail: bool | Unset = False,
 
 ) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody | None:
-    """ Queue statistics: size, inFlight, published, delivered, acked, deadLettered; with detail=true also
-    the pipeline's latest snapshot, once one exists
+    """ Queue statistics: size, inFlight, published, delivered, acked, deadLettered, deadLetterPending (past
+    maxDeliveryCount, kept while the dead-letter queue is missing); with detail=true also the pipeline's
+    latest snapshot, once one exists
 
     Args:
         account (str):
@@ -186,8 +188,9 @@ async def asyncio_detailed(
     detail: bool | Unset = False,
 
 ) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]:
-    """ Queue statistics: size, inFlight, published, delivered, acked, deadLettered; with detail=true also
-    the pipeline's latest snapshot, once one exists
+    """ Queue statistics: size, inFlight, published, delivered, acked, deadLettered, deadLetterPending (past
+    maxDeliveryCount, kept while the dead-letter queue is missing); with detail=true also the pipeline's
+    latest snapshot, once one exists
 
     Args:
         account (str):
@@ -225,8 +228,9 @@ async def asyncio(
     detail: bool | Unset = False,
 
 ) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody | None:
-    """ Queue statistics: size, inFlight, published, delivered, acked, deadLettered; with detail=true also
-    the pipeline's latest snapshot, once one exists
+    """ Queue statistics: size, inFlight, published, delivered, acked, deadLettered, deadLetterPending (past
+    maxDeliveryCount, kept while the dead-letter queue is missing); with detail=true also the pipeline's
+    latest snapshot, once one exists
 
     Args:
         account (str):
