@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC
 from typing import Any
 
+from cassandra.query import UNSET_VALUE
+
 from cassieq.model import (
     Account,
     BucketState,
@@ -23,7 +25,16 @@ def account_of(r: Any) -> Account:
     return Account(name=r.account_name, keys=dict(r.keys or {}), created_at=created_ms)
 
 
+_DEFAULTS = QueueOptions()
+
+
+def _or(value: Any, default: int) -> int:
+    """A v2 column (schema 0005): null in rows written before it, read as the default."""
+    return default if value is None else int(value)
+
+
 def queue_of(r: Any) -> QueueDefinition:
+    d = _DEFAULTS
     return QueueDefinition(
         account=r.account_name,
         name=r.queue_name,
@@ -37,6 +48,12 @@ def queue_of(r: Any) -> QueueDefinition:
             delete_buckets_after_finalize=bool(r.delete_buckets_after_finalize),
             dlq_name=r.dlq_name,
             strict_fifo=bool(r.strict_fifo),
+            visibility_timeout_seconds=_or(
+                r.visibility_timeout_seconds, d.visibility_timeout_seconds
+            ),
+            delay_seconds=_or(r.delay_seconds, d.delay_seconds),
+            message_retention_seconds=_or(r.message_retention_seconds, d.message_retention_seconds),
+            max_message_bytes=_or(r.max_message_bytes, d.max_message_bytes),
         ),
         created_at=int(r.created_at),
     )
@@ -47,15 +64,25 @@ def queue_params(q: QueueDefinition) -> tuple[Any, ...]:
     return (
         q.account, q.name, q.version, q.status, o.bucket_size, o.max_delivery_count,
         o.repair_poll_seconds, o.finalize_seconds, o.delete_buckets_after_finalize,
-        o.dlq_name, o.strict_fifo, q.created_at,
+        o.dlq_name, o.strict_fifo, q.created_at, o.visibility_timeout_seconds, o.delay_seconds,
+        o.message_retention_seconds, o.max_message_bytes,
     )  # fmt: skip
 
 
 def message_values(m: MessageRow) -> tuple[Any, ...]:
+    """A new message row, in the order of statements.MESSAGE_COLUMNS."""
+    # No attributes: left unset rather than null, so the insert writes no tombstone cell.
+    attributes = m.attributes or UNSET_VALUE
+    return (m.monoton, *message_set_values(m)[:-1], attributes, m.first_delivered_at)
+
+
+def message_set_values(m: MessageRow) -> tuple[Any, ...]:
+    """A message's changing state, in the order of statements.MESSAGE_SET (all but the
+    monoton, in the key, and the attributes, which never change after the insert)."""
     return (
-        m.monoton, m.message, m.version, m.delivery_count, m.acked, m.dead_lettered,
-        m.republished_to, m.next_visible_on, m.tag, m.created_at, m.updated_at, m.acked_at,
-        m.change,
+        m.message, m.version, m.delivery_count, m.acked, m.dead_lettered, m.republished_to,
+        m.next_visible_on, m.tag, m.created_at, m.updated_at, m.acked_at, m.change,
+        m.first_delivered_at,
     )  # fmt: skip
 
 
@@ -74,6 +101,8 @@ def message_of(r: Any) -> MessageRow:
         updated_at=int(r.updated_at),
         acked_at=r.acked_at,
         change=r.last_change or "",
+        attributes=dict(r.attributes or {}),
+        first_delivered_at=r.first_delivered_at,
     )
 
 
