@@ -80,6 +80,12 @@ class QueueOptions(msgspec.Struct, frozen=True, kw_only=True):
     delete_buckets_after_finalize: bool = True
     dlq_name: str | None = None
     strict_fifo: bool = True
+    # v2 options (schema 0005). Rows written before it read as these defaults; v1 never
+    # shows them, so a v1 queue is a v2 queue with the defaults.
+    visibility_timeout_seconds: int = 30  # the default lease of a v2 receive
+    delay_seconds: int = 0  # the default first-delivery delay of a v2 send
+    message_retention_seconds: int = 14 * 24 * 3600  # older messages are never delivered
+    max_message_bytes: int = MAX_MESSAGE_BYTES  # body and attributes, in bytes of UTF-8
 
 
 QueueStatus = Literal["active", "deleted"]
@@ -131,6 +137,10 @@ class MessageRow(msgspec.Struct, frozen=True, kw_only=True):
     # before the copy is written, so a redone move writes the same row, not a second copy.
     dlq_version: int | None = None
     dlq_monoton: int | None = None
+    # v2 (schema 0005); rows written before it read as these defaults. The attributes are
+    # written with the message and never change after (a compare-and-set keeps them).
+    attributes: dict[str, str] = msgspec.field(default_factory=dict)
+    first_delivered_at: int | None = None
 
     def visible(self, now: int) -> bool:
         return not self.acked and self.next_visible_on <= now

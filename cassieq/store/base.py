@@ -12,6 +12,7 @@ row has to be created before first use.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal, Protocol
 
 from cassieq.model import (
@@ -48,6 +49,29 @@ class LwtUndecided(StoreError):
     def __init__(self, primitive: str, reason: str) -> None:
         super().__init__(f"{primitive}: {reason}")
         self.primitive = primitive
+
+
+AckEntry = tuple[int, int, str]
+"""A batch ack's entry: (monoton, version, tag), as ``ack_message`` takes them."""
+
+
+def check_monotons(monotons: Sequence[int]) -> None:
+    """One entry per message: a conditional batch with two changes of one row would apply
+    only one of them, so both stores refuse it."""
+    if len(set(monotons)) != len(monotons):
+        raise ValueError("a batch changes each message at most once")
+
+
+def check_cas_entries(entries: Sequence[tuple[int, MessageRow]]) -> None:
+    """Each row of ``cas_messages`` carries the change token of its own write: the read
+    back of a lost answer tells that write by it (an empty token would be any row's)."""
+    check_monotons([row.monoton for _, row in entries])
+    if any(not row.change for _, row in entries):
+        raise ValueError("each row of cas_messages needs a change token")
+
+
+def check_ack_entries(entries: Sequence[AckEntry]) -> None:
+    check_monotons([monoton for monoton, _, _ in entries])
 
 
 class Store(Protocol):
@@ -217,3 +241,32 @@ class Store(Protocol):
         ...
 
     async def delete_stats_snapshot(self, account: str, queue: str) -> None: ...
+    # ----------------------------------------------------------------- v2 batches
+    async def cas_messages(
+        self,
+        queue: QueueId,
+        bucket: int,
+        entries: list[tuple[int, MessageRow]],
+        *,
+        unsealed: bool = False,
+    ) -> list[bool]:
+        """``cas_message`` for several messages of one bucket: each entry is
+        (expected_version, row) and is applied if the message is still at its expected
+        version (and, with ``unsealed``, the bucket not sealed). Each entry is decided on
+        its own (a stale one does not hold back the rest); the answer says, in entry
+        order, whether this call's change of each was applied. On Cassandra: one
+        conditional batch on the bucket partition, sent again without the stale entries
+        after a lost condition. Rows carry their own change token; their attributes are
+        kept as stored (they never change after the insert). ValueError for two entries
+        of one message or a row without a change token."""
+        ...
+
+    async def ack_messages(
+        self, queue: QueueId, bucket: int, entries: list[AckEntry], now: int
+    ) -> list[bool]:
+        """``ack_message`` for several messages of one bucket, each entry (monoton,
+        version, tag) decided on its own: True where this call acked it, False where the
+        message is not at that version and tag (acked already, taken again, gone). One
+        conditional batch per round, as ``cas_messages``. ValueError for two entries of
+        one message."""
+        ...

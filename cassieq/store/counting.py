@@ -27,13 +27,23 @@ LWT_PRIMITIVES = frozenset(
         "cas_invisibility",
         "acquire_lease",
         "release_lease",
+        "cas_messages",  # one call may send several rounds (see batch_lwt)
+        "ack_messages",
     }
 )
 
 # Those of them that run on a bucket partition of the messages table (the rest are on the
 # monoton, pointer, invisibility, queue, account and lease rows).
 BUCKET_PARTITION_LWTS = frozenset(
-    {"insert_messages", "cas_message", "ack_message", "seal_bucket", "finalize_bucket"}
+    {
+        "insert_messages",
+        "cas_message",
+        "ack_message",
+        "seal_bucket",
+        "finalize_bucket",
+        "cas_messages",
+        "ack_messages",
+    }
 )
 
 

@@ -23,7 +23,7 @@ from cassieq.model import (
     QueueId,
     StatsSnapshot,
 )
-from cassieq.store.base import PointerKind
+from cassieq.store.base import AckEntry, PointerKind, check_ack_entries, check_cas_entries
 
 
 @dataclass
@@ -197,7 +197,8 @@ class MemoryStore:
             return False
         if unsealed and b.sealed_at is not None:
             return False
-        b.messages[row.monoton] = row
+        # The attributes are kept as stored, as the Cassandra update leaves them.
+        b.messages[row.monoton] = msgspec.structs.replace(row, attributes=current.attributes)
         return True
 
     async def ack_message(
@@ -291,3 +292,30 @@ class MemoryStore:
 
     async def delete_stats_snapshot(self, account: str, queue: str) -> None:
         self._stats.pop((account, queue), None)
+
+    # ----------------------------------------------------------------- v2 batches
+    # Each entry is decided on its own, as the Cassandra store's rounds decide them: an
+    # entry whose condition held is applied, whatever the other entries' conditions. The
+    # awaited primitives never suspend, so the whole batch is still one atomic step.
+    async def cas_messages(
+        self,
+        queue: QueueId,
+        bucket: int,
+        entries: list[tuple[int, MessageRow]],
+        *,
+        unsealed: bool = False,
+    ) -> list[bool]:
+        check_cas_entries(entries)
+        return [
+            await self.cas_message(queue, bucket, expected, row, unsealed=unsealed)
+            for expected, row in entries
+        ]
+
+    async def ack_messages(
+        self, queue: QueueId, bucket: int, entries: list[AckEntry], now: int
+    ) -> list[bool]:
+        check_ack_entries(entries)
+        return [
+            await self.ack_message(queue, bucket, monoton, version, tag, now)
+            for monoton, version, tag in entries
+        ]

@@ -37,7 +37,16 @@ def secret_of(r: Any) -> KeyspaceSecret:
     )
 
 
+_DEFAULTS = QueueOptions()
+
+
+def _or(value: Any, default: int) -> int:
+    """A v2 column (schema 0005): null in rows written before it, read as the default."""
+    return default if value is None else int(value)
+
+
 def queue_of(r: Any) -> QueueDefinition:
+    d = _DEFAULTS
     return QueueDefinition(
         account=r.account_name,
         name=r.queue_name,
@@ -51,6 +60,12 @@ def queue_of(r: Any) -> QueueDefinition:
             delete_buckets_after_finalize=bool(r.delete_buckets_after_finalize),
             dlq_name=r.dlq_name,
             strict_fifo=bool(r.strict_fifo),
+            visibility_timeout_seconds=_or(
+                r.visibility_timeout_seconds, d.visibility_timeout_seconds
+            ),
+            delay_seconds=_or(r.delay_seconds, d.delay_seconds),
+            message_retention_seconds=_or(r.message_retention_seconds, d.message_retention_seconds),
+            max_message_bytes=_or(r.max_message_bytes, d.max_message_bytes),
         ),
         created_at=int(r.created_at),
     )
@@ -61,22 +76,37 @@ def queue_params(q: QueueDefinition) -> tuple[Any, ...]:
     return (
         q.account, q.name, q.version, q.status, o.bucket_size, o.max_delivery_count,
         o.repair_poll_seconds, o.finalize_seconds, o.delete_buckets_after_finalize,
-        o.dlq_name, o.strict_fifo, q.created_at,
+        o.dlq_name, o.strict_fifo, q.created_at, o.visibility_timeout_seconds, o.delay_seconds,
+        o.message_retention_seconds, o.max_message_bytes,
     )  # fmt: skip
 
 
 def message_values(m: MessageRow) -> tuple[Any, ...]:
-    # The dead-letter columns are left unset, not written null, until a message enters the
-    # dead-letter path (they are never cleared afterwards): a null written by every put
-    # would be a tombstone cell per column in every bucket read.
+    """A new message row, in the order of statements.MESSAGE_COLUMNS."""
+    # No attributes: left unset rather than null, so the insert writes no tombstone cell.
+    attributes = m.attributes or UNSET_VALUE
+    state = message_set_values(m)
+    return (m.monoton, *state[:-1], attributes, state[-1])
+
+
+def _unset_if_none(value: Any) -> Any:
+    return UNSET_VALUE if value is None else value
+
+
+def message_set_values(m: MessageRow) -> tuple[Any, ...]:
+    """A message's changing state, in the order of statements.MESSAGE_SET (all but the
+    monoton, in the key, and the attributes, which never change after the insert)."""
+    # The dead-letter columns and first_delivered_at are left unset, not written null,
+    # until they get a value (they are never cleared afterwards): a null written by every
+    # put would be a tombstone cell per column in every bucket read.
     dead_letter = m.dlq_held or m.dlq_monoton is not None
     return (
-        m.monoton, m.message, m.version, m.delivery_count, m.acked, m.dead_lettered,
-        m.republished_to, m.next_visible_on, m.tag, m.created_at, m.updated_at, m.acked_at,
-        m.change,
+        m.message, m.version, m.delivery_count, m.acked, m.dead_lettered, m.republished_to,
+        m.next_visible_on, m.tag, m.created_at, m.updated_at, m.acked_at, m.change,
         m.dlq_held if dead_letter else UNSET_VALUE,
-        UNSET_VALUE if m.dlq_version is None else m.dlq_version,
-        UNSET_VALUE if m.dlq_monoton is None else m.dlq_monoton,
+        _unset_if_none(m.dlq_version),
+        _unset_if_none(m.dlq_monoton),
+        _unset_if_none(m.first_delivered_at),
     )  # fmt: skip
 
 
@@ -98,6 +128,8 @@ def message_of(r: Any) -> MessageRow:
         dlq_held=bool(r.dlq_held),  # null in rows written before 0006
         dlq_version=r.dlq_version,
         dlq_monoton=r.dlq_monoton,
+        attributes=dict(r.attributes or {}),
+        first_delivered_at=r.first_delivered_at,
     )
 
 

@@ -14,13 +14,28 @@ _TABLE_RE = re.compile(r"\b(FROM|INTO|UPDATE)\s+(\w+)")
 MESSAGE_COLUMNS = (
     "monoton, message, version, delivery_count, acked, dead_lettered, republished_to, "
     "next_visible_on, tag, created_at, updated_at, acked_at, last_change, dlq_held, "
-    "dlq_version, dlq_monoton"
+    "dlq_version, dlq_monoton, attributes, first_delivered_at"
+)
+# A message's changing state (rows.message_set_values): every column but the key and the
+# attributes, which are written with the message and never change.
+MESSAGE_SET = (
+    "UPDATE messages SET message = ?, version = ?, delivery_count = ?, acked = ?, "
+    "dead_lettered = ?, republished_to = ?, next_visible_on = ?, tag = ?, created_at = ?, "
+    "updated_at = ?, acked_at = ?, last_change = ?, dlq_held = ?, dlq_version = ?, "
+    "dlq_monoton = ?, first_delivered_at = ? "
+    "WHERE queue_id = ? AND bucket = ? AND monoton = ? IF version = ?"
 )
 QUEUE_COLUMNS = (
     "account_name, queue_name, version, status, bucket_size, max_delivery_count, "
     "repair_poll_seconds, finalize_seconds, delete_buckets_after_finalize, dlq_name, "
-    "strict_fifo, created_at"
+    "strict_fifo, created_at, visibility_timeout_seconds, delay_seconds, "
+    "message_retention_seconds, max_message_bytes"
 )
+
+
+def _marks(columns: str) -> str:
+    """One bind marker per column of a comma-separated list."""
+    return ", ".join("?" for _ in columns.split(","))
 
 
 class Statements:
@@ -72,13 +87,13 @@ class Statements:
         )
 
         self.queue_insert = p(
-            f"INSERT INTO queues ({QUEUE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "IF NOT EXISTS"
+            f"INSERT INTO queues ({QUEUE_COLUMNS}) VALUES ({_marks(QUEUE_COLUMNS)}) IF NOT EXISTS"
         )
         self.queue_replace = p(
             "UPDATE queues SET version = ?, status = ?, bucket_size = ?, max_delivery_count = ?, "
             "repair_poll_seconds = ?, finalize_seconds = ?, delete_buckets_after_finalize = ?, "
-            "dlq_name = ?, strict_fifo = ?, created_at = ? "
+            "dlq_name = ?, strict_fifo = ?, created_at = ?, visibility_timeout_seconds = ?, "
+            "delay_seconds = ?, message_retention_seconds = ?, max_message_bytes = ? "
             "WHERE account_name = ? AND queue_name = ? IF version = ?"
         )
         self.queue_read = p(
@@ -117,17 +132,11 @@ class Statements:
         )
         self.message_insert = p(
             f"INSERT INTO messages (queue_id, bucket, {MESSAGE_COLUMNS}) "
-            f"VALUES (?, ?, {', '.join('?' * len(MESSAGE_COLUMNS.split(', ')))}) IF NOT EXISTS"
+            f"VALUES (?, ?, {_marks(MESSAGE_COLUMNS)}) IF NOT EXISTS"
         )
-        message_set = (
-            "UPDATE messages SET message = ?, version = ?, delivery_count = ?, acked = ?, "
-            "dead_lettered = ?, republished_to = ?, next_visible_on = ?, tag = ?, created_at = ?, "
-            "updated_at = ?, acked_at = ?, last_change = ?, dlq_held = ?, dlq_version = ?, "
-            "dlq_monoton = ? WHERE queue_id = ? AND bucket = ? AND monoton = ? IF version = ?"
-        )
-        self.message_cas = p(message_set)
+        self.message_cas = p(MESSAGE_SET)
         # The reader's takes: only from a bucket it has not left (the static seal marker).
-        self.message_cas_unsealed = p(message_set + " AND sealed_at = null")
+        self.message_cas_unsealed = p(MESSAGE_SET + " AND sealed_at = null")
         # An ack changes only what it must: no read of the row first.
         self.message_ack = p(
             "UPDATE messages SET version = ?, acked = true, acked_at = ?, updated_at = ?, "
@@ -205,4 +214,12 @@ class Statements:
         self.stats_delete = p("DELETE FROM queue_stats WHERE account_name = ? AND queue_name = ?")
         self.stats_read = p(
             f"SELECT {stats_columns} FROM queue_stats WHERE account_name = ? AND queue_name = ?"
+        )
+
+        # ------------------------------------------------------- v2 batches (issue 15)
+        # The read back of a conditional batch on one bucket: its rows (IN on the
+        # clustering key, so one partition, as a SERIAL read must be) and the seal marker.
+        self.messages_read_sealed = p(
+            f"SELECT {MESSAGE_COLUMNS}, sealed_at FROM messages "
+            "WHERE queue_id = ? AND bucket = ? AND monoton IN ?"
         )

@@ -30,7 +30,14 @@ from cassieq.model import (
     QueueId,
     StatsSnapshot,
 )
-from cassieq.store.base import PointerKind, StoreUnavailable
+from cassieq.store.base import (
+    AckEntry,
+    PointerKind,
+    StoreUnavailable,
+    check_ack_entries,
+    check_cas_entries,
+)
+from cassieq.store.cassandra.batch_lwt import run_batch_lwt
 from cassieq.store.cassandra.lwt import (
     LwtObserver,
     LwtRetry,
@@ -44,6 +51,7 @@ from cassieq.store.cassandra.rows import (
     bucket_of,
     invisibility_of,
     message_of,
+    message_set_values,
     message_values,
     queue_of,
     queue_params,
@@ -411,8 +419,7 @@ class CassandraStore:
         resolve = self._by_change(
             self._q.message_read_sealed, (qid, bucket, row.monoton), row.change, holds
         )
-        values = message_values(row)[1:]  # all but the monoton (it is in the key)
-        params = (*values, qid, bucket, row.monoton, expected_version)
+        params = (*message_set_values(row), qid, bucket, row.monoton, expected_version)
         statement = self._q.message_cas_unsealed if unsealed else self._q.message_cas
         applied, _ = await self._lwt("cas_message", statement, params, resolve)
         return applied
@@ -641,6 +648,94 @@ class CassandraStore:
             ack_latency_p95_ms=r.ack_latency_p95_ms,
             ack_latency_p99_ms=r.ack_latency_p99_ms,
             rows_scanned=r.rows_scanned,
+        )
+
+    # ----------------------------------------------------------------- v2 batches
+
+    async def cas_messages(
+        self,
+        queue: QueueId,
+        bucket: int,
+        entries: list[tuple[int, MessageRow]],
+        *,
+        unsealed: bool = False,
+    ) -> list[bool]:
+        check_cas_entries(entries)
+        if not entries:
+            return []
+        qid = str(queue)
+        statement = self._q.message_cas_unsealed if unsealed else self._q.message_cas
+
+        def add(batch: BatchStatement, i: int) -> None:
+            expected, row = entries[i]
+            batch.add(statement, (*message_set_values(row), qid, bucket, row.monoton, expected))
+
+        def holds(i: int, stored: Any) -> bool:
+            # A "not applied" answer carries sealed_at only when it was in the condition.
+            if stored.version != entries[i][0]:
+                return False
+            return not (unsealed and stored.sealed_at is not None)
+
+        def ours(i: int, stored: Any) -> bool:
+            return bool(stored.last_change == entries[i][1].change)
+
+        monotons = [row.monoton for _, row in entries]
+        return await self._batch_lwt("cas_messages", qid, bucket, monotons, add, holds, ours)
+
+    async def ack_messages(
+        self, queue: QueueId, bucket: int, entries: list[AckEntry], now: int
+    ) -> list[bool]:
+        check_ack_entries(entries)
+        if not entries:
+            return []
+        qid, token = str(queue), new_token()
+
+        def add(batch: BatchStatement, i: int) -> None:
+            monoton, version, tag = entries[i]
+            params = (version + 1, now, now, token, qid, bucket, monoton, version, tag)
+            batch.add(self._q.message_ack, params)
+
+        def holds(i: int, stored: Any) -> bool:
+            _, version, tag = entries[i]
+            return bool(stored.version == version and stored.tag == tag)
+
+        def ours(i: int, stored: Any) -> bool:
+            return bool(stored.last_change == token)
+
+        monotons = [monoton for monoton, _, _ in entries]
+        return await self._batch_lwt("ack_messages", qid, bucket, monotons, add, holds, ours)
+
+    async def _batch_lwt(
+        self,
+        primitive: str,
+        qid: str,
+        bucket: int,
+        monotons: list[int],
+        add: Callable[[BatchStatement, int], None],
+        holds: Callable[[int, Any], bool],
+        ours: Callable[[int, Any], bool],
+    ) -> list[bool]:
+        """One conditional batch on the bucket partition per round (``batch_lwt``)."""
+
+        async def send(indexes: list[int]) -> list[Any]:
+            batch = BatchStatement(batch_type=BatchType.UNLOGGED)
+            for i in indexes:
+                add(batch, i)
+            return await self._once(batch, ())
+
+        async def read(indexes: list[int]) -> list[Any]:
+            wanted = [monotons[i] for i in indexes]
+            return await self._read_serial(self._q.messages_read_sealed, (qid, bucket, wanted))
+
+        return await run_batch_lwt(
+            primitive,
+            monotons,
+            send,
+            read,
+            holds,
+            ours,
+            retry=self._lwt_retry,
+            observer=self.observer,
         )
 
 

@@ -1,0 +1,145 @@
+"""Conditional batches on one bucket partition, decided entry by entry.
+
+A v2 receive, batch ack or batch visibility change conditions each message row of one
+bucket on its own expected state, in one conditional batch (Cassandra runs a conditional
+batch only within one partition, as one Paxos round). Cassandra applies such a batch all
+or nothing: when one condition is false, nothing is written and the answer shows the
+current values of every conditioned row. One stale entry must not block the rest, so
+the batch is sent again with the entries whose condition still holds (a *round*), until
+every entry is decided:
+
+- applied: this call's change is stored (the row carries the entry's change token);
+- rejected: not applied, its condition is false (someone else's change won, or no row);
+- holds: not applied, its condition still holds: it goes into the next round.
+
+A round whose answer is lost (timeout, lost connection, Unavailable) is resolved like any
+LWT (``lwt.run_lwt``): the rows are read back at SERIAL and each entry is decided from
+its row; a round in which every entry still holds is contention and is sent again, a
+bounded number of times, then ``LwtUndecided``. Nothing is ever assumed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from cassieq.store.base import LwtUndecided, check_monotons
+from cassieq.store.cassandra.lwt import LwtObserver, LwtRetry, Outcome, run_lwt
+
+
+class Verdict(enum.Enum):
+    APPLIED = "applied"
+    REJECTED = "rejected"
+    HOLDS = "holds"
+
+
+# indexes of the entries of a round -> the rows Cassandra answered / read at SERIAL
+RowsOf = Callable[[list[int]], Awaitable[list[Any]]]
+# (entry index, its row as stored) -> whether the entry's condition holds on it
+RowTest = Callable[[int, Any], bool]
+
+
+async def run_batch_lwt(
+    primitive: str,
+    monotons: Sequence[int],
+    send: RowsOf,
+    read: RowsOf,
+    holds: RowTest,
+    ours: RowTest,
+    *,
+    retry: LwtRetry,
+    observer: LwtObserver,
+) -> list[bool]:
+    """Send the entries' conditional batch in rounds until each is decided; for each
+    entry (in order) whether this call's change was applied.
+
+    ``send`` sends the batch of the given entries; ``read`` reads their rows at SERIAL
+    (an absent row is not returned); ``holds`` tests an entry's condition on its row as
+    stored (only on the condition's columns when the row is a "not applied" answer);
+    ``ours`` tells that a row read back carries the entry's change.
+    """
+    check_monotons(monotons)
+    applied = [False] * len(monotons)
+    pending = list(range(len(monotons)))
+    refused = 0  # rounds that Cassandra refused while every condition held in its answer
+    while pending:
+        verdicts = await _round(
+            primitive, monotons, pending, send, read, holds, ours, retry=retry, observer=observer
+        )
+        for i, verdict in verdicts.items():
+            applied[i] = verdict is Verdict.APPLIED
+        still = [i for i in pending if verdicts[i] is Verdict.HOLDS]
+        if len(still) == len(pending):
+            # Refused, yet each condition holds in the answer: cannot happen with a sound
+            # condition test; bounded rather than looping on a misread answer.
+            refused += 1
+            if refused >= retry.attempts:
+                observer.lwt_outcome(primitive, "undecided")
+                raise LwtUndecided(primitive, "refused while every condition held")
+            await asyncio.sleep(retry.backoff(refused))
+        pending = still
+    return applied
+
+
+async def _round(
+    primitive: str,
+    monotons: Sequence[int],
+    entries: list[int],
+    send: RowsOf,
+    read: RowsOf,
+    holds: RowTest,
+    ours: RowTest,
+    *,
+    retry: LwtRetry,
+    observer: LwtObserver,
+) -> dict[int, Verdict]:
+    """One batch of ``entries`` until its outcome is known; each entry's verdict."""
+    answer: list[Any] = []
+    read_back: dict[int, Verdict] = {}
+
+    async def send_round() -> list[Any]:
+        rows = await send(entries)
+        answer[:] = rows
+        return rows
+
+    async def resolve() -> Outcome:
+        found = _by_monoton(await read(entries))
+        read_back.clear()
+        for i in entries:
+            row = found.get(monotons[i])
+            if row is not None and ours(i, row):
+                read_back[i] = Verdict.APPLIED
+            elif row is not None and holds(i, row):
+                read_back[i] = Verdict.HOLDS
+            else:
+                read_back[i] = Verdict.REJECTED
+        seen = set(read_back.values())
+        if seen == {Verdict.APPLIED}:
+            return Outcome.APPLIED
+        if seen == {Verdict.HOLDS}:
+            return Outcome.CONTENDED  # nothing applied, nothing stale: send it again
+        # Some entry is decided (stale, or carrying our change from an earlier call with
+        # the same token): this round is over, the next one takes the entries that hold.
+        return Outcome.REJECTED
+
+    done, first_row = await run_lwt(primitive, send_round, resolve, retry=retry, observer=observer)
+    if done:
+        return dict.fromkeys(entries, Verdict.APPLIED)
+    if first_row is None:
+        return dict(read_back)  # settled by the read back
+    # Cassandra answered "not applied": nothing of the batch is written, and the answer
+    # rows carry the condition's columns of every conditioned row that exists.
+    found = _by_monoton(answer)
+    return {
+        i: Verdict.HOLDS
+        if (row := found.get(monotons[i])) is not None and holds(i, row)
+        else Verdict.REJECTED
+        for i in entries
+    }
+
+
+def _by_monoton(rows: list[Any]) -> dict[int, Any]:
+    # A partition with only its static markers answers a row without a monoton.
+    return {int(r.monoton): r for r in rows if r.monoton is not None}

@@ -1,0 +1,149 @@
+"""The v2 batch primitives, on both stores: each entry decided on its own.
+
+``cas_messages`` and ``ack_messages`` change several messages of one bucket (on
+Cassandra: one conditional batch on the bucket partition, sent again without the entries
+whose condition is false). A stale entry is reported False and does not hold back the
+others; nothing is applied twice.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from cassieq.model import MessageRow, QueueId
+from cassieq.store.base import Store
+from tests.store.rows import message, taken
+
+
+async def _bucket(store: Store, queue: QueueId, count: int, bucket: int = 0) -> list[MessageRow]:
+    rows = [message(bucket * 100 + i) for i in range(count)]
+    assert await store.insert_messages(queue, bucket, rows, 1000)
+    return rows
+
+
+async def _stored(store: Store, queue: QueueId, bucket: int = 0) -> dict[int, MessageRow]:
+    return {m.monoton: m for m in (await store.read_bucket(queue, bucket)).messages}
+
+
+async def test_every_entry_applied(store: Store, queue: QueueId) -> None:
+    rows = await _bucket(store, queue, 4)
+    changed = [taken(r) for r in rows]
+    result = await store.cas_messages(queue, 0, [(1, c) for c in changed], unsealed=True)
+    assert result == [True, True, True, True]
+    stored = await _stored(store, queue)
+    for c in changed:
+        assert stored[c.monoton].change == c.change
+        assert stored[c.monoton].version == 2 and stored[c.monoton].delivery_count == 1
+        assert stored[c.monoton].first_delivered_at == 2000
+
+
+async def test_a_stale_entry_does_not_hold_back_the_others(store: Store, queue: QueueId) -> None:
+    rows = await _bucket(store, queue, 4)
+    # Another consumer took message 2 first: our expected version 1 is stale for it.
+    other = taken(rows[2])
+    assert await store.cas_message(queue, 0, 1, other)
+    mine = [taken(r, now=3000) for r in rows]
+    result = await store.cas_messages(queue, 0, [(1, c) for c in mine])
+    assert result == [True, True, False, True]
+    stored = await _stored(store, queue)
+    assert stored[2].change == other.change and stored[2].version == 2  # not overwritten
+    assert [stored[i].change for i in (0, 1, 3)] == [mine[i].change for i in (0, 1, 3)]
+
+
+async def test_every_entry_stale_changes_nothing(store: Store, queue: QueueId) -> None:
+    rows = await _bucket(store, queue, 3)
+    before = await _stored(store, queue)
+    result = await store.cas_messages(queue, 0, [(7, taken(r)) for r in rows])
+    assert result == [False, False, False]
+    assert await _stored(store, queue) == before
+
+
+async def test_an_entry_without_a_message_is_false(store: Store, queue: QueueId) -> None:
+    rows = await _bucket(store, queue, 2)
+    ghost = taken(message(55))
+    result = await store.cas_messages(queue, 0, [(1, taken(rows[0])), (1, ghost)])
+    assert result == [True, False]
+    assert 55 not in await _stored(store, queue)  # no row made up for it
+
+
+async def test_unsealed_refuses_every_entry_of_a_sealed_bucket(
+    store: Store, queue: QueueId
+) -> None:
+    rows = await _bucket(store, queue, 3)
+    assert await store.seal_bucket(queue, 0, 1500) == 1500
+    result = await store.cas_messages(queue, 0, [(1, taken(r)) for r in rows], unsealed=True)
+    assert result == [False, False, False]
+    assert all(m.version == 1 for m in (await _stored(store, queue)).values())
+    # Without the condition (repair, an update of a held message) the sealed bucket is fine.
+    assert await store.cas_messages(queue, 0, [(1, taken(rows[0]))]) == [True]
+
+
+async def test_a_repeated_call_applies_nothing_twice(store: Store, queue: QueueId) -> None:
+    rows = await _bucket(store, queue, 3)
+    entries = [(1, taken(r)) for r in rows]
+    assert await store.cas_messages(queue, 0, entries) == [True, True, True]
+    after_first = await _stored(store, queue)
+    assert await store.cas_messages(queue, 0, entries) == [False, False, False]
+    assert await _stored(store, queue) == after_first
+
+
+async def test_attributes_are_written_once_and_kept(store: Store, queue: QueueId) -> None:
+    row = message(0, attributes={"kind": "order", "é": "ü"})
+    plain = message(1)
+    assert await store.insert_messages(queue, 0, [row, plain], 1000)
+    stored = await _stored(store, queue)
+    assert stored[0].attributes == {"kind": "order", "é": "ü"}
+    assert stored[1].attributes == {} and stored[1].first_delivered_at is None
+    # A change that carries other attributes does not alter them (they never change).
+    edited = msgspec.structs.replace(taken(stored[0]), attributes={"kind": "forged"})
+    assert await store.cas_messages(queue, 0, [(1, edited)]) == [True]
+    again = msgspec.structs.replace(taken(edited), attributes={})
+    assert await store.cas_message(queue, 0, 2, again)
+    assert (await _stored(store, queue))[0].attributes == {"kind": "order", "é": "ü"}
+
+
+async def test_batch_ack(store: Store, queue: QueueId) -> None:
+    rows = await _bucket(store, queue, 4)
+    held = [taken(r) for r in rows]
+    assert await store.cas_messages(queue, 0, [(1, h) for h in held]) == [True] * 4
+    entries = [
+        (held[0].monoton, 2, held[0].tag),
+        (held[1].monoton, 2, "another-tag"),  # a receipt of another delivery
+        (held[2].monoton, 1, held[2].tag),  # a receipt of an older version
+        (held[3].monoton, 2, held[3].tag),
+    ]
+    assert await store.ack_messages(queue, 0, entries, 5000) == [True, False, False, True]
+    stored = await _stored(store, queue)
+    for i in (0, 3):
+        assert stored[i].acked and stored[i].acked_at == 5000 and stored[i].version == 3
+    assert not stored[1].acked and not stored[2].acked and stored[1].version == 2
+
+
+async def test_acking_acked_messages_again_is_false(store: Store, queue: QueueId) -> None:
+    rows = await _bucket(store, queue, 2)
+    assert await store.ack_message(queue, 0, rows[0].monoton, 1, rows[0].tag, 4000)
+    entries = [(r.monoton, 1, r.tag) for r in rows]
+    assert await store.ack_messages(queue, 0, entries, 5000) == [False, True]
+    assert await store.ack_messages(queue, 0, entries, 6000) == [False, False]
+    stored = await _stored(store, queue)
+    assert stored[0].acked_at == 4000 and stored[1].acked_at == 5000  # each acked once
+
+
+async def test_an_ack_of_a_missing_message_is_false(store: Store, queue: QueueId) -> None:
+    rows = await _bucket(store, queue, 1)
+    entries = [(rows[0].monoton, 1, rows[0].tag), (42, 1, "tag-42")]
+    assert await store.ack_messages(queue, 0, entries, 5000) == [True, False]
+
+
+async def test_empty_and_malformed_batches(store: Store, queue: QueueId) -> None:
+    rows = await _bucket(store, queue, 2)
+    assert await store.cas_messages(queue, 0, []) == []
+    assert await store.ack_messages(queue, 0, [], 5000) == []
+    with pytest.raises(ValueError, match="at most once"):
+        await store.cas_messages(queue, 0, [(1, taken(rows[0])), (1, taken(rows[0]))])
+    with pytest.raises(ValueError, match="at most once"):
+        await store.ack_messages(queue, 0, [(0, 1, "tag-0"), (0, 1, "tag-0")], 5000)
+    with pytest.raises(ValueError, match="change token"):
+        await store.cas_messages(queue, 0, [(1, msgspec.structs.replace(rows[0], change=""))])
+    assert all(m.version == 1 for m in (await _stored(store, queue)).values())
