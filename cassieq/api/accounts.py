@@ -11,6 +11,7 @@ from litestar.datastructures import State
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import FromPath, JSONBody
 
+from cassieq.api.bodies import check_json_depth
 from cassieq.api.dto import AccountBody, KeyCreateRequest
 from cassieq.api.errors import errors
 from cassieq.api.security import admin_guard
@@ -123,6 +124,7 @@ class _LooseAccountName(msgspec.Struct, frozen=True, rename="camel"):
 
 
 def _account_name(body: bytes) -> str:
+    check_json_depth(body)  # msgspec skips an unknown field by recursing into it
     try:
         value = msgspec.json.decode(body, type=str | _LooseAccountName)
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
