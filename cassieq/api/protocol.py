@@ -161,6 +161,14 @@ class LimitedH11Protocol(H11Protocol):
             return
         timeout = self.limits.header_timeout_s if reading == "head" else self.limits.body_timeout_s
         log.info("request_read_timeout", reading=reading, timeout_s=timeout)
+        cycle = self.cycle
+        if (reading == "head" and not self.conn.trailing_data[0]) or (
+            reading == "body" and cycle is not None and cycle.response_complete
+        ):
+            # Nothing was asked (no byte of a head), or the request was answered already
+            # (its body was only being drained): an answer now would be unsolicited.
+            self.transport.close()
+            return
         self._refuse(408, f"the request {reading} did not arrive within {timeout:g} s")
 
     # -- refusals

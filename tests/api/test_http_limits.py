@@ -161,9 +161,12 @@ def test_slow_loris_connections_are_closed_at_the_header_timeout(live: Live) -> 
             conn.sendall(b"X-Still-Coming: 1\r\n")
     try:
         assert not waiting, f"{len(waiting)} connection(s) still open"
-        for conn, answer in answers.items():
-            assert status_of(answer) == 408, answer
-            assert _error(answer)["detail"] == "the request head did not arrive within 1 s"
+        for conn in trickling:
+            assert status_of(answers[conn]) == 408, answers[conn]
+            detail = _error(answers[conn])["detail"]
+            assert detail == "the request head did not arrive within 1 s"
+        assert answers[silent] == b""  # it asked nothing: closed without an answer
+        for conn in answers:
             assert closed_after[conn] >= TIMEOUT_S  # kept while it could still be on time
     finally:
         for conn in answers:
@@ -186,6 +189,20 @@ def test_a_body_that_trickles_is_cut_at_the_body_timeout(live: Live) -> None:
     assert time.monotonic() - start >= TIMEOUT_S
     # Nothing of it was stored.
     assert live.get(f"{live.messages}/next").status_code == 204
+
+
+def test_a_request_answered_before_its_body_is_closed_at_the_body_timeout(live: Live) -> None:
+    # Refused (401) before its body was read; the client holds the body back (it waits for
+    # a 100 Continue that never comes). The connection goes at the body deadline, with no
+    # second, unsolicited answer.
+    start = time.monotonic()
+    with live.connect() as conn:
+        request = live.head("POST", live.messages, "Content-Length: 100", "Expect: 100-continue")
+        conn.sendall(request.replace(live.key.encode(), b"wrong-key"))
+        raw = read_until_closed(conn, TIMEOUT_S + SLACK_S)
+    assert time.monotonic() - start >= TIMEOUT_S
+    assert status_of(raw) == 401, raw
+    assert raw.count(b"HTTP/1.1 ") == 1, raw
 
 
 def test_an_idle_connection_is_closed_after_the_keep_alive_time(store: Store) -> None:
