@@ -61,7 +61,7 @@ class AccountController(Controller):
         summary="Create an account with keys 'primary' and 'secondary'",
         status_code=201,
         operation_class=_AccountNameBody,
-        responses=errors(400, 401, 403, 409),
+        responses=errors(400, 401, 403, 409, 413),
     )
     async def create_account(self, state: State, request: Request[Any, Any, Any]) -> AccountBody:
         app: AppState = state.cassieq
@@ -94,7 +94,7 @@ class AccountController(Controller):
         operation_id="addKey",
         summary="Add a key; the answer is the new key (a JSON string)",
         status_code=201,
-        responses=errors(400, 401, 403, 404, 409),
+        responses=errors(400, 401, 403, 404, 409, 413),
     )
     async def add_key(
         self, state: State, account: FromPath[str], data: JSONBody[KeyCreateRequest]
