@@ -176,12 +176,11 @@ class LimitedH11Protocol(H11Protocol):
     def send_400_response(self, msg: str) -> None:
         # uvicorn calls this when h11 cannot parse the request.
         status = getattr(self.conn, "refusal", 400)
+        limit = self.limits.max_header_bytes
         if status == 431:
-            detail = f"the request line and headers are larger than {self.limits.max_header_bytes}"
-            detail += " bytes"
+            self._refuse(431, f"the request line and headers are larger than {limit} bytes")
         else:
-            detail = f"malformed HTTP request ({msg})"
-        self._refuse(status, detail)
+            self._refuse(status, "malformed HTTP/1.1 request")
 
     def _refuse(self, status: int, detail: str) -> None:
         cycle = self.cycle
