@@ -175,12 +175,13 @@ class LimitedH11Protocol(H11Protocol):
 
     def send_400_response(self, msg: str) -> None:
         # uvicorn calls this when h11 cannot parse the request.
-        status = getattr(self.conn, "refusal", 400)
         limit = self.limits.max_header_bytes
-        if status == 431:
+        if getattr(self.conn, "refusal", 400) == 431:
             self._refuse(431, f"the request line and headers are larger than {limit} bytes")
         else:
-            self._refuse(status, "malformed HTTP/1.1 request")
+            # Whatever h11 suggests (501 for a transfer coding it does not know): the
+            # request is bad, not the server.
+            self._refuse(400, "malformed HTTP/1.1 request")
 
     def _refuse(self, status: int, detail: str) -> None:
         cycle = self.cycle

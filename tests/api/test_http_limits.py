@@ -134,15 +134,21 @@ def test_more_header_fields_than_the_limit_is_a_431(store: Store) -> None:
 
 
 def test_a_malformed_request_is_a_400_in_json(live: Live) -> None:
-    with live.connect() as conn:
-        conn.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\nNo colon here\r\n\r\n")
-        raw = read_until_closed(conn, SLACK_S)
-    assert status_of(raw) == 400, raw
-    assert _error(raw) == {
-        "code": 400,
-        "message": "HTTP 400 Bad Request",
-        "detail": "malformed HTTP/1.1 request",
-    }
+    for framing in (
+        "No colon here",
+        "Transfer-Encoding: gzip",  # h11 suggests 501: still the client's error
+        "Content-Length: 99999999999999999999999999",
+        "Content-Length: 5\r\nContent-Length: 6",
+    ):
+        with live.connect() as conn:
+            conn.sendall(live.head("POST", live.messages, framing))
+            raw = read_until_closed(conn, SLACK_S)
+        assert status_of(raw) == 400, (framing, raw)
+        assert _error(raw) == {
+            "code": 400,
+            "message": "HTTP 400 Bad Request",
+            "detail": "malformed HTTP/1.1 request",
+        }
 
 
 # ---------------------------------------------------------------- read timeouts
