@@ -245,7 +245,12 @@ def errors(*statuses: int) -> dict[int, ResponseSpec]:
     """
     return {
         s: ResponseSpec(
-            data_container=_BODY_OF.get(s, AuthErrorBody), description=HTTPStatus(s).phrase
+            data_container=_BODY_OF.get(s, AuthErrorBody),
+            description=HTTPStatus(s).phrase,
+            # Litestar's generated examples are random values ("code": 7376) drawn from one
+            # process-wide generator: misleading, and a document that changed with whatever
+            # generated one before it in the same process.
+            generate_examples=False,
         )
         for s in sorted({400, 422, *statuses})
     }
