@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -43,6 +43,25 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     log_format: LogFormat = "console"
     log_level: LogLevel = "info"
 
+    # --- HTTP server limits and CORS (cassieq/api/server.py, protocol.py, cors.py) ---
+    # Browser origins allowed to call the API (comma-separated; "*" for any). Empty: no CORS.
+    cors_origins: tuple[str, ...] = ()
+    # The request line and headers together, and how many headers: beyond either, 431.
+    http_max_header_bytes: Annotated[int, msgspec.Meta(ge=1024)] = 16 * 1024
+    http_max_headers: Annotated[int, msgspec.Meta(ge=8)] = 100
+    # A request's head must arrive within this of its first byte (or of the connection);
+    # its body within the second of the head: else 408 and the connection is closed.
+    http_header_timeout_seconds: Annotated[float, msgspec.Meta(gt=0)] = 10.0
+    http_body_timeout_seconds: Annotated[float, msgspec.Meta(gt=0)] = 30.0
+    # An idle connection between requests is closed after this.
+    http_keep_alive_seconds: Annotated[int, msgspec.Meta(ge=1)] = 5
+    # Open connections, and requests in progress, beyond which a request is answered 503.
+    http_max_concurrency: Annotated[int, msgspec.Meta(ge=1)] = 1000
+    # Request bodies other than a put's (which is the message: at most 256 KiB); 413 beyond.
+    # 1 MiB holds the largest update (a 256 KiB message) even with every character escaped
+    # the way common JSON encoders escape them (\uXXXX for non-ASCII).
+    http_max_body_bytes: Annotated[int, msgspec.Meta(ge=64 * 1024)] = 1024 * 1024
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Read ``CASSIEQ_<FIELD>`` for every field; flags (``overrides``) win over env."""
@@ -53,13 +72,17 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             # A variable set to nothing (`-e CASSIEQ_ADMIN_TOKEN=`) is not a value: an empty
             # operator token or receipt secret must never be accepted as one.
             if value is not None and value.strip():
-                raw[name] = _split_hosts(value) if name == "cassandra_hosts" else value
+                raw[name] = _split_hosts(value) if name in _LISTS else value
         raw.update({k: v for k, v in overrides.items() if v is not None and v != ""})
         try:
             # strict=False lets "9042" from the environment become an int.
             return msgspec.convert(raw, cls, strict=False)
         except msgspec.ValidationError as exc:
             raise ValueError(f"invalid cassieq setting: {exc}") from exc
+
+
+# Comma-separated in the environment.
+_LISTS = frozenset({"cassandra_hosts", "cors_origins"})
 
 
 def _split_hosts(value: str) -> list[str]:

@@ -11,6 +11,7 @@ from litestar.datastructures import State
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import FromPath, JSONBody
 
+from cassieq.api.bodies import check_json_depth
 from cassieq.api.dto import AccountBody, KeyCreateRequest
 from cassieq.api.errors import errors
 from cassieq.api.security import admin_guard
@@ -60,7 +61,7 @@ class AccountController(Controller):
         summary="Create an account with keys 'primary' and 'secondary'",
         status_code=201,
         operation_class=_AccountNameBody,
-        responses=errors(400, 401, 403, 409),
+        responses=errors(400, 401, 403, 409, 413),
     )
     async def create_account(self, state: State, request: Request[Any, Any, Any]) -> AccountBody:
         app: AppState = state.cassieq
@@ -93,7 +94,7 @@ class AccountController(Controller):
         operation_id="addKey",
         summary="Add a key; the answer is the new key (a JSON string)",
         status_code=201,
-        responses=errors(400, 401, 403, 404, 409),
+        responses=errors(400, 401, 403, 404, 409, 413),
     )
     async def add_key(
         self, state: State, account: FromPath[str], data: JSONBody[KeyCreateRequest]
@@ -123,6 +124,7 @@ class _LooseAccountName(msgspec.Struct, frozen=True, rename="camel"):
 
 
 def _account_name(body: bytes) -> str:
+    check_json_depth(body)  # msgspec skips an unknown field by recursing into it
     try:
         value = msgspec.json.decode(body, type=str | _LooseAccountName)
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:

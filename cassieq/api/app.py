@@ -14,10 +14,13 @@ from litestar.openapi.plugins import SwaggerRenderPlugin
 
 from cassieq import __version__
 from cassieq.api.accounts import AccountController
+from cassieq.api.bodies import CassieqRequest
+from cassieq.api.cors import Cors
 from cassieq.api.debug import DebugController
 from cassieq.api.errors import EXCEPTION_HANDLERS
 from cassieq.api.health import health, root
 from cassieq.api.messages import MessageController
+from cassieq.api.options import AllowHeader
 from cassieq.api.permissions import PermissionController
 from cassieq.api.queues import QueueController, QueueStatisticsV2Controller
 from cassieq.api.state import AppState
@@ -103,7 +106,7 @@ def create_app(
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(engine.settle(), SETTLE_ON_SHUTDOWN_S)
 
-    return Litestar(
+    app = Litestar(
         route_handlers=[
             health,
             QueueController,
@@ -124,6 +127,12 @@ def create_app(
         state=State({"cassieq": state}),
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
+        # JSON bodies are depth-checked before they are decoded (cassieq.api.bodies).
+        request_class=CassieqRequest,
+        before_send=[AllowHeader()],
+        # Bodies beyond this are refused (413) by their Content-Length before being read;
+        # the put route has its own limit, the message size.
+        request_max_body_size=settings.http_max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="cassieq",
             version=__version__,
@@ -138,3 +147,9 @@ def create_app(
         ),
         debug=False,
     )
+    if settings.cors_origins:
+        # Around Litestar's whole handler, routing included: every answer to an allowed
+        # origin carries the allow-origin header (a 404 too), and preflights never reach a
+        # route's guards.
+        app.asgi_handler = Cors(app.asgi_handler, settings.cors_origins)
+    return app

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from litestar import Controller, get
 from litestar.datastructures import State
-from litestar.params import FromPath
+from litestar.params import FromPath, PathParameter
 
 from cassieq.api.dto import (
     MessageDebugBody,
@@ -20,6 +22,9 @@ from cassieq.engine.errors import NotFound
 from cassieq.model import MessageRow, QueueDefinition
 
 BASE = "/accounts/{account:str}/queues/{queue:str}"
+# Buckets and monotons are Cassandra bigints, never negative: beyond, 400 naming the
+# parameter (the driver could not encode a larger one: it was a 500).
+Position = Annotated[int, PathParameter(ge=0, le=2**63 - 1)]
 ERRORS = errors(401, 403, 404)
 
 
@@ -61,7 +66,7 @@ class DebugController(Controller):
         responses=ERRORS,
     )
     async def bucket(
-        self, state: State, account: FromPath[str], queue: FromPath[str], bucket: FromPath[int]
+        self, state: State, account: FromPath[str], queue: FromPath[str], bucket: Position
     ) -> list[MessageDebugBody]:
         app: AppState = state.cassieq
         q = await _queue(app, account, queue)
@@ -76,7 +81,7 @@ class DebugController(Controller):
         responses=ERRORS,
     )
     async def tombstone(
-        self, state: State, account: FromPath[str], queue: FromPath[str], bucket: FromPath[int]
+        self, state: State, account: FromPath[str], queue: FromPath[str], bucket: Position
     ) -> TombstoneBody:
         app: AppState = state.cassieq
         q = await _queue(app, account, queue)
@@ -94,7 +99,7 @@ class DebugController(Controller):
         responses=ERRORS,
     )
     async def message(
-        self, state: State, account: FromPath[str], queue: FromPath[str], monoton: FromPath[int]
+        self, state: State, account: FromPath[str], queue: FromPath[str], monoton: Position
     ) -> MessageDebugBody:
         app: AppState = state.cassieq
         q = await _queue(app, account, queue)

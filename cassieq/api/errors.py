@@ -18,8 +18,10 @@ import msgspec
 import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, NotFoundException, ValidationException
+from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 from litestar.openapi.datastructures import ResponseSpec
 
+from cassieq.api.bodies import JsonTooDeep
 from cassieq.api.dto import AuthErrorBody, ErrorBody, ErrorsBody, ResourceErrorBody
 from cassieq.auth.access import AuthError
 from cassieq.auth.receipts import InvalidReceipt
@@ -146,6 +148,11 @@ def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response
         return _validation_error(exc)
     if isinstance(exc, NotFoundException):
         return status_response(404, None, exc.headers)
+    if isinstance(exc, RequestEntityTooLarge):
+        # Litestar refused the body by the route's limit: by its Content-Length before
+        # reading any of it, or as soon as more came (a chunked body). Say which limit.
+        limit = request.route_handler.resolve_request_max_body_size()
+        return errors_response(413, f"the request body is larger than {limit} bytes")
     if exc.status_code == 413:
         return errors_response(413, str(exc.detail))
     if exc.status_code == 400:
@@ -196,6 +203,10 @@ def _wire_name(python_name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+def _too_deep(_: Request[Any, Any, Any], exc: JsonTooDeep) -> Response[Any]:
+    return errors_response(400, str(exc))
+
+
 def _not_utf8(_: Request[Any, Any, Any], exc: UnicodeDecodeError) -> Response[Any]:
     return errors_response(422, "the request body must be UTF-8 encoded JSON")
 
@@ -213,6 +224,7 @@ EXCEPTION_HANDLERS: dict[int | type[Exception], Any] = {
     InvalidReceipt: _receipt_error,
     HTTPException: _http_error,
     UnicodeDecodeError: _not_utf8,
+    JsonTooDeep: _too_deep,
     Exception: _unexpected,
 }
 
@@ -233,7 +245,12 @@ def errors(*statuses: int) -> dict[int, ResponseSpec]:
     """
     return {
         s: ResponseSpec(
-            data_container=_BODY_OF.get(s, AuthErrorBody), description=HTTPStatus(s).phrase
+            data_container=_BODY_OF.get(s, AuthErrorBody),
+            description=HTTPStatus(s).phrase,
+            # Litestar's generated examples are random values ("code": 7376) drawn from one
+            # process-wide generator: misleading, and a document that changed with whatever
+            # generated one before it in the same process.
+            generate_examples=False,
         )
         for s in sorted({400, 422, *statuses})
     }

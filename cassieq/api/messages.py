@@ -60,6 +60,9 @@ class MessageController(Controller):
         status_code=201,
         media_type="text/plain",
         operation_class=_RawMessageBody,
+        # The body is the message: refused by its Content-Length before any of it is read,
+        # and a chunked one as soon as it is longer.
+        request_max_body_size=MAX_MESSAGE_BYTES,
         responses={201: empty("Stored (empty body)"), **errors(400, 401, 403, 404, 413)},
     )
     async def put_message(

@@ -27,7 +27,7 @@ class PermissionController(Controller):
         operation_id="grantPermission",
         summary="Issue a signed query string for an account key",
         status_code=201,
-        responses=errors(400, 401, 403, 404),
+        responses=errors(400, 401, 403, 404, 413),
     )
     async def grant(self, state: State, data: JSONBody[PermissionRequest]) -> PermissionBody:
         app: AppState = state.cassieq

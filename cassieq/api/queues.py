@@ -48,7 +48,7 @@ class QueueController(Controller):
         responses={
             200: empty("It already existed (empty body)"),
             201: empty("Created (empty body)"),
-            **errors(*AUTH_ERRORS, 404, 409),
+            **errors(*AUTH_ERRORS, 404, 409, 413),
         },
         status_code=201,
         media_type="text/plain",

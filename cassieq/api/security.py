@@ -24,6 +24,8 @@ from cassieq.model import AuthorizationLevel
 async def account_guard(
     connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
 ) -> None:
+    if _is_options(connection):
+        return
     level: AuthorizationLevel = handler.opt["level"]
     state: AppState = connection.app.state.cassieq
     account_name = str(connection.path_params.get("account", ""))
@@ -46,6 +48,8 @@ async def account_guard(
 
 
 async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    if _is_options(connection):
+        return
     state: AppState = connection.app.state.cassieq
     if state.open_admin_port and _loopback_on_admin_port(connection, state.settings.admin_port):
         return
@@ -54,6 +58,12 @@ async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRou
         raise Forbidden("operator routes are disabled: set CASSIEQ_ADMIN_TOKEN")
     if not admin_token_matches(connection.headers.get("authorization", ""), token):
         raise Unauthenticated("operator routes need 'Authorization: Bearer <CASSIEQ_ADMIN_TOKEN>'")
+
+
+def _is_options(connection: ASGIConnection[Any, Any, Any, Any]) -> bool:
+    """OPTIONS is answered by Litestar's own handler with the path's methods (the Allow
+    header): nothing to protect, and a browser's CORS preflight never carries credentials."""
+    return connection.scope.get("method") == "OPTIONS"
 
 
 def _loopback_on_admin_port(

@@ -1,4 +1,5 @@
-"""How the ASGI app is put on a socket: uvicorn, with the HTTP/1.1 parser the contract needs."""
+"""How the ASGI app is put on a socket: uvicorn, with the HTTP/1.1 parser the contract needs
+and the limits of cassieq.api.protocol (from the app's settings)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,8 @@ import socket
 import uvicorn
 from litestar import Litestar
 
-# h11, not uvicorn's default httptools: httptools hands a request that offers an HTTP/2
-# upgrade (`Connection: Upgrade, HTTP2-Settings`, `Upgrade: h2c`, as java.net.http and
-# `curl --http2` send on http:// URLs) to the upgrade path and drops its body, so a put was
-# stored empty (or answered 400). h11 serves such a request as plain HTTP/1.1, body intact,
-# and frames chunked bodies and `Expect: 100-continue` by the RFC. tests/api/test_framing.py
-# sends those exact bytes to a server configured here.
-HTTP_PARSER = "h11"
+from cassieq.api.protocol import HttpLimits, protocol_class
+from cassieq.api.state import AppState
 
 
 def uvicorn_config(
@@ -25,11 +21,26 @@ def uvicorn_config(
     log_level: str = "info",
     lifespan: bool = True,
 ) -> uvicorn.Config:
+    state: AppState = app.state.cassieq
+    settings = state.settings
+    limits = HttpLimits.of(settings)
     return uvicorn.Config(
         app,
         host=host,
         port=port,
-        http=HTTP_PARSER,
+        # h11, not uvicorn's default httptools: httptools hands a request that offers an
+        # HTTP/2 upgrade (`Connection: Upgrade, HTTP2-Settings`, `Upgrade: h2c`, as
+        # java.net.http and `curl --http2` send on http:// URLs) to the upgrade path and
+        # drops its body, so a put was stored empty (or answered 400). h11 serves such a
+        # request as plain HTTP/1.1, body intact, and frames chunked bodies and `Expect:
+        # 100-continue` by the RFC (tests/api/test_framing.py sends those exact bytes).
+        # This is uvicorn's h11 protocol with the read deadlines and header limits it lacks.
+        http=protocol_class(limits),
+        # The API has no WebSocket route: an upgrade request is served as plain HTTP, by
+        # the protocol above (with its limits), never handed to a WebSocket protocol.
+        ws="none",
+        h11_max_incomplete_event_size=limits.max_header_bytes,
+        timeout_keep_alive=settings.http_keep_alive_seconds,
         log_level=log_level,
         access_log=False,  # request logs would carry signed query strings
         timeout_graceful_shutdown=10,

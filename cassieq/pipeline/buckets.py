@@ -61,5 +61,9 @@ def message_rows(
 
     messages = table(spark, keyspace, "messages").select(*MESSAGE_COLUMNS)
     rows = bucket_keys(spark, ranges).join(messages, ["queue_id", "bucket"])
-    # A bucket with markers but no message yet reads as one row with a null monoton.
-    return rows.where(F.col("monoton").isNotNull())
+    # A bucket with markers but no message row (not written yet, or emptied after
+    # finalization) reads as one row of nulls. Not filtered on monoton: the connector
+    # declares key columns non-nullable, so Spark drops `monoton IS NOT NULL` as always true
+    # and the null row went through. Every message row has created_at (rows are only
+    # inserted whole, and changed by LWTs that need the row), a column Spark keeps nullable.
+    return rows.where(F.col("created_at").isNotNull())

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from cassieq.engine import FakeClock
@@ -95,3 +96,47 @@ def test_job_runs_as_a_module_for_spark_submit(cassandra_node: CassandraNode, wo
                 "--account", account, "--json", "--quiet")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["published"] == 1
+
+
+def test_stats_of_a_queue_whose_finished_buckets_were_emptied(
+    cassandra_node: CassandraNode, world: World
+) -> None:
+    """Finalized buckets are emptied (deleteBucketsAfterFinalize): each partition keeps only
+    its static markers, which the connector reads as one row of nulls. The job used to die on
+    it (int(None) in the histogram); it skips such rows and its counts equal the engine's."""
+    access, account = world.access, world.account
+    # Near the wall clock the job reads its "now" from, an hour behind it.
+    clock = FakeClock(start_ms=int(time.time() * 1000) - 3_600_000)
+    engine = engine_on(access, clock)
+    options = QueueOptions(bucket_size=3, finalize_seconds=1, repair_poll_seconds=1)
+    queue, _ = access.run(engine.create_queue(account, "emptied", options))
+    for i in range(12):
+        access.run(engine.put(account, "emptied", f"m{i}"))
+    for _ in range(10):
+        delivery = access.run(engine.get_next(account, "emptied", 30))
+        assert delivery is not None
+        access.run(engine.ack(account, "emptied", delivery.receipt))
+    access.run(engine.settle())
+    for _ in range(5):  # repair finalizes (and empties) each sealed bucket after its wait
+        clock.advance(2)
+        access.run(engine.repair(account, "emptied"))
+    snaps = [access.run(access.store.read_bucket(queue.id, b)) for b in range(4)]
+    emptied = [s for s in snaps if s.finalized_at is not None and not s.messages]
+    assert emptied, "no bucket was finalized and emptied: the case under test did not arise"
+
+    done = _run(cassandra_node, CASSIEQ, "pipeline", "stats", "--account", account,
+                "--queue", "emptied", "--json", "--quiet")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    engine_stats = access.run(engine.statistics(account, "emptied"))
+    assert (body["published"], body["acked"], body["dead_lettered"]) == (12, 10, 0)
+    assert body["published"] == engine_stats.published
+    assert body["acked"] == engine_stats.acked
+    assert body["dead_lettered"] == engine_stats.dead_lettered
+    assert body["in_flight"] == engine_stats.in_flight == 0
+    assert body["backlog"] == engine_stats.size == 2
+    assert body["delivered"] == engine_stats.delivered
+    # The histogram and the row count describe the rows still stored, not the markers.
+    stored = sum(len(s.messages) for s in snaps)
+    assert body["rows_scanned"] == stored == 12 - 3 * len(emptied)
+    assert sum(body["delivery_count_histogram"].values()) == stored
