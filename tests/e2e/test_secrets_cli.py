@@ -15,19 +15,8 @@ from cassieq.bench.run import free_port
 from cassieq.engine.keyspace_secrets import RECEIPT_SECRET
 from cassieq.store.cassandra import CassandraStore
 from tests.api.conftest import AccountCtx
+from tests.cli_process import run_cassieq
 from tests.conftest import CassandraNode
-
-
-def _cassieq(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("CASSIEQ_")}
-    return subprocess.run(
-        [sys.executable, "-m", "cassieq", *args],
-        env={**environment, **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 async def test_rotating_the_receipt_secret_keeps_receipts_in_flight_valid(
@@ -41,7 +30,7 @@ async def test_rotating_the_receipt_secret_keeps_receipts_in_flight_valid(
         receipt = c.get("/queues/rot/messages/next").json()["popReceipt"]
 
         s = cassandra_node.settings
-        done = _cassieq(
+        done = run_cassieq(
             "secrets",
             "rotate-receipt",
             "--grace-seconds",
@@ -65,7 +54,7 @@ async def test_rotating_the_receipt_secret_keeps_receipts_in_flight_valid(
 
 
 def test_rotate_refuses_a_negative_grace_period() -> None:
-    done = _cassieq("secrets", "rotate-receipt", "--grace-seconds", "-1")
+    done = run_cassieq("secrets", "rotate-receipt", "--grace-seconds", "-1")
     assert done.returncode != 0 and "Traceback" not in done.stderr
 
 

@@ -3,15 +3,12 @@ and `cassieq serve` refuses one (or a receipt secret) too short to be safe."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
 from cassieq.auth.access import admin_token_matches
 from cassieq.cli import MIN_SECRET_LENGTH, secret_length_problem
 from cassieq.config import Settings
+from tests.cli_process import run_cassieq
 
 TOKEN = "t" * 40
 
@@ -53,21 +50,9 @@ def test_short_secrets_are_named() -> None:
     assert problem is not None and "CASSIEQ_RECEIPT_SECRET" in problem
 
 
-def _run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("CASSIEQ_")}
-    return subprocess.run(
-        [sys.executable, "-m", "cassieq", *args],
-        env={**environment, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
 def test_serve_refuses_a_short_operator_token_in_one_line() -> None:
     # Refused before connecting anywhere: the port below has no Cassandra.
-    done = _run("serve", CASSIEQ_ADMIN_TOKEN="sec-admin", CASSIEQ_CASSANDRA_PORT="1")
+    done = run_cassieq("serve", CASSIEQ_ADMIN_TOKEN="sec-admin", CASSIEQ_CASSANDRA_PORT="1")
     assert done.returncode != 0
     assert "CASSIEQ_ADMIN_TOKEN is 9 characters long" in done.stderr
     assert "at least 32" in done.stderr
@@ -75,7 +60,7 @@ def test_serve_refuses_a_short_operator_token_in_one_line() -> None:
 
 
 def test_serve_refuses_a_bad_key_encryption_key_in_one_line() -> None:
-    done = _run(
+    done = run_cassieq(
         "serve",
         CASSIEQ_ADMIN_TOKEN=TOKEN,
         CASSIEQ_KEY_ENCRYPTION_KEY="too-short",
