@@ -126,7 +126,9 @@ class ChaosClient:
             server=server,
             send=call.send,
             recv=call.recv,
-            delivery_count=got.delivery_count,
+            # v1 counts the earlier deliveries (0 on the first, as CassieQ); the ledger
+            # counts this one too.
+            delivery_count=got.delivery_count + 1,
             monoton=monoton,
             version=version,
         )
