@@ -25,7 +25,7 @@ import enum
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from cassieq.store.base import LwtUndecided, check_monotons
+from cassieq.store.base import LwtUndecided
 from cassieq.store.cassandra.lwt import LwtObserver, LwtRetry, Outcome, run_lwt
 
 
@@ -60,7 +60,6 @@ async def run_batch_lwt(
     stored (only on the condition's columns when the row is a "not applied" answer);
     ``ours`` tells that a row read back carries the entry's change.
     """
-    check_monotons(monotons)
     applied = [False] * len(monotons)
     pending = list(range(len(monotons)))
     refused = 0  # rounds that Cassandra refused while every condition held in its answer
@@ -105,16 +104,8 @@ async def _round(
         return rows
 
     async def resolve() -> Outcome:
-        found = _by_monoton(await read(entries))
         read_back.clear()
-        for i in entries:
-            row = found.get(monotons[i])
-            if row is not None and ours(i, row):
-                read_back[i] = Verdict.APPLIED
-            elif row is not None and holds(i, row):
-                read_back[i] = Verdict.HOLDS
-            else:
-                read_back[i] = Verdict.REJECTED
+        read_back.update(_verdicts(entries, monotons, await read(entries), holds, ours))
         seen = set(read_back.values())
         if seen == {Verdict.APPLIED}:
             return Outcome.APPLIED
@@ -131,13 +122,29 @@ async def _round(
         return dict(read_back)  # settled by the read back
     # Cassandra answered "not applied": nothing of the batch is written, and the answer
     # rows carry the condition's columns of every conditioned row that exists.
-    found = _by_monoton(answer)
-    return {
-        i: Verdict.HOLDS
-        if (row := found.get(monotons[i])) is not None and holds(i, row)
-        else Verdict.REJECTED
-        for i in entries
-    }
+    return _verdicts(entries, monotons, answer, holds)
+
+
+def _verdicts(
+    entries: list[int],
+    monotons: Sequence[int],
+    rows: list[Any],
+    holds: RowTest,
+    ours: RowTest | None = None,
+) -> dict[int, Verdict]:
+    """Each entry's verdict on rows as stored: carrying its change (with ``ours``: rows
+    read back), its condition holding, or neither (stale, or no row)."""
+    found = _by_monoton(rows)
+    verdicts: dict[int, Verdict] = {}
+    for i in entries:
+        row = found.get(monotons[i])
+        if row is None:
+            verdicts[i] = Verdict.REJECTED
+        elif ours is not None and ours(i, row):
+            verdicts[i] = Verdict.APPLIED
+        else:
+            verdicts[i] = Verdict.HOLDS if holds(i, row) else Verdict.REJECTED
+    return verdicts
 
 
 def _by_monoton(rows: list[Any]) -> dict[int, Any]:

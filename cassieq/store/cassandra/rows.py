@@ -84,9 +84,8 @@ def queue_params(q: QueueDefinition) -> tuple[Any, ...]:
 def message_values(m: MessageRow) -> tuple[Any, ...]:
     """A new message row, in the order of statements.MESSAGE_COLUMNS."""
     # No attributes: left unset rather than null, so the insert writes no tombstone cell.
-    attributes = m.attributes or UNSET_VALUE
-    state = message_set_values(m)
-    return (m.monoton, *state[:-1], attributes, state[-1])
+    # No attributes: left unset rather than null, so the insert writes no tombstone cell.
+    return (m.monoton, *message_set_values(m), m.attributes or UNSET_VALUE)
 
 
 def _unset_if_none(value: Any) -> Any:

@@ -100,34 +100,30 @@ def server_version(session: Session) -> str:
 
 
 def execute_async(
-    session: Session, statement: Any, params: Sequence[Any] | None
+    session: Session,
+    statement: Any,
+    params: Sequence[Any] | None,
+    *,
+    page_rows: int | None = None,
 ) -> asyncio.Future[list[Any]]:
-    """A request on the driver's threads, answered on this event loop."""
+    """A request on the driver's threads, answered on this event loop with every row.
+
+    With ``page_rows`` the rows are fetched that many at a time (the driver's paging), so
+    no single response of the coordinator has to hold a whole large partition; the answer
+    comes once the last page is in."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[list[Any]] = loop.create_future()
-    response = session.execute_async(statement, params)
-    response.add_callbacks(
-        lambda rows: loop.call_soon_threadsafe(_resolve, future, list(rows or ())),
-        lambda exc: loop.call_soon_threadsafe(_reject, future, exc),
-    )
-    return future
-
-
-def execute_paged_async(
-    session: Session, statement: Any, params: Sequence[Any] | None, page_rows: int
-) -> asyncio.Future[list[Any]]:
-    """Every row of a read, fetched ``page_rows`` at a time (the driver's paging), answered
-    on this event loop once the last page is in: no single response of the coordinator
-    has to hold a whole large partition."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[list[Any]] = loop.create_future()
-    bound = statement.bind(params) if params is not None else statement
-    bound.fetch_size = page_rows
-    response = session.execute_async(bound)
+    if page_rows is None:
+        response = session.execute_async(statement, params)
+    else:
+        bound = statement.bind(params) if params is not None else statement
+        bound.fetch_size = page_rows
+        response = session.execute_async(bound)
     rows: list[Any] = []
 
     def page(result: Any) -> None:
-        # On the driver's thread: the callback runs again for each page it is asked for.
+        # On the driver's thread: the callback runs again for each page it is asked for
+        # (unpaged requests have one: the store sets no default fetch size).
         rows.extend(result or ())
         if response.has_more_pages:
             response.start_fetching_next_page()

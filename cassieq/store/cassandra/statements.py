@@ -14,7 +14,7 @@ _TABLE_RE = re.compile(r"\b(FROM|INTO|UPDATE)\s+(\w+)")
 MESSAGE_COLUMNS = (
     "monoton, message, version, delivery_count, acked, dead_lettered, republished_to, "
     "next_visible_on, tag, created_at, updated_at, acked_at, last_change, dlq_held, "
-    "dlq_version, dlq_monoton, attributes, first_delivered_at"
+    "dlq_version, dlq_monoton, first_delivered_at, attributes"
 )
 # A message's changing state (rows.message_set_values): every column but the key and the
 # attributes, which are written with the message and never change.

@@ -61,7 +61,6 @@ from cassieq.store.cassandra.session import (
     connect,
     consistency_level,
     execute_async,
-    execute_paged_async,
 )
 from cassieq.store.cassandra.statements import Statements
 from cassieq.tokens import new_token
@@ -127,7 +126,9 @@ class CassandraStore:
         for attempt in range(_MAX_TRIES):
             try:
                 if page_rows is not None:
-                    return await execute_paged_async(self._session, statement, params, page_rows)
+                    return await execute_async(
+                        self._session, statement, params, page_rows=page_rows
+                    )
                 return await self._once(statement, params)
             except _RETRYABLE as exc:
                 if attempt == _MAX_TRIES - 1:
