@@ -61,11 +61,17 @@ class ReceiptSigner:
         codec = await self._codec()
         try:
             return codec.decode(account, queue, token)
-        except UnverifiedReceipt:
+        except UnverifiedReceipt as exc:
             # Rate-limited: forged receipts must not turn into a read of the store each.
             if self._now() - self._loaded_at < self._retry_ms:
                 raise
-        await self._reload()
+            unverified = exc
+        try:
+            await self._reload()
+        except StoreError:
+            # The secrets could not be read again: the receipt is still one that verifies
+            # under none we know (a 400), not a failure of the server.
+            raise unverified from None
         return (await self._codec()).decode(account, queue, token)
 
     async def _codec(self) -> ReceiptCodec:
