@@ -9,13 +9,14 @@ useful about the KEK itself.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import hashlib
 import os
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from cassieq.auth.b64url import b64url_decode, b64url_encode
 
 VERSION = "v1"
 KEK_BYTES = 32
@@ -29,7 +30,7 @@ class UndecryptableKey(ValueError):
 def parse_key_encryption_key(text: str) -> bytes:
     """CASSIEQ_KEY_ENCRYPTION_KEY: 32 bytes, base64url (padding optional)."""
     try:
-        kek = base64.urlsafe_b64decode(text.strip() + "=" * (-len(text.strip()) % 4))
+        kek = b64url_decode(text.strip())
     except (binascii.Error, ValueError):
         kek = b""
     if len(kek) != KEK_BYTES:
@@ -44,14 +45,6 @@ def parse_key_encryption_key(text: str) -> bytes:
 def is_sealed(stored: str) -> bool:
     """Keys are base64url (no ':'), so a plaintext key never looks sealed."""
     return stored.startswith(VERSION + ":")
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 def _associated_data(account: str, key_name: str) -> bytes:
@@ -69,7 +62,7 @@ class KeyCipher:
     def seal(self, account: str, key_name: str, key: str) -> str:
         nonce = os.urandom(_NONCE_BYTES)
         sealed = self._aead.encrypt(nonce, key.encode(), _associated_data(account, key_name))
-        return f"{VERSION}:{self.kek_id}:{_b64(nonce + sealed)}"
+        return f"{VERSION}:{self.kek_id}:{b64url_encode(nonce + sealed)}"
 
     def open(self, account: str, key_name: str, stored: str) -> str:
         version, _, rest = stored.partition(":")
@@ -79,7 +72,7 @@ class KeyCipher:
         if kek_id != self.kek_id:
             raise UndecryptableKey(f"sealed under another key-encryption key (id {kek_id})")
         try:
-            raw = _unb64(body)
+            raw = b64url_decode(body)
             plain = self._aead.decrypt(
                 raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], _associated_data(account, key_name)
             )

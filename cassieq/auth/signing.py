@@ -6,11 +6,12 @@ encoded base64url without padding. Comparisons are constant-time.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import hashlib
 import hmac
 from datetime import UTC, datetime
+
+from cassieq.auth.b64url import b64url_decode, b64url_encode
 
 
 class BadTime(ValueError):
@@ -20,7 +21,7 @@ class BadTime(ValueError):
 def decode_key(key: str) -> bytes:
     """The key's bytes; keys are base64url without padding."""
     try:
-        return base64.urlsafe_b64decode(key + "=" * (-len(key) % 4))
+        return b64url_decode(key)
     except (binascii.Error, ValueError):
         # Not a key this server issued; sign with its text so comparison simply fails.
         return key.encode()
@@ -28,7 +29,7 @@ def decode_key(key: str) -> bytes:
 
 def sign(key: str, string_to_sign: str) -> str:
     digest = hmac.new(decode_key(key), string_to_sign.encode(), hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    return b64url_encode(digest)
 
 
 def matches(signature: str, key: str, string_to_sign: str) -> bool:

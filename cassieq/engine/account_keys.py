@@ -9,6 +9,8 @@ the plaintext, so a key deleted meanwhile is never brought back.
 
 from __future__ import annotations
 
+import asyncio
+
 from cassieq.auth.keyring import KeyCipher, UndecryptableKey, is_sealed
 from cassieq.engine.context import EngineContext
 from cassieq.engine.keyspace_secrets import KEY_ENCRYPTION_SECRET, KeyspaceSecrets, secret_bytes
@@ -44,10 +46,10 @@ class AccountKeys:
         (it authenticates nothing) and logged; a plaintext one is re-stored sealed."""
         cipher = await self.cipher()
         keys: dict[str, str] = {}
+        plain: dict[str, str] = {}
         for name, value in stored.keys.items():
             if not is_sealed(value):
-                keys[name] = value
-                await self._migrate(cipher, stored.name, name, value)
+                keys[name] = plain[name] = value
                 continue
             try:
                 keys[name] = cipher.open(stored.name, name, value)
@@ -55,6 +57,8 @@ class AccountKeys:
                 self._ctx.log.error(
                     "account_key_undecryptable", account=stored.name, key_name=name, why=str(exc)
                 )
+        # Plaintext keys are re-stored sealed side by side, not one LWT after another.
+        await asyncio.gather(*(self._migrate(cipher, stored.name, n, v) for n, v in plain.items()))
         return Account(name=stored.name, keys=keys, created_at=stored.created_at)
 
     async def _migrate(self, cipher: KeyCipher, account: str, name: str, plain: str) -> None:

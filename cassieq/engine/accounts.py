@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import base64
 import math
 import secrets
 
 import msgspec
 
+from cassieq.auth.b64url import b64url_encode
 from cassieq.engine.account_keys import AccountKeys
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import (
@@ -20,6 +20,7 @@ from cassieq.engine.errors import (
 from cassieq.engine.keyspace_secrets import KeyspaceSecrets
 from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.recent import Recent
+from cassieq.engine.singleflight import SingleFlight
 from cassieq.model import Account, name_problem
 
 DEFAULT_KEY_NAMES = ("primary", "secondary")
@@ -27,7 +28,7 @@ DEFAULT_KEY_NAMES = ("primary", "secondary")
 
 def new_key() -> str:
     """64 random bytes, base64url without padding (wire contract)."""
-    return base64.urlsafe_b64encode(secrets.token_bytes(64)).rstrip(b"=").decode()
+    return b64url_encode(secrets.token_bytes(64))
 
 
 class Accounts:
@@ -35,18 +36,19 @@ class Accounts:
         self,
         ctx: EngineContext,
         queues: QueueDirectory,
-        secrets: KeyspaceSecrets | None = None,
+        secrets: KeyspaceSecrets,
         key_encryption_key: bytes | None = None,
     ) -> None:
         self._ctx = ctx
         self._queues = queues
-        self._keys = AccountKeys(ctx, secrets or KeyspaceSecrets(ctx), key_encryption_key)
+        self._keys = AccountKeys(ctx, secrets, key_encryption_key)
         ttl, entries = ctx.tuning.account_cache_ms, ctx.tuning.account_cache_entries
         self._cache: Recent[str, Account] = Recent(ctx, ttl, max_entries=entries)
         # Names found missing, trusted as long, bounded apart: names sprayed at random
         # neither grow memory nor push the real accounts out.
         self._unknown: Recent[str, bool] = Recent(ctx, ttl, max_entries=entries)
         self._creates = 0  # accounts created through this server (see get_for_auth)
+        self._auth_loads: SingleFlight[tuple[str, int], Account] = SingleFlight()
 
     async def get_for_auth(self, name: str) -> Account:
         """The account for checking credentials, trusted for ``account_cache_ms``: every
@@ -65,6 +67,12 @@ class Accounts:
         known = self._cache.get(name)
         if known is not None:
             return known
+        # Requests that miss together share one read (and one decryption). A lookup that
+        # starts after a create through this server does not join a read from before it.
+        creates = self._creates
+        return await self._auth_loads.run((name, creates), lambda: self._load_for_auth(name))
+
+    async def _load_for_auth(self, name: str) -> Account:
         creates = self._creates
         try:
             account = await self.get(name)
@@ -84,29 +92,32 @@ class Accounts:
             keys=keys or {k: new_key() for k in DEFAULT_KEY_NAMES},
             created_at=self._ctx.clock.now(),
         )
-        await self._refuse_if_just_deleted(name)
+        marked = await self._refuse_if_just_deleted(name)
         sealed = await self._keys.seal(name, account.keys)
         stored = msgspec.structs.replace(account, keys=sealed)
         if not await self._ctx.store.insert_account(stored):
             raise AccountExists(f"account {name!r} already exists")
         self._creates += 1
         self._unknown.drop(name)
-        # The old account's mark has served its purpose (a stale one would be harmless: it
-        # names the old incarnation).
-        await self._ctx.store.unmark_account_deleting(name)
+        if marked:
+            # The old account's mark has served its purpose (a stale one would be harmless:
+            # it names the old incarnation).
+            await self._ctx.store.unmark_account_deleting(name)
         self._ctx.log.info("account_created", account=name)
         return account  # the plaintext keys, for the operator who created it
 
-    async def _refuse_if_just_deleted(self, name: str) -> None:
-        marked_at = await self._ctx.store.account_deletion_marked_at(name)
-        if marked_at is None:
-            return
-        wait_ms = marked_at + self.recreate_after_ms - self._ctx.clock.now()
+    async def _refuse_if_just_deleted(self, name: str) -> bool:
+        """Refuse a name deleted moments ago; whether a deletion mark of it is there."""
+        mark = await self._ctx.store.read_account_deletion(name)
+        if mark is None:
+            return False
+        wait_ms = mark[1] + self.recreate_after_ms - self._ctx.clock.now()
         if wait_ms > 0:
             raise AccountExists(
                 f"account {name!r} was deleted moments ago; it can be created again in "
                 f"{math.ceil(wait_ms / 1000)} s"
             )
+        return True
 
     @property
     def recreate_after_ms(self) -> int:
@@ -145,7 +156,6 @@ class Accounts:
         if account is not None:
             await store.mark_account_deleting(name, account.created_at, now)
         queues = await self._queues.delete_all(name)
-        self._cache.drop(name)
         if account is not None:
             await store.delete_account(name, account.created_at)
         self._cache.drop(name)

@@ -9,9 +9,9 @@ receipt or ciphertext tells anything about the operator token.
 
 from __future__ import annotations
 
-import base64
 import secrets
 
+from cassieq.auth.b64url import b64url_decode, b64url_encode
 from cassieq.engine.context import EngineContext
 from cassieq.model import KeyspaceSecret
 from cassieq.store.base import StoreError
@@ -26,11 +26,11 @@ _CREATE_ROUNDS = 3
 
 
 def new_secret_value() -> str:
-    return base64.urlsafe_b64encode(secrets.token_bytes(SECRET_BYTES)).rstrip(b"=").decode()
+    return b64url_encode(secrets.token_bytes(SECRET_BYTES))
 
 
 def secret_bytes(value: str) -> bytes:
-    return base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+    return b64url_decode(value)
 
 
 class KeyspaceSecrets:

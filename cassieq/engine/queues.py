@@ -16,6 +16,7 @@ from cassieq.engine.errors import (
     QueueNotFound,
 )
 from cassieq.engine.recent import Recent
+from cassieq.engine.singleflight import SingleFlight
 from cassieq.model import Account, DeletionJob, QueueDefinition, QueueOptions, name_problem
 
 MAX_BUCKET_SIZE = 10_000
@@ -28,6 +29,7 @@ class QueueDirectory:
         self._cache: Recent[tuple[str, str], QueueDefinition] = Recent(
             ctx, ctx.tuning.queue_cache_ms, max_entries=10_000
         )
+        self._loading: SingleFlight[tuple[str, str], QueueDefinition] = SingleFlight()
 
     async def create(
         self, account: str, name: str, options: QueueOptions, *, error_if_exists: bool = False
@@ -87,13 +89,13 @@ class QueueDirectory:
         is left for a new account of the same name.
         """
         store = self._ctx.store
-        current, deleting = await asyncio.gather(
-            store.read_account(owner.name), store.account_deleting(owner.name)
+        current, mark = await asyncio.gather(
+            store.read_account(owner.name), store.read_account_deletion(owner.name)
         )
         if (
             current is not None
             and current.created_at == owner.created_at
-            and deleting != owner.created_at
+            and (mark is None or mark[0] != owner.created_at)
         ):
             return self._remember(queue)
         with contextlib.suppress(QueueNotFound):
@@ -101,9 +103,15 @@ class QueueDirectory:
         raise AccountNotFound(f"account {owner.name!r} is being deleted")
 
     async def get(self, account: str, name: str, *, fresh: bool = False) -> QueueDefinition:
-        cached = None if fresh else self._cache.get((account, name))
-        if cached is not None:
-            return cached
+        if not fresh:
+            cached = self._cache.get((account, name))
+            if cached is not None:
+                return cached
+            # Requests that miss together (every put, get and ack of a queue whose entry
+            # just expired) share one read.
+            return await self._loading.run(
+                (account, name), lambda: self.get(account, name, fresh=True)
+            )
         queue = await self._ctx.store.read_queue(account, name)
         if queue is None or queue.status != "active":
             self._cache.drop((account, name))

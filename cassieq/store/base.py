@@ -93,15 +93,12 @@ class Store(Protocol):
         """Record that the account created at ``created_at`` is being deleted."""
         ...
 
-    async def account_deleting(self, name: str) -> int | None:
-        """The ``created_at`` of the account of that name being deleted (None: none is)."""
+    async def read_account_deletion(self, name: str) -> tuple[int, int] | None:
+        """The deletion mark of the account of that name: (the ``created_at`` of the
+        account being or last deleted, when the mark was last written); None: no mark."""
         ...
 
     async def unmark_account_deleting(self, name: str) -> None: ...
-
-    async def account_deletion_marked_at(self, name: str) -> int | None:
-        """When the mark of the account of that name was last written (None: no mark)."""
-        ...
 
     async def add_key(self, account: str, key_name: str, key: str) -> bool:
         """Add a key unless the account lacks one or the name is taken; True when added."""

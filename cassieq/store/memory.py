@@ -68,13 +68,8 @@ class MemoryStore:
     async def mark_account_deleting(self, name: str, created_at: int, now: int) -> None:
         self._deleting[name] = (created_at, now)
 
-    async def account_deleting(self, name: str) -> int | None:
-        mark = self._deleting.get(name)
-        return None if mark is None else mark[0]
-
-    async def account_deletion_marked_at(self, name: str) -> int | None:
-        mark = self._deleting.get(name)
-        return None if mark is None else mark[1]
+    async def read_account_deletion(self, name: str) -> tuple[int, int] | None:
+        return self._deleting.get(name)
 
     async def unmark_account_deleting(self, name: str) -> None:
         self._deleting.pop(name, None)

@@ -109,7 +109,8 @@ async def test_a_deletion_cut_short_is_finished_by_deleting_again(
     await engine.accounts.delete(account)  # again: finished
     assert await store.read_account(account) is None
     # Its closing mark holds the name only for the cache window.
-    assert await store.account_deletion_marked_at(account) == clock.now()
+    mark = await store.read_account_deletion(account)
+    assert mark is not None and mark[1] == clock.now()
     clock.advance(engine.accounts.recreate_after_ms / 1000)
     await engine.accounts.create(account)
     await _assert_starts_empty(engine, account)
@@ -131,7 +132,7 @@ async def test_a_deletion_cut_short_after_the_account_row_leaves_nothing_behind(
     clock.advance(engine.accounts.recreate_after_ms / 1000)
     new = await engine.accounts.create(account)
     await _assert_starts_empty(engine, account)
-    assert await store.account_deleting(account) is None  # cleared by the create
+    assert await store.read_account_deletion(account) is None  # cleared by the create
     assert (await engine.accounts.get(account)).created_at == new.created_at
 
 
@@ -198,4 +199,4 @@ async def test_a_deleted_name_is_refused_until_no_server_can_hold_the_old_accoun
     # Past every server's account cache: the name is free, and its mark goes.
     clock.advance(1)
     await engine.accounts.create(account)
-    assert await engine.ctx.store.account_deletion_marked_at(account) is None
+    assert await engine.ctx.store.read_account_deletion(account) is None

@@ -213,13 +213,11 @@ class CassandraStore:
     async def mark_account_deleting(self, name: str, created_at: int, now: int) -> None:
         await self._run(self._q.account_deletion_mark, (name, created_at, now))
 
-    async def account_deleting(self, name: str) -> int | None:
+    async def read_account_deletion(self, name: str) -> tuple[int, int] | None:
         rows = await self._run(self._q.account_deletion_read, (name,))
-        return int(rows[0].account_created_at) if rows else None
-
-    async def account_deletion_marked_at(self, name: str) -> int | None:
-        rows = await self._run(self._q.account_deletion_read, (name,))
-        return int(rows[0].started_at) if rows and rows[0].started_at is not None else None
+        if not rows:
+            return None
+        return int(rows[0].account_created_at), int(rows[0].started_at or 0)
 
     async def unmark_account_deleting(self, name: str) -> None:
         await self._run(self._q.account_deletion_unmark, (name,))
