@@ -354,12 +354,13 @@ def dev(
 @cli.command()
 def serve() -> None:
     """Run the production server on Cassandra, configured by CASSIEQ_* variables."""
+    from cassieq.auth.keyring import key_encryption_key
     from cassieq.store.cassandra import CassandraStore, CassandraUnavailable
 
     settings = Settings.from_env()
     if problem := secret_length_problem(settings):
         raise click.ClickException(problem)
-    _key_encryption_key(settings)  # a malformed one is refused before connecting
+    key_encryption_key(settings.key_encryption_key)  # a malformed one: refused before connecting
     try:
         _, store = CassandraStore.from_settings(settings)
     except CassandraUnavailable as exc:
@@ -386,18 +387,12 @@ def secret_length_problem(settings: Settings) -> str | None:
     return None
 
 
-def _key_encryption_key(settings: Settings) -> bytes | None:
-    from cassieq.auth.keyring import parse_key_encryption_key
-
-    kek = settings.key_encryption_key
-    return None if kek is None else parse_key_encryption_key(kek)
-
-
 def _engine(settings: Settings, store: Any) -> QueueEngine:
     """An engine on ``store`` that seals account keys as the server does."""
+    from cassieq.auth.keyring import key_encryption_key
     from cassieq.engine import QueueEngine
 
-    return QueueEngine(store, key_encryption_key=_key_encryption_key(settings))
+    return QueueEngine(store, key_encryption_key=key_encryption_key(settings.key_encryption_key))
 
 
 # --------------------------------------------------------------------------- secrets
@@ -437,9 +432,7 @@ def secrets_rotate_receipt(grace_seconds: int | None) -> None:
     except CassandraUnavailable as exc:
         raise click.ClickException(str(exc)) from exc
     try:
-        from cassieq.engine import QueueEngine
-
-        rotated = asyncio.run(QueueEngine(store).secrets.rotate(RECEIPT_SECRET, grace * 1000))
+        rotated = asyncio.run(_engine(settings, store).secrets.rotate(RECEIPT_SECRET, grace * 1000))
     finally:
         cluster.shutdown()
     until = datetime.fromtimestamp((rotated.previous_until or 0) / 1000, UTC)

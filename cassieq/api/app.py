@@ -24,7 +24,7 @@ from cassieq.api.options import AllowHeader
 from cassieq.api.permissions import PermissionController
 from cassieq.api.queues import QueueController, QueueStatisticsV2Controller
 from cassieq.api.state import AppState
-from cassieq.auth.keyring import parse_key_encryption_key
+from cassieq.auth.keyring import key_encryption_key
 from cassieq.auth.receipt_keys import ReceiptSecrets, ReceiptSigner
 from cassieq.config import Settings
 from cassieq.engine import Clock, QueueEngine
@@ -73,12 +73,11 @@ def create_app(
     background: bool = True,
     open_admin_port: bool = False,
 ) -> Litestar:
-    kek = settings.key_encryption_key
     engine = QueueEngine(
         store,
         clock,
         tuning=Tuning(max_queues_per_account=settings.max_queues_per_account),
-        key_encryption_key=None if kek is None else parse_key_encryption_key(kek),
+        key_encryption_key=key_encryption_key(settings.key_encryption_key),
     )
     receipts = ReceiptSigner(receipt_secrets(settings, engine), engine.ctx.clock.now)
     state = AppState(

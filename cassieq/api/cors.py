@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from cassieq.auth.access import REQUEST_TIME_HEADER
+from cassieq.auth.signing import REQUEST_TIME_HEADER
 
 ALLOW_METHODS = b"DELETE, GET, OPTIONS, POST, PUT"
 # The credentials of the queue API (Key / Signed with its time header) and JSON bodies.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from http import HTTPStatus
 from typing import Annotated
 
 import msgspec
@@ -28,6 +29,10 @@ class AuthErrorBody(msgspec.Struct, frozen=True, omit_defaults=True):
     code: int
     message: str  # "HTTP 401 Unauthorized": fixed per status, as CassieQ's clients see it
     detail: str | None = None  # this project's addition: what exactly was wrong
+
+    @classmethod
+    def of_status(cls, status: int, detail: str | None = None) -> AuthErrorBody:
+        return cls(code=status, message=f"HTTP {status} {HTTPStatus(status).phrase}", detail=detail)
 
 
 class ResourceErrorBody(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):

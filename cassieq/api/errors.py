@@ -69,8 +69,7 @@ def status_response(
     status: int, detail: str | None = None, headers: dict[str, str] | None = None
 ) -> Response[Any]:
     """{"code", "message"}: the shape of 401, 403 and every status without a richer body."""
-    message = f"HTTP {status} {HTTPStatus(status).phrase}"
-    return _json(AuthErrorBody(code=status, message=message, detail=detail), status, headers)
+    return _json(AuthErrorBody.of_status(status, detail), status, headers)
 
 
 def errors_response(status: int, *problems: str) -> Response[Any]:

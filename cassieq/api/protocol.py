@@ -45,11 +45,11 @@ log = structlog.get_logger("cassieq.api")
 
 @dataclass(frozen=True)
 class HttpLimits:
-    max_header_bytes: int = 16 * 1024
-    max_headers: int = 100
-    header_timeout_s: float = 10.0
-    body_timeout_s: float = 30.0
-    max_concurrency: int = 1000
+    max_header_bytes: int
+    max_headers: int
+    header_timeout_s: float
+    body_timeout_s: float
+    max_concurrency: int
 
     @classmethod
     def of(cls, s: Settings) -> HttpLimits:
@@ -73,8 +73,7 @@ def protocol_class(limits: HttpLimits) -> type[LimitedH11Protocol]:
 
 
 def error_body(status: int, detail: str) -> bytes:
-    message = f"HTTP {status} {HTTPStatus(status).phrase}"
-    return msgspec.json.encode(AuthErrorBody(code=status, message=message, detail=detail))
+    return msgspec.json.encode(AuthErrorBody.of_status(status, detail))
 
 
 class _Connection(h11.Connection):
@@ -92,7 +91,7 @@ class _Connection(h11.Connection):
 
 
 class LimitedH11Protocol(H11Protocol):
-    limits: ClassVar[HttpLimits] = HttpLimits()
+    limits: ClassVar[HttpLimits] = HttpLimits.of(Settings())  # protocol_class sets the real ones
 
     def __init__(
         self,

@@ -39,7 +39,6 @@ def uvicorn_config(
         # The API has no WebSocket route: an upgrade request is served as plain HTTP, by
         # the protocol above (with its limits), never handed to a WebSocket protocol.
         ws="none",
-        h11_max_incomplete_event_size=limits.max_header_bytes,
         timeout_keep_alive=settings.http_keep_alive_seconds,
         log_level=log_level,
         access_log=False,  # request logs would carry signed query strings

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cassieq.auth.signing import (
+    REQUEST_TIME_HEADER,
     BadTime,
     matches,
     parse_time,
@@ -24,7 +25,6 @@ from cassieq.auth.signing import (
 )
 from cassieq.model import Account, AuthorizationLevel
 
-REQUEST_TIME_HEADER = "x-cassieq-request-time"
 SHORT_FORMS = {level.short_form: level for level in AuthorizationLevel}
 
 

@@ -42,6 +42,11 @@ def parse_key_encryption_key(text: str) -> bytes:
     return kek
 
 
+def key_encryption_key(setting: str | None) -> bytes | None:
+    """CASSIEQ_KEY_ENCRYPTION_KEY parsed, or None (the keyspace's own key is used)."""
+    return None if setting is None else parse_key_encryption_key(setting)
+
+
 def is_sealed(stored: str) -> bool:
     """Keys are base64url (no ':'), so a plaintext key never looks sealed."""
     return stored.startswith(VERSION + ":")

@@ -13,6 +13,9 @@ from datetime import UTC, datetime
 
 from cassieq.auth.b64url import b64url_decode, b64url_encode
 
+# The header carrying the time a Signed request was signed at (wire contract).
+REQUEST_TIME_HEADER = "x-cassieq-request-time"
+
 
 class BadTime(ValueError):
     """A time that is not ISO-8601."""
@@ -73,3 +76,10 @@ def query_string_to_sign(
     if queue is not None:
         lines.append(f"q:{queue}")
     return "\n".join(lines)
+
+
+def signed_headers(account: str, key: str, method: str, path: str) -> dict[str, str]:
+    """The headers of a request signed now with ``key``: the key itself never travels."""
+    now = canonical_time(datetime.now(UTC))
+    signature = sign(key, request_string_to_sign(account, method, path, now))
+    return {"Authorization": f"Signed {signature}", REQUEST_TIME_HEADER: now}

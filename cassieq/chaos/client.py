@@ -7,14 +7,13 @@ Cassandra, and httpx cost about four times the CPU per request (see the bench's 
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
 import msgspec
 
 from cassieq.auth.receipts import InvalidReceipt, ReceiptCodec
-from cassieq.auth.signing import canonical_time, request_string_to_sign, sign
+from cassieq.auth.signing import signed_headers
 from cassieq.chaos.ledger import Ack, Call, Delivery, Ledger, Put
 
 # What "no answer" looks like: the server refused or reset the connection (killed), or the
@@ -227,13 +226,7 @@ class ChaosClient:
         return call, raw
 
     def _signed(self, method: str, path: str) -> dict[str, str]:
-        # The CLI's scheme (console/connection.py): the key itself never travels.
-        now = canonical_time(datetime.now(UTC))
-        to_sign = request_string_to_sign(self.account, method, path, now)
-        return {
-            "Authorization": f"Signed {sign(self._key, to_sign)}",
-            "x-cassieq-request-time": now,
-        }
+        return signed_headers(self.account, self._key, method, path)
 
     def _operator(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._admin}"}

@@ -6,14 +6,13 @@ import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
 import click
 import httpx
 
-from cassieq.auth.signing import canonical_time, request_string_to_sign, sign
+from cassieq.auth.signing import signed_headers
 from cassieq.model import valid_name
 
 
@@ -60,10 +59,9 @@ class _Signed(httpx.Auth):
         self._account, self._key = account, key
 
     def auth_flow(self, request: httpx.Request):  # type: ignore[no-untyped-def]
-        now = canonical_time(datetime.now(UTC))
-        to_sign = request_string_to_sign(self._account, request.method, request.url.path, now)
-        request.headers["Authorization"] = f"Signed {sign(self._key, to_sign)}"
-        request.headers["x-cassieq-request-time"] = now
+        request.headers.update(
+            signed_headers(self._account, self._key, request.method, request.url.path)
+        )
         yield request
 
 
