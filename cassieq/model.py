@@ -238,7 +238,10 @@ class PopReceipt(msgspec.Struct, frozen=True, array_like=True):
 class Delivery(msgspec.Struct, frozen=True, kw_only=True):
     receipt: PopReceipt
     message: str
-    delivery_count: int
+    delivery_count: int  # deliveries before this one (v1's count; v2 answers it + 1)
+    attributes: dict[str, str] = msgspec.field(default_factory=dict)
+    sent_at: int = 0  # the message's created_at
+    first_delivered_at: int | None = None
 
     @property
     def tag(self) -> str:
@@ -255,6 +258,49 @@ class Statistics(msgspec.Struct, frozen=True, kw_only=True):
     # Past maxDeliveryCount and still in the queue: held while the dead-letter queue does
     # not exist, or being moved there. Part of ``size`` (nothing is dropped).
     dead_letter_pending: int = 0
+    # v2: visible now; delayed (never delivered, not yet visible); past retention (or purged)
+    # and never to be delivered; the age of the oldest message still in the queue.
+    visible: int = 0
+    delayed: int = 0
+    expired: int = 0
+    oldest_message_age_s: float | None = None
+
+
+class OutgoingMessage(msgspec.Struct, frozen=True, kw_only=True):
+    """One message of a v2 send (a batch is a list of them)."""
+
+    body: str
+    delay_ms: int = 0
+    attributes: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class Sent(msgspec.Struct, frozen=True, kw_only=True):
+    monoton: int
+    tag: str
+
+
+class VisibilityChange(msgspec.Struct, frozen=True, kw_only=True):
+    """One entry of a v2 visibility batch: a new lease (and maybe a new body)."""
+
+    receipt: PopReceipt
+    invisibility_ms: int
+    body: str | None = None
+
+
+class PeekedMessage(msgspec.Struct, frozen=True, kw_only=True):
+    monoton: int
+    body: str
+    attributes: dict[str, str]
+    delivery_count: int  # deliveries made so far
+    visible: bool
+    sent_at: int
+
+
+class RedriveTask(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    status: str  # "running", "completed", "failed", "cancelled"
+    moved: int
+    total: int
 
 
 class Lease(msgspec.Struct, frozen=True, kw_only=True):

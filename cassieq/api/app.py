@@ -24,6 +24,7 @@ from cassieq.api.options import AllowHeader
 from cassieq.api.permissions import PermissionController
 from cassieq.api.queues import QueueController, QueueStatisticsV2Controller
 from cassieq.api.state import AppState
+from cassieq.api.v2 import V2_ROUTES
 from cassieq.auth.keyring import key_encryption_key
 from cassieq.auth.receipt_keys import ReceiptSecrets, ReceiptSigner
 from cassieq.config import Settings
@@ -110,6 +111,7 @@ def create_app(
             health,
             QueueController,
             QueueStatisticsV2Controller,
+            *V2_ROUTES,
             MessageController,
             AccountController,
             PermissionController,

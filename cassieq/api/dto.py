@@ -56,6 +56,14 @@ class ErrorsBody(msgspec.Struct, frozen=True, omit_defaults=True):
 ErrorBody = AuthErrorBody | ResourceErrorBody | ErrorsBody
 
 
+class V2ErrorBody(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Every error of /api/v2 (api-v2.md): the status, what was wrong, maybe more."""
+
+    code: int
+    message: str
+    detail: str | None = None
+
+
 class QueueCreateOptions(msgspec.Struct, frozen=True, rename="camel"):
     queue_name: Name
     bucket_size: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 20

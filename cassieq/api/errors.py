@@ -6,6 +6,8 @@
 - 400 (bad query parameter) and 422 (invalid body or name): {"errors": [...]}.
 
 Each may carry one more field, "detail", with this project's precise explanation.
+/api/v2 answers every error as {"code", "message", "detail"?} (api-v2.md): the same
+handlers, their bodies recast (``V2_PREFIX``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,13 @@ from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 from litestar.openapi.datastructures import ResponseSpec
 
 from cassieq.api.bodies import JsonTooDeep
-from cassieq.api.dto import AuthErrorBody, ErrorBody, ErrorsBody, ResourceErrorBody
+from cassieq.api.dto import (
+    AuthErrorBody,
+    ErrorBody,
+    ErrorsBody,
+    ResourceErrorBody,
+    V2ErrorBody,
+)
 from cassieq.auth.access import AuthError
 from cassieq.auth.receipts import InvalidReceipt
 from cassieq.engine.errors import (
@@ -56,7 +64,9 @@ _STALE_MESSAGE = {
 }
 
 
-def _json(body: ErrorBody, status: int, headers: dict[str, str] | None = None) -> Response[Any]:
+def _json(
+    body: ErrorBody | V2ErrorBody, status: int, headers: dict[str, str] | None = None
+) -> Response[Any]:
     return Response(
         msgspec.json.encode(body),
         status_code=status,
@@ -216,15 +226,59 @@ def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any
     return status_response(500, "internal error; the server log has the details")
 
 
+V2_PREFIX = "/api/v2/"
+
+
+class _AnyV1Error(msgspec.Struct, frozen=True):
+    """The fields of the v1 error shapes that a v2 error keeps."""
+
+    errors: list[str] | None = None
+    message: str | None = None
+    detail: str | None = None
+    reason: str | None = None  # present in a resource error: its message is specific
+
+
+_ERROR_SHAPES = msgspec.json.Decoder(_AnyV1Error)
+
+
+def as_v2(response: Response[Any]) -> Response[Any]:
+    """A v1-shaped error answer as /api/v2 gives it: {"code", "message", "detail"?}."""
+    if not isinstance(response.content, bytes):
+        return response
+    try:
+        body = _ERROR_SHAPES.decode(response.content)
+    except msgspec.ValidationError:
+        return response
+    if body.errors is not None:
+        message, detail = "; ".join(body.errors), body.detail
+    elif body.reason is not None:
+        message, detail = body.message or "", body.detail
+    else:  # v1's message is fixed per status; v2's says what was wrong
+        message, detail = body.detail or body.message or "", None
+    status = response.status_code or 500
+    return _json(V2ErrorBody(code=status, message=message, detail=detail), status, response.headers)
+
+
+def _versioned(handler: Any) -> Any:
+    def handle(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+        response: Response[Any] = handler(request, exc)
+        return as_v2(response) if request.url.path.startswith(V2_PREFIX) else response
+
+    return handle
+
+
 EXCEPTION_HANDLERS: dict[int | type[Exception], Any] = {
-    EngineError: _engine_error,
-    StoreError: _store_error,
-    AuthError: _auth_error,
-    InvalidReceipt: _receipt_error,
-    HTTPException: _http_error,
-    UnicodeDecodeError: _not_utf8,
-    JsonTooDeep: _too_deep,
-    Exception: _unexpected,
+    exc: _versioned(handler)
+    for exc, handler in {
+        EngineError: _engine_error,
+        StoreError: _store_error,
+        AuthError: _auth_error,
+        InvalidReceipt: _receipt_error,
+        HTTPException: _http_error,
+        UnicodeDecodeError: _not_utf8,
+        JsonTooDeep: _too_deep,
+        Exception: _unexpected,
+    }.items()
 }
 
 _BODY_OF: dict[int, type[msgspec.Struct]] = {
@@ -250,6 +304,16 @@ def errors(*statuses: int) -> dict[int, ResponseSpec]:
             # process-wide generator: misleading, and a document that changed with whatever
             # generated one before it in the same process.
             generate_examples=False,
+        )
+        for s in sorted({400, 422, *statuses})
+    }
+
+
+def errors_v2(*statuses: int) -> dict[int, ResponseSpec]:
+    """OpenAPI entries for a v2 route's error answers: all in one shape."""
+    return {
+        s: ResponseSpec(
+            data_container=V2ErrorBody, description=HTTPStatus(s).phrase, generate_examples=False
         )
         for s in sorted({400, 422, *statuses})
     }

@@ -122,20 +122,14 @@ class Deliverer:
             next_visible_on=now + invisibility_ms,
             updated_at=now,
             change=new_token(),
+            first_delivered_at=now if row.first_delivered_at is None else row.first_delivered_at,
         )
         if not await ctx.store.cas_message(queue.id, bucket, row.version, taken, unsealed=unsealed):
             if not unsealed:  # then someone won it: it is at least at the next version
                 self.note_version(queue, row.monoton, row.version + 1)
             return None  # another reader won it, or (unsealed) the bucket was sealed
         self.note_version(queue, row.monoton, taken.version)
-        return Delivery(
-            receipt=PopReceipt(queue.version, row.monoton, taken.version, row.tag),
-            message=row.message,
-            # The deliveries before this one (0 on the first), as CassieQ counts them; the
-            # row keeps the deliveries made, and max_delivery_count is judged on the count
-            # before a delivery (above), i.e. on this same number.
-            delivery_count=row.delivery_count,
-        )
+        return delivery_of(queue, row, taken)
 
     async def dead_letter(
         self, queue: QueueDefinition, bucket: int, row: MessageRow, *, unsealed: bool = False
@@ -219,7 +213,7 @@ class Deliverer:
         for _ in range(ctx.tuning.max_cas_attempts):
             target = claim.dlq_monoton or 0  # set by the claim
             now = ctx.clock.now()
-            copy = new_message(target, claim.message, now)
+            copy = new_message(target, claim.message, now, attributes=claim.attributes)
             if await ctx.store.insert_messages(dlq.id, dlq.bucket_of(target), [copy], now):
                 return claim  # written now, or already there from an earlier try
             # The target's bucket was finalized without the copy: a move slower than the
@@ -285,3 +279,18 @@ class Deliverer:
                 monoton=row.monoton,
                 held_until=held.next_visible_on,
             )
+
+
+def delivery_of(queue: QueueDefinition, row: MessageRow, taken: MessageRow) -> Delivery:
+    """The delivery that ``taken`` (the row as the consuming write left it) made of ``row``."""
+    return Delivery(
+        receipt=PopReceipt(queue.version, row.monoton, taken.version, row.tag),
+        message=row.message,
+        # The deliveries before this one (0 on the first), as CassieQ counts them; the
+        # row keeps the deliveries made, and max_delivery_count is judged on the count
+        # before a delivery (in consume), i.e. on this same number.
+        delivery_count=row.delivery_count,
+        attributes=row.attributes,
+        sent_at=row.created_at,
+        first_delivered_at=taken.first_delivered_at,
+    )

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 
 from cassieq.engine.accounts import Accounts
 from cassieq.engine.acker import Acker
+from cassieq.engine.batches import Batches
 from cassieq.engine.clock import Clock, SystemClock
 from cassieq.engine.context import EngineContext, Tuning
 from cassieq.engine.deleter import Deleter
 from cassieq.engine.delivery import Deliverer
-from cassieq.engine.errors import InvalidArgument
+from cassieq.engine.errors import EngineError, InvalidArgument
 from cassieq.engine.hints import BucketHints
 from cassieq.engine.invisibility import InvisibilitySide
 from cassieq.engine.keyspace_secrets import KeyspaceSecrets
@@ -23,11 +25,16 @@ from cassieq.engine.repair import Repairer
 from cassieq.engine.stats import StatisticsReader
 from cassieq.model import (
     Delivery,
+    OutgoingMessage,
+    PeekedMessage,
     PopReceipt,
     QueueDefinition,
     QueueOptions,
+    RedriveTask,
+    Sent,
     Statistics,
     StatsSnapshot,
+    VisibilityChange,
 )
 from cassieq.store.base import Store
 
@@ -62,6 +69,7 @@ class QueueEngine:
         invisibility = InvisibilitySide(self.ctx, deliverer)
         self.reader = Reader(self.ctx, deliverer, invisibility, hints)
         self.acker = Acker(self.ctx, invisibility)
+        self.batches = Batches(self.ctx, self.reader, self.acker)
         self.repairer = Repairer(self.ctx, self.publisher, self.leases)
         self.deleter = Deleter(self.ctx, self.leases)
         self.statistics_reader = StatisticsReader(self.ctx)
@@ -99,6 +107,71 @@ class QueueEngine:
         _check_seconds("newInvisibilitySeconds", invisibility_s)
         definition = await self.queues.get(account, queue)
         return await self.acker.update(definition, receipt, message, invisibility_s * 1000)
+
+    # v2 (api-v2.md). Batches answer per entry, in request order; the caller validated the
+    # counts (1-100) and the sizes against the queue's options.
+
+    async def send(self, account: str, queue: str, messages: list[OutgoingMessage]) -> list[Sent]:
+        definition = await self.queues.get(account, queue)
+        # Sent side by side, the publisher writes them as one group: one monoton range,
+        # one conditional batch per bucket partition.
+        rows = await asyncio.gather(
+            *(
+                self.publisher.put_row(definition, m.body, m.delay_ms, m.attributes)
+                for m in messages
+            )
+        )
+        return [Sent(monoton=r.monoton, tag=r.tag) for r in rows]
+
+    async def receive(
+        self,
+        account: str,
+        queue: str,
+        max_messages: int = 1,
+        invisibility_s: int | None = None,
+        wait_s: int = 0,
+    ) -> list[Delivery]:
+        """Up to ``max_messages``; with ``wait_s``, wait for the first one that long."""
+        definition = await self.queues.get(account, queue)
+        if invisibility_s is None:
+            invisibility_s = definition.options.visibility_timeout_seconds
+        _check_seconds("visibilityTimeoutSeconds", invisibility_s)
+        return await self.batches.receive(definition, max_messages, invisibility_s * 1000)
+
+    async def ack_batch(
+        self, account: str, queue: str, receipts: list[PopReceipt]
+    ) -> list[EngineError | None]:
+        return await self.batches.ack(await self.queues.get(account, queue), receipts)
+
+    async def change_visibility(
+        self, account: str, queue: str, changes: list[VisibilityChange]
+    ) -> list[PopReceipt | EngineError]:
+        return await self.batches.change_visibility(await self.queues.get(account, queue), changes)
+
+    async def update_queue(
+        self, account: str, queue: str, changes: dict[str, object]
+    ) -> QueueDefinition:
+        """Change options of an existing queue (v2 PATCH); the new definition."""
+        raise NotImplementedError
+
+    async def peek(
+        self, account: str, queue: str, limit: int, after: int | None = None
+    ) -> tuple[list[PeekedMessage], int | None]:
+        """Messages still in the queue in monoton order after ``after``; the next cursor."""
+        raise NotImplementedError
+
+    async def purge(self, account: str, queue: str) -> int:
+        """Drop every message put before the call; how many were dropped."""
+        raise NotImplementedError
+
+    async def start_redrive(
+        self, account: str, queue: str, to: str | None, max_per_second: int | None
+    ) -> RedriveTask:
+        """Move the dead-lettered messages of ``queue`` back to ``to`` (default: its sources)."""
+        raise NotImplementedError
+
+    async def redrive_status(self, account: str, queue: str, task_id: str) -> RedriveTask:
+        raise NotImplementedError
 
     async def statistics(self, account: str, queue: str) -> Statistics:
         return await self.statistics_reader.read(await self.queues.get(account, queue))

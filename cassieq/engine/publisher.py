@@ -30,7 +30,8 @@ class _Put:
     queue: QueueDefinition
     message: str
     invisibility_ms: int
-    done: asyncio.Future[int]
+    done: asyncio.Future[MessageRow]
+    attributes: dict[str, str] = field(default_factory=dict)
     attempts: int = field(default=0)
 
 
@@ -60,10 +61,21 @@ class Publisher:
         initial_invisibility_ms: int = 0,
     ) -> int:
         """Store a message; return its monoton."""
+        return (await self.put_row(queue, message, initial_invisibility_ms)).monoton
+
+    async def put_row(
+        self,
+        queue: QueueDefinition,
+        message: str,
+        initial_invisibility_ms: int = 0,
+        attributes: dict[str, str] | None = None,
+    ) -> MessageRow:
+        """Store a message; return its row as written. Concurrent puts to one queue (a v2
+        batch is sent as such) share one monoton range and one write per bucket."""
         if initial_invisibility_ms < 0:
             raise InvalidArgument("initial invisibility must be >= 0")
         loop = asyncio.get_running_loop()
-        put = _Put(queue, message, initial_invisibility_ms, loop.create_future())
+        put = _Put(queue, message, initial_invisibility_ms, loop.create_future(), attributes or {})
         if not self._grouped:
             await self._write([put])
             while not put.done.done():  # its bucket was finalized: again, with a new monoton
@@ -106,7 +118,9 @@ class Publisher:
         now = ctx.clock.now()
         by_bucket: dict[int, list[tuple[_Put, MessageRow]]] = defaultdict(list)
         for offset, put in enumerate(group):
-            row = new_message(first + offset, put.message, now, put.invisibility_ms)
+            row = new_message(
+                first + offset, put.message, now, put.invisibility_ms, attributes=put.attributes
+            )
             by_bucket[queue.bucket_of(row.monoton)].append((put, row))
         results = await asyncio.gather(
             *(
@@ -120,7 +134,7 @@ class Publisher:
                 self._hints.add_written(queue.id, bucket, [row for _, row in items])
                 for put, row in items:
                     if not put.done.done():
-                        put.done.set_result(row.monoton)
+                        put.done.set_result(row)
             elif isinstance(result, BaseException):
                 _fail([put for put, _ in items], result)
             else:
@@ -132,7 +146,13 @@ class Publisher:
 
 
 def new_message(
-    monoton: int, message: str, now: int, invisibility_ms: int = 0, delivery_count: int = 0
+    monoton: int,
+    message: str,
+    now: int,
+    invisibility_ms: int = 0,
+    delivery_count: int = 0,
+    *,
+    attributes: dict[str, str] | None = None,
 ) -> MessageRow:
     """A message as a put writes it (the pipeline's ingest writes the very same rows)."""
     return MessageRow(
@@ -146,6 +166,7 @@ def new_message(
         created_at=now,
         updated_at=now,
         change=new_token(),
+        attributes=attributes or {},
     )
 
 

@@ -131,7 +131,13 @@ class Repairer:
             # A fresh row at the target that keeps the message's tag, deliveries and
             # visibility (a receipt of it stays meaningful; a lease still holds).
             copy = msgspec.structs.replace(
-                new_message(target, row.message, now, delivery_count=row.delivery_count),
+                new_message(
+                    target,
+                    row.message,
+                    now,
+                    delivery_count=row.delivery_count,
+                    attributes=row.attributes,
+                ),
                 tag=row.tag,
                 next_visible_on=row.next_visible_on,
             )

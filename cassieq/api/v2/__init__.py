@@ -1,0 +1,10 @@
+"""/api/v2 (api-v2.md): everything new; /api/v1 stays frozen to CassieQ."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cassieq.api.v2.messages import MESSAGE_ROUTES
+from cassieq.api.v2.queues import QUEUE_ROUTES
+
+V2_ROUTES: list[Any] = [*QUEUE_ROUTES, *MESSAGE_ROUTES]
