@@ -1,14 +1,29 @@
-"""Ack and update: changes made by the holder of a pop receipt."""
+"""Ack and update: changes made by the holder of a pop receipt, one or many at a time.
+
+Many at a time (v2 batches): the receipts are grouped by bucket, and each bucket's
+share is one conditional batch on its partition (buckets side by side); each entry is
+decided on its own, so a stale receipt never holds back the rest.
+"""
 
 from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 import msgspec
 
 from cassieq.engine.context import EngineContext
-from cassieq.engine.errors import InvalidArgument, StaleReceipt
+from cassieq.engine.errors import EngineError, InvalidArgument, StaleReceipt
 from cassieq.engine.invisibility import InvisibilitySide
-from cassieq.model import MessageRow, PopReceipt, QueueDefinition
+from cassieq.model import MessageRow, PopReceipt, QueueDefinition, VisibilityChange
 from cassieq.tokens import new_token
+
+STALE = "the receipt is stale: acked, redelivered or updated since"
+OLD_VERSION = "the receipt belongs to a deleted version of this queue"
+REPEATED = "the batch names this message more than once: only its first entry counts"
+
+R = TypeVar("R")
 
 
 class Acker:
@@ -18,19 +33,36 @@ class Acker:
 
     async def ack(self, queue: QueueDefinition, receipt: PopReceipt) -> None:
         if receipt.queue_version != queue.version:
-            raise StaleReceipt("the receipt belongs to a deleted version of this queue")
+            raise StaleReceipt(OLD_VERSION)
         # One conditional update, no read: the receipt names the version and tag it holds.
+        bucket = queue.bucket_of(receipt.monoton)
         acked = await self._ctx.store.ack_message(
             queue.id,
-            queue.bucket_of(receipt.monoton),
+            bucket,
             receipt.monoton,
             receipt.version,
             receipt.tag,
             self._ctx.clock.now(),
         )
         if not acked:
-            raise StaleReceipt("the receipt is stale: acked, redelivered or updated since")
-        self._invisibility.note_acked(queue.id, queue.bucket_of(receipt.monoton), receipt.monoton)
+            raise StaleReceipt(STALE)
+        self._invisibility.note_acked(queue.id, bucket, receipt.monoton)
+
+    async def ack_many(
+        self, queue: QueueDefinition, receipts: list[PopReceipt]
+    ) -> list[EngineError | None]:
+        """Per receipt, in order: None (acked) or why not."""
+
+        async def bucket_acks(bucket: int, held: list[PopReceipt]) -> list[EngineError | None]:
+            entries = [(r.monoton, r.version, r.tag) for r in held]
+            now = self._ctx.clock.now()
+            acked = await self._ctx.store.ack_messages(queue.id, bucket, entries, now)
+            for receipt, done in zip(held, acked, strict=True):
+                if done:
+                    self._invisibility.note_acked(queue.id, bucket, receipt.monoton)
+            return [None if done else StaleReceipt(STALE) for done in acked]
+
+        return await _per_bucket(queue, receipts, lambda r: r, bucket_acks)
 
     async def update(
         self,
@@ -41,30 +73,127 @@ class Acker:
     ) -> PopReceipt:
         if invisibility_ms < 0:
             raise InvalidArgument("newInvisibilitySeconds must be >= 0")
-        row = await self._held(queue, receipt)
-        now = self._ctx.clock.now()
-        changed = msgspec.structs.replace(
-            row,
-            version=row.version + 1,
-            message=row.message if message is None else message,
-            next_visible_on=now + invisibility_ms,
-            updated_at=now,
-            change=new_token(),
-        )
-        bucket = queue.bucket_of(row.monoton)
-        if not await self._ctx.store.cas_message(queue.id, bucket, row.version, changed):
-            raise StaleReceipt("the message changed since this receipt was issued")
-        self._invisibility.note_changed(queue.id, bucket)
-        if changed.next_visible_on < row.next_visible_on:
-            await self._invisibility.lower_due(queue, bucket, changed.next_visible_on)
-        return PopReceipt(queue.version, row.monoton, changed.version, row.tag)
+        change = VisibilityChange(receipt=receipt, invisibility_ms=invisibility_ms, body=message)
+        (outcome,) = await self.change_many(queue, [change])
+        if isinstance(outcome, EngineError):
+            raise outcome
+        return outcome
 
-    async def _held(self, queue: QueueDefinition, receipt: PopReceipt) -> MessageRow:
-        if receipt.queue_version != queue.version:
-            raise StaleReceipt("the receipt belongs to a deleted version of this queue")
-        row = await self._ctx.store.read_message(
-            queue.id, queue.bucket_of(receipt.monoton), receipt.monoton
+    async def change_many(
+        self, queue: QueueDefinition, changes: list[VisibilityChange]
+    ) -> list[PopReceipt | EngineError]:
+        """Per entry, in order: the new receipt (the old one is stale from now), or why not."""
+
+        def invalid(change: VisibilityChange) -> EngineError | None:
+            if change.invisibility_ms < 0:
+                return InvalidArgument("the new invisibility must be >= 0")
+            return None
+
+        return await _per_bucket(
+            queue,
+            changes,
+            lambda c: c.receipt,
+            lambda bucket, held: self._change_in_bucket(queue, bucket, held),
+            invalid,
         )
-        if row is None or row.tag != receipt.tag or row.version != receipt.version or row.acked:
-            raise StaleReceipt("the receipt is stale: acked, redelivered or updated since")
-        return row
+
+    async def _change_in_bucket(
+        self, queue: QueueDefinition, bucket: int, held: list[VisibilityChange]
+    ) -> list[PopReceipt | EngineError]:
+        """One read of the rows the receipts name, then one conditional batch."""
+        rows = await self._rows(queue, bucket, [c.receipt.monoton for c in held])
+        now = self._ctx.clock.now()
+        changed: dict[int, tuple[MessageRow, MessageRow]] = {}
+        for change in held:
+            row = rows.get(change.receipt.monoton)
+            if row is not None and _holds(row, change.receipt):
+                changed[row.monoton] = (row, _changed(row, change, now))
+        applied = await self._ctx.store.cas_messages(
+            queue.id, bucket, [(row.version, new) for row, new in changed.values()]
+        )
+        won = {m: pair for (m, pair), done in zip(changed.items(), applied, strict=True) if done}
+        if won:
+            self._invisibility.note_changed(queue.id, bucket)
+        # A delivery behind the pointer that now ends earlier: its straggler is due then.
+        lowered = [
+            new.next_visible_on
+            for row, new in won.values()
+            if new.next_visible_on < row.next_visible_on
+        ]
+        if lowered:
+            await self._invisibility.lower_due(queue, bucket, min(lowered))
+        return [
+            _receipt(queue, won[c.receipt.monoton][1])
+            if c.receipt.monoton in won
+            else StaleReceipt(STALE)
+            for c in held
+        ]
+
+    async def _rows(
+        self, queue: QueueDefinition, bucket: int, monotons: list[int]
+    ) -> dict[int, MessageRow]:
+        store = self._ctx.store
+        if len(monotons) == 1:
+            row = await store.read_message(queue.id, bucket, monotons[0])
+            return {} if row is None else {row.monoton: row}
+        wanted = set(monotons)
+        snap = await store.read_bucket(queue.id, bucket)
+        return {m.monoton: m for m in snap.messages if m.monoton in wanted}
+
+
+def _holds(row: MessageRow, receipt: PopReceipt) -> bool:
+    """Whether the row is still the delivery the receipt was given for."""
+    return row.tag == receipt.tag and row.version == receipt.version and not row.acked
+
+
+def _receipt(queue: QueueDefinition, row: MessageRow) -> PopReceipt:
+    return PopReceipt(queue.version, row.monoton, row.version, row.tag)
+
+
+def _changed(row: MessageRow, change: VisibilityChange, now: int) -> MessageRow:
+    return msgspec.structs.replace(
+        row,
+        version=row.version + 1,
+        message=row.message if change.body is None else change.body,
+        next_visible_on=now + change.invisibility_ms,
+        updated_at=now,
+        change=new_token(),
+    )
+
+
+E = TypeVar("E")
+
+
+async def _per_bucket(
+    queue: QueueDefinition,
+    entries: Sequence[E],
+    receipt_of: Callable[[E], PopReceipt],
+    per_bucket: Callable[[int, list[E]], Awaitable[list[R]]],
+    invalid: Callable[[E], EngineError | None] = lambda _: None,
+) -> list[R | EngineError]:
+    """Run ``per_bucket`` on each bucket's entries (buckets side by side); the outcomes in
+    entry order. An entry that is ``invalid``, whose receipt is of another queue version,
+    or that names a message an earlier entry names, is answered without a store call."""
+    outcomes: dict[int, R | EngineError] = {}
+    groups: dict[int, list[int]] = {}
+    seen: set[int] = set()
+    for i, entry in enumerate(entries):
+        receipt = receipt_of(entry)
+        if (error := invalid(entry)) is not None:
+            outcomes[i] = error
+        elif receipt.queue_version != queue.version:
+            outcomes[i] = StaleReceipt(OLD_VERSION)
+        elif receipt.monoton in seen:
+            # A conditional batch changes a row once; as if sent one after the other, the
+            # second change of a message would find the first one's receipt stale.
+            outcomes[i] = StaleReceipt(REPEATED)
+        else:
+            seen.add(receipt.monoton)
+            groups.setdefault(queue.bucket_of(receipt.monoton), []).append(i)
+
+    async def run(bucket: int, indexes: list[int]) -> None:
+        answers = await per_bucket(bucket, [entries[i] for i in indexes])
+        outcomes.update(zip(indexes, answers, strict=True))
+
+    await asyncio.gather(*(run(b, idx) for b, idx in groups.items()))
+    return [outcomes[i] for i in range(len(entries))]

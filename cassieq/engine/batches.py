@@ -1,12 +1,13 @@
 """v2 batches: receive, ack and visibility change of many messages at once.
 
-A first version over the one-message operations (each entry its own LWT); the batch
-compare-and-sets (one conditional batch per bucket partition) replace it.
+Each is one conditional batch per bucket partition (each row conditioned on its own
+state, decided on its own): a receive of N takes what it can from a bucket at once
+(``Reader.receive``), a batch ack or visibility change groups its receipts by bucket
+(``Acker.ack_many``, ``Acker.change_many``). The one-message operations are their
+one-entry cases.
 """
 
 from __future__ import annotations
-
-import asyncio
 
 from cassieq.engine.acker import Acker
 from cassieq.engine.context import EngineContext
@@ -25,39 +26,16 @@ class Batches:
         self, queue: QueueDefinition, max_messages: int, invisibility_ms: int
     ) -> list[Delivery]:
         """Up to ``max_messages`` visible messages, each leased for ``invisibility_ms``."""
-        deliveries: list[Delivery] = []
-        while len(deliveries) < max_messages:
-            delivery = await self._reader.get_next(queue, invisibility_ms)
-            if delivery is None:
-                break
-            deliveries.append(delivery)
-        return deliveries
+        return await self._reader.receive(queue, max_messages, invisibility_ms)
 
     async def ack(
         self, queue: QueueDefinition, receipts: list[PopReceipt]
     ) -> list[EngineError | None]:
         """Per receipt, in order: None (acked) or why not."""
-
-        async def one(receipt: PopReceipt) -> EngineError | None:
-            try:
-                await self._acker.ack(queue, receipt)
-            except EngineError as exc:
-                return exc
-            return None
-
-        return list(await asyncio.gather(*(one(r) for r in receipts)))
+        return await self._acker.ack_many(queue, receipts)
 
     async def change_visibility(
         self, queue: QueueDefinition, changes: list[VisibilityChange]
     ) -> list[PopReceipt | EngineError]:
         """Per entry, in order: the new receipt, or why not."""
-
-        async def one(change: VisibilityChange) -> PopReceipt | EngineError:
-            try:
-                return await self._acker.update(
-                    queue, change.receipt, change.body, change.invisibility_ms
-                )
-            except EngineError as exc:
-                return exc
-
-        return list(await asyncio.gather(*(one(c) for c in changes)))
+        return await self._acker.change_many(queue, changes)

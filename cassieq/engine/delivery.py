@@ -1,4 +1,5 @@
-"""Consuming one message (the LWT that makes a delivery) and dead-lettering.
+"""Consuming messages (the LWT that makes deliveries: one conditional batch on the
+bucket partition for all taken at once) and dead-lettering.
 
 Shared by the reader (its bucket) and the invisibility side (buckets behind it).
 """
@@ -6,6 +7,7 @@ Shared by the reader (its bucket) and the invisibility side (buckets behind it).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 from collections import OrderedDict
 
@@ -37,35 +39,57 @@ class Deliverer:
         # Queues whose missing dead-letter queue was logged in the last minute.
         self._missing_warned: Recent[QueueId, bool] = Recent(ctx, DLQ_WARNING_INTERVAL_MS)
 
-    async def first_of(
+    async def take(
         self,
         queue: QueueDefinition,
         bucket: int,
         candidates: list[MessageRow],
+        want: int,
         invisibility_ms: int,
         *,
         unsealed: bool = False,
-    ) -> Delivery | None:
-        """Try candidates (oldest first when strict FIFO, else in random order); with
-        ``unsealed`` (the reader's bucket), only while the bucket is not sealed."""
+    ) -> list[Delivery]:
+        """Up to ``want`` deliveries of the candidates (oldest first when strict FIFO, else
+        in random order), ``want`` at a time in one conditional batch; the ones lost to
+        another reader are made up from the candidates left. With ``unsealed`` (the
+        reader's bucket), only while the bucket is not sealed."""
         if not queue.options.strict_fifo:
             # Random order spreads concurrent readers over the bucket: fewer lost CAS.
             candidates = random.sample(candidates, len(candidates))
-        for row in candidates:
-            if self.busy(queue, row):
-                continue
-            key = (queue.id, row.monoton)
-            trying = self._trying[key] = asyncio.get_running_loop().create_future()
-            try:
-                delivery = await self.consume(
-                    queue, bucket, row, invisibility_ms, unsealed=unsealed
-                )
-            finally:
+        rest = iter(candidates)
+        got: list[Delivery] = []
+        while len(got) < want:
+            # Checked as they are picked: another reader of this server may have taken
+            # some while this one waited for its last batch.
+            batch = list(
+                itertools.islice((r for r in rest if not self.busy(queue, r)), want - len(got))
+            )
+            if not batch:
+                break
+            got += await self._try(queue, bucket, batch, invisibility_ms, unsealed=unsealed)
+        return got
+
+    async def _try(
+        self,
+        queue: QueueDefinition,
+        bucket: int,
+        rows: list[MessageRow],
+        invisibility_ms: int,
+        *,
+        unsealed: bool,
+    ) -> list[Delivery]:
+        """Consume ``rows``, marked as being tried meanwhile: concurrent readers of this
+        server pick others (every candidate of a batch is marked, not only the first)."""
+        loop = asyncio.get_running_loop()
+        keys = [(queue.id, row.monoton) for row in rows]
+        tries = [loop.create_future() for _ in keys]
+        self._trying.update(zip(keys, tries, strict=True))
+        try:
+            return await self.consume(queue, bucket, rows, invisibility_ms, unsealed=unsealed)
+        finally:
+            for key, trying in zip(keys, tries, strict=True):
                 del self._trying[key]
                 trying.set_result(None)
-            if delivery is not None:
-                return delivery
-        return None
 
     def busy(self, queue: QueueDefinition, row: MessageRow) -> bool:
         """Another reader of this server is taking it, or took this version of it already."""
@@ -102,34 +126,56 @@ class Deliverer:
         self,
         queue: QueueDefinition,
         bucket: int,
-        row: MessageRow,
+        rows: list[MessageRow],
         invisibility_ms: int,
         *,
         unsealed: bool = False,
-    ) -> Delivery | None:
+    ) -> list[Delivery]:
+        """Deliver rows of one bucket with one conditional batch (each row conditioned on
+        its version); the deliveries made, in row order. Rows that used up their
+        deliveries are dead-lettered instead."""
         ctx = self._ctx
+        spent = [r for r in rows if r.delivery_count >= queue.options.max_delivery_count]
+        if spent:
+            await self._dead_letter_all(queue, bucket, spent, unsealed=unsealed)
         now = ctx.clock.now()
-        if row.delivery_count >= queue.options.max_delivery_count:
+        takes = [
+            (row, _taken(row, now, invisibility_ms))
+            for row in rows
+            if row.delivery_count < queue.options.max_delivery_count
+        ]
+        if not takes:
+            return []
+        applied = await ctx.store.cas_messages(
+            queue.id, bucket, [(row.version, taken) for row, taken in takes], unsealed=unsealed
+        )
+        got: list[Delivery] = []
+        for (row, taken), won in zip(takes, applied, strict=True):
+            if won:
+                self.note_version(queue, row.monoton, taken.version)
+                got.append(delivery_of(queue, row, taken))
+            elif not unsealed:  # then someone won it: it is at least at the next version
+                self.note_version(queue, row.monoton, row.version + 1)
+            # else another reader won it, or (unsealed) the bucket was sealed
+        return got
+
+    async def _dead_letter_all(
+        self, queue: QueueDefinition, bucket: int, rows: list[MessageRow], *, unsealed: bool
+    ) -> None:
+        """Dead-letter each row (side by side: each move is its own few LWTs)."""
+
+        async def one(row: MessageRow) -> None:
             await self.dead_letter(queue, bucket, row, unsealed=unsealed)
             # Whatever came of it, this version is gone: a snapshot still showing it must
             # not make this server try it again.
             self.note_version(queue, row.monoton, row.version + 1)
-            return None
-        taken = msgspec.structs.replace(
-            row,
-            version=row.version + 1,
-            delivery_count=row.delivery_count + 1,
-            next_visible_on=now + invisibility_ms,
-            updated_at=now,
-            change=new_token(),
-            first_delivered_at=now if row.first_delivered_at is None else row.first_delivered_at,
-        )
-        if not await ctx.store.cas_message(queue.id, bucket, row.version, taken, unsealed=unsealed):
-            if not unsealed:  # then someone won it: it is at least at the next version
-                self.note_version(queue, row.monoton, row.version + 1)
-            return None  # another reader won it, or (unsealed) the bucket was sealed
-        self.note_version(queue, row.monoton, taken.version)
-        return delivery_of(queue, row, taken)
+
+        outcomes = await asyncio.gather(*(one(r) for r in rows), return_exceptions=True)
+        # Every move has finished (none left running unseen) before the first failure is
+        # raised, as a one-message take raised it.
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
 
     async def dead_letter(
         self, queue: QueueDefinition, bucket: int, row: MessageRow, *, unsealed: bool = False
@@ -279,6 +325,25 @@ class Deliverer:
                 monoton=row.monoton,
                 held_until=held.next_visible_on,
             )
+
+
+def candidate(queue: QueueDefinition, row: MessageRow, now: int) -> bool:
+    """Whether a row may be delivered now (the reader and the invisibility side both ask
+    here; what else makes a row undeliverable belongs here too)."""
+    return row.visible(now)
+
+
+def _taken(row: MessageRow, now: int, invisibility_ms: int) -> MessageRow:
+    """The row as a delivery leaves it: leased for ``invisibility_ms``, one more delivery."""
+    return msgspec.structs.replace(
+        row,
+        version=row.version + 1,
+        delivery_count=row.delivery_count + 1,
+        next_visible_on=now + invisibility_ms,
+        updated_at=now,
+        change=new_token(),
+        first_delivered_at=now if row.first_delivered_at is None else row.first_delivered_at,
+    )
 
 
 def delivery_of(queue: QueueDefinition, row: MessageRow, taken: MessageRow) -> Delivery:

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from cassieq.engine.context import EngineContext
-from cassieq.engine.delivery import Deliverer
+from cassieq.engine.delivery import Deliverer, candidate
 from cassieq.engine.recent import Recent
 from cassieq.engine.singleflight import SingleFlight
 from cassieq.model import (
@@ -131,56 +131,64 @@ class InvisibilitySide:
         return False
 
     async def deliver(
-        self, queue: QueueDefinition, reader_bucket: int, invisibility_ms: int
-    ) -> Delivery | None:
+        self, queue: QueueDefinition, reader_bucket: int, want: int, invisibility_ms: int
+    ) -> list[Delivery]:
+        """Up to ``want`` redeliveries from the buckets behind the reader."""
         now = self._ctx.clock.now()
         state = await self._state(queue.id)
+        got: list[Delivery] = []
 
         for bucket in sorted(state.stragglers):
+            if len(got) >= want:
+                return got
             # Another server may have settled or moved it since: go by the latest state.
             if state.stragglers.get(bucket, now + 1) > now:
                 continue
             # Shared with this server's other gets, like the window's reads.
             snap = await self._read_window_bucket(queue.id, bucket)
-            delivery = await self._deliver_from(queue, snap, invisibility_ms)
-            if delivery is not None:
-                return delivery
+            taken = await self._deliver_from(queue, snap, want - len(got), invisibility_ms)
+            if taken:
+                got += taken
+                continue
             state = await self._settle_straggler(queue, state, snap)
 
         limit = min(reader_bucket, state.bucket + self._ctx.tuning.invisibility_scan_buckets)
         for bucket in range(state.bucket, limit):
+            if len(got) >= want:
+                return got
             # At the head while every bucket before this one was passed in this very get.
             at_head = bucket == state.bucket
             if self._skip(queue.id, bucket, now, at_head and queue.id not in self._passing):
                 continue
             snap = await self._read_window_bucket(queue.id, bucket)
-            delivery = await self._deliver_from(queue, snap, invisibility_ms)
-            if delivery is not None:
-                return delivery
+            taken = await self._deliver_from(queue, snap, want - len(got), invisibility_ms)
+            if taken:
+                got += taken
+                continue
             if at_head and (moved := await self._try_pass(queue, state, snap)) is not None:
                 state = moved
-        return None
+        return got
 
     async def _deliver_from(
-        self, queue: QueueDefinition, snap: BucketState, invisibility_ms: int
-    ) -> Delivery | None:
+        self, queue: QueueDefinition, snap: BucketState, want: int, invisibility_ms: int
+    ) -> list[Delivery]:
         now = self._ctx.clock.now()
         # Rows this server's readers are taking right now (the tail of a bucket they have
         # just left) are not candidates: no read of the state is spent on them.
         ready = [
             m
             for m in pending(snap)
-            if m.next_visible_on <= now and not self._deliverer.busy(queue, m)
+            if candidate(queue, m, now) and not self._deliverer.busy(queue, m)
         ]
         if not ready:
-            return None
+            return []
         if any(m.delivery_count == 0 for m in ready) and not await self._in_window(
             queue.id, snap.bucket
         ):
             # A never-delivered row in a bucket the pointer has passed (this server's view
             # of the state was behind): it landed after the pass, so it is repair's.
-            return None
-        return await self._deliverer.first_of(queue, snap.bucket, ready, invisibility_ms)
+            return []
+        return await self._deliverer.take(queue, snap.bucket, ready, want, invisibility_ms)
 
     async def _in_window(self, queue: QueueId, bucket: int) -> bool:
         """Whether the bucket is still this side's, by the state as stored now."""

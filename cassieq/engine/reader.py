@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from cassieq.engine.context import EngineContext
-from cassieq.engine.delivery import Deliverer
+from cassieq.engine.delivery import Deliverer, candidate
 from cassieq.engine.hints import BucketHints
 from cassieq.engine.invisibility import InvisibilitySide
 from cassieq.engine.recent import Recent
@@ -47,36 +47,48 @@ class Reader:
         self._reading: SingleFlight[tuple[QueueId, int], BucketState] = SingleFlight()
 
     async def get_next(self, queue: QueueDefinition, invisibility_ms: int) -> Delivery | None:
+        got = await self.receive(queue, 1, invisibility_ms)
+        return got[0] if got else None
+
+    async def receive(
+        self, queue: QueueDefinition, want: int, invisibility_ms: int
+    ) -> list[Delivery]:
+        """Up to ``want`` deliveries: the invisibility side's first, then the reader
+        bucket's, sealing and advancing while fewer were taken and more may be there."""
         bucket = await self._pointer(queue.id)
         # Where this server's readers are: ahead of the stored pointer while the bucket
         # they left is being sealed. Its unacked rows are the invisibility side's from
         # the moment they left it (what lands there unseen is repair's, as after a seal).
         bucket = max(bucket, self._ahead.get(queue.id, bucket))
-        delivery = await self._invisibility.deliver(queue, bucket, invisibility_ms)
-        if delivery is not None:
-            return delivery
+        got = await self._invisibility.deliver(queue, bucket, want, invisibility_ms)
         for _ in range(MAX_STEPS):
+            if len(got) >= want:
+                break
+            taken: list[Delivery] = []
             hint = self._hint(queue, bucket)
             fresh = hint is None
             snap = hint if hint is not None else await self._read_bucket(queue, bucket)
             if fresh and snap.sealed_at is not None:
                 # Sealed: the reader has left it (maybe another server, and this server's
                 # view of the pointer is behind). What is in it is not the reader's.
-                delivery, exhausted = None, True
+                exhausted = True
             else:
-                delivery, exhausted = await self._take_from(queue, snap, invisibility_ms)
-            if delivery is not None:
-                return delivery
+                taken, exhausted = await self._take_from(
+                    queue, snap, want - len(got), invisibility_ms
+                )
+            got += taken
+            if len(got) >= want:
+                break
             if not fresh or not exhausted:
-                # What it showed was tried (lost to another server, sealed under us, or
-                # dead-lettered): trying the same snapshot again would only lose again.
+                # What it showed was tried (taken, lost to another server, sealed under us,
+                # or dead-lettered): trying the same snapshot again would only lose again.
                 self._hints.drop(queue.id, bucket)
                 continue
             next_bucket = await self._next_bucket(queue, snap)
             if next_bucket is None:
-                return None
+                break
             bucket = next_bucket
-        return None
+        return got
 
     async def _pointer(self, queue: QueueId) -> int:
         return await self._pointers.get_or_load(
@@ -89,7 +101,9 @@ class Reader:
         if snap is None:
             return None
         now = self._ctx.clock.now()
-        if any(m.visible(now) and not self._deliverer.busy(queue, m) for m in snap.messages):
+        if any(
+            candidate(queue, m, now) and not self._deliverer.busy(queue, m) for m in snap.messages
+        ):
             return snap
         return None
 
@@ -105,9 +119,9 @@ class Reader:
         return await self._reading.run((queue.id, bucket), read)
 
     async def _take_from(
-        self, queue: QueueDefinition, snap: BucketState, invisibility_ms: int
-    ) -> tuple[Delivery | None, bool]:
-        """Try the snapshot's visible messages; (delivery, whether the bucket looked empty).
+        self, queue: QueueDefinition, snap: BucketState, want: int, invisibility_ms: int
+    ) -> tuple[list[Delivery], bool]:
+        """Try the snapshot's visible messages; (deliveries, whether the bucket looked empty).
 
         When other readers of this server are trying every candidate, wait for their
         outcomes and go on with the same snapshot: what they took is marked taken, so
@@ -115,24 +129,24 @@ class Reader:
         """
         for _ in range(MAX_STEPS):
             now = self._ctx.clock.now()
-            visible = [m for m in snap.messages if m.visible(now)]
+            visible = [m for m in snap.messages if candidate(queue, m, now)]
             untried = [m for m in visible if not self._deliverer.busy(queue, m)]
             if untried:
-                delivery = await self._deliverer.first_of(
-                    queue, snap.bucket, untried, invisibility_ms, unsealed=True
+                taken = await self._deliverer.take(
+                    queue, snap.bucket, untried, want, invisibility_ms, unsealed=True
                 )
-                return delivery, False
+                return taken, False
             if not self._deliverer.any_trying(queue, visible):
                 # Everything visible in the snapshot was taken meanwhile (by this server):
                 # it is as good as empty; a read of the bucket confirms it.
-                return None, not visible
+                return [], not visible
             if len(snap.messages) >= queue.options.bucket_size:
                 # A full bucket whose every visible message another reader of this server
                 # is taking: move on now instead of waiting for their outcomes. A message
                 # whose take fails stays behind, visible, for the invisibility side.
-                return None, True
+                return [], True
             await self._deliverer.wait_for_tries(queue, visible)
-        return None, False
+        return [], False
 
     async def _next_bucket(self, queue: QueueDefinition, snap: BucketState) -> int | None:
         """The bucket to read after an exhausted one, or None when the queue has nothing now.
