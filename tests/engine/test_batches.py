@@ -1,0 +1,210 @@
+"""v2 batches through the engine: a receive of N, batch ack and batch visibility change,
+each one conditional batch per bucket partition (both stores)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import pytest
+
+from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine.errors import InvalidArgument, StaleReceipt
+from cassieq.model import Delivery, OutgoingMessage, PopReceipt, VisibilityChange
+from cassieq.store.cassandra import CassandraStore
+from cassieq.store.counting import CountingStore
+from tests.engine.conftest import make_queue
+from tests.engine.test_holes_and_repair import drain
+
+
+async def send(engine: QueueEngine, account: str, queue: str, bodies: list[str]) -> None:
+    await engine.send(account, queue, [OutgoingMessage(body=b) for b in bodies])
+
+
+def bodies(got: list[Delivery]) -> list[str]:
+    return [d.message for d in got]
+
+
+def batch_rounds(store: CountingStore) -> int:
+    """Conditional batches the Cassandra store sent for cas_messages (every round)."""
+    inner = store.inner
+    if not isinstance(inner, CassandraStore):
+        return store.calls["cas_messages"]  # memory: one call, no rounds
+    counts = inner.lwt_tally.counts
+    return sum(n for (primitive, _), n in counts.items() if primitive == "cas_messages")
+
+
+async def test_a_receive_of_n_takes_n_distinct_messages_with_one_batch(
+    engine: QueueEngine, store: CountingStore, account: str
+) -> None:
+    await make_queue(engine, account, bucket_size=20, strict_fifo=False)
+    await send(engine, account, "q", [f"m{i}" for i in range(12)])
+    store.reset()
+    rounds = batch_rounds(store)
+    got = await engine.receive(account, "q", 10, 30)
+    assert len(got) == 10 and len(set(bodies(got))) == 10
+    assert {d.receipt.monoton for d in got} <= set(range(12))
+    assert all(d.delivery_count == 0 and d.first_delivered_at is not None for d in got)
+    assert store.calls["cas_messages"] == 1 and store.calls["cas_message"] == 0
+    assert batch_rounds(store) - rounds == 1
+    assert store.lwts == 1
+    rest = await engine.receive(account, "q", 10, 30)
+    assert sorted(bodies(got + rest)) == sorted(f"m{i}" for i in range(12))
+
+
+@pytest.mark.parametrize("strict_fifo", [True, False])
+async def test_racing_batch_receivers_never_share_a_message_within_a_lease(
+    engine: QueueEngine, other: QueueEngine, account: str, strict_fifo: bool
+) -> None:
+    await make_queue(engine, account, bucket_size=10, strict_fifo=strict_fifo)
+    total = 60
+    await send(engine, account, "q", [f"m{i}" for i in range(total)])
+    delivered: Counter[str] = Counter()
+
+    async def consumer(server: QueueEngine) -> None:
+        # The clock never moves: every lease is in force for the whole test.
+        for _ in range(50):
+            got = await server.receive(account, "q", 5, 30)
+            delivered.update(bodies(got))
+            if sum(delivered.values()) >= total:
+                return
+
+    await asyncio.gather(*(consumer(s) for s in (engine, other) for _ in range(4)))
+    assert [m for m, n in delivered.items() if n > 1] == []
+    assert set(delivered) == {f"m{i}" for i in range(total)}
+
+
+async def test_a_batch_ack_acks_the_rest_and_reports_the_stale_ones(
+    engine: QueueEngine, store: CountingStore, account: str
+) -> None:
+    queue = await make_queue(engine, account, bucket_size=3)
+    await send(engine, account, "q", [f"m{i}" for i in range(7)])
+    got = await engine.receive(account, "q", 7, 30)
+    assert bodies(got) == [f"m{i}" for i in range(7)]
+    receipts = [d.receipt for d in got]
+    await engine.ack(account, "q", receipts[1])  # acked already
+    updated = await engine.update(account, "q", receipts[4], None, 30)  # receipt replaced
+    deleted_version = PopReceipt(queue.version - 1, 5, receipts[5].version, receipts[5].tag)
+    store.reset()
+    answer = await engine.ack_batch(account, "q", [*receipts, deleted_version, receipts[0]])
+    assert [type(a) for a in answer] == [
+        type(None),
+        StaleReceipt,
+        type(None),
+        type(None),
+        StaleReceipt,
+        type(None),
+        type(None),
+        StaleReceipt,  # another version of the queue: no store call
+        StaleReceipt,  # the same message twice in one batch: only the first counts
+    ]
+    # The receipts span buckets 0, 1 and 2: one conditional batch on each.
+    assert store.calls["ack_messages"] == 3 and store.calls["ack_message"] == 0
+    assert (await engine.ack_batch(account, "q", [updated])) == [None]
+    assert await drain(engine, account, "q") == []
+    stats = await engine.statistics(account, "q")
+    assert (stats.size, stats.acked) == (0, 7)
+
+
+async def test_a_batch_visibility_change_with_new_bodies(
+    engine: QueueEngine, store: CountingStore, account: str, clock: FakeClock
+) -> None:
+    await make_queue(engine, account, bucket_size=10)
+    await send(engine, account, "q", ["a", "b", "c", "d"])
+    a, b, c, d = await engine.receive(account, "q", 4, 30)
+    await engine.ack(account, "q", d.receipt)
+    store.reset()
+    answer = await engine.change_visibility(
+        account,
+        "q",
+        [
+            VisibilityChange(receipt=a.receipt, invisibility_ms=0, body="a2"),
+            VisibilityChange(receipt=b.receipt, invisibility_ms=5_000),
+            VisibilityChange(receipt=c.receipt, invisibility_ms=-1),
+            VisibilityChange(receipt=d.receipt, invisibility_ms=0),
+        ],
+    )
+    new_a, new_b, bad, stale = answer
+    assert isinstance(new_a, PopReceipt) and isinstance(new_b, PopReceipt)
+    assert isinstance(bad, InvalidArgument) and isinstance(stale, StaleReceipt)
+    # One read of the bucket, one conditional batch for both changes.
+    assert store.calls["cas_messages"] == 1 and store.calls["read_bucket"] == 1
+    # The old receipts are stale now.
+    old = await engine.ack_batch(account, "q", [a.receipt, b.receipt])
+    assert all(isinstance(x, StaleReceipt) for x in old)
+    again = await engine.receive(account, "q", 10, 30)
+    assert bodies(again) == ["a2"]  # visible at once, with its new body; b leased 5 s
+    assert again[0].delivery_count == 1
+    clock.advance(5)
+    later = await engine.receive(account, "q", 10, 30)
+    assert bodies(later) == ["b"]  # its new lease ended: delivered again
+    assert later[0].delivery_count == 1
+    assert isinstance((await engine.ack_batch(account, "q", [new_b]))[0], StaleReceipt)
+    assert await engine.ack_batch(account, "q", [again[0].receipt, later[0].receipt]) == [
+        None,
+        None,
+    ]
+
+
+async def test_a_batch_receive_dead_letters_spent_messages_and_takes_others(
+    engine: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    await make_queue(engine, account, "dlq")
+    await make_queue(engine, account, bucket_size=10, max_delivery_count=1, dlq_name="dlq")
+    await send(engine, account, "q", ["p0", "p1", "ok0"])
+    first = await engine.receive(account, "q", 3, 1)
+    assert bodies(first) == ["p0", "p1", "ok0"]
+    assert await engine.ack_batch(account, "q", [first[2].receipt]) == [None]
+    await send(engine, account, "q", ["ok1", "ok2"])
+    clock.advance(2)  # p0 and p1 have used their one delivery
+    got = await engine.receive(account, "q", 10, 30)
+    assert bodies(got) == ["ok1", "ok2"]
+    assert await drain(engine, account, "dlq") == ["p0", "p1"]
+    stats = await engine.statistics(account, "q")
+    assert (stats.dead_lettered, stats.in_flight) == (2, 2)
+
+
+async def test_a_batch_receive_seals_and_advances_across_buckets(
+    engine: QueueEngine, store: CountingStore, account: str
+) -> None:
+    queue = await make_queue(engine, account, bucket_size=3)
+    await send(engine, account, "q", [f"m{i}" for i in range(8)])
+    store.reset()
+    got = await engine.receive(account, "q", 8, 30)
+    await engine.settle()
+    # Strict FIFO (the default) across the buckets too.
+    assert bodies(got) == [f"m{i}" for i in range(8)]
+    # One conditional batch per bucket: 0-2, 3-5, 6-7.
+    assert store.calls["cas_messages"] == 3
+    inner = store.inner
+    for bucket in (0, 1):
+        assert (await inner.read_bucket(queue.id, bucket)).sealed_at is not None
+    assert (await inner.read_bucket(queue.id, 2)).sealed_at is None  # not full, monoton in it
+    assert await inner.read_pointer(queue.id, "reader") == 2
+    assert await engine.receive(account, "q", 8, 30) == []
+    await send(engine, account, "q", ["m8", "m9"])
+    assert bodies(await engine.receive(account, "q", 8, 30)) == ["m8", "m9"]
+
+
+async def test_strict_fifo_batches_redeliver_expired_leases_first_in_order(
+    engine: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    await make_queue(engine, account, bucket_size=4, strict_fifo=True)
+    await send(engine, account, "q", [f"m{i}" for i in range(10)])
+    first = await engine.receive(account, "q", 3, 5)
+    assert bodies(first) == ["m0", "m1", "m2"]
+    assert bodies(await engine.receive(account, "q", 3, 60)) == ["m3", "m4", "m5"]
+    clock.advance(6)  # m0..m2's leases end; the reader has left bucket 0 meanwhile
+    await engine.settle()
+    got = await engine.receive(account, "q", 5, 60)
+    assert bodies(got) == ["m0", "m1", "m2", "m6", "m7"]
+    assert [d.delivery_count for d in got] == [1, 1, 1, 0, 0]
+    assert bodies(await engine.receive(account, "q", 5, 60)) == ["m8", "m9"]
+
+
+async def test_a_receive_takes_what_there_is(engine: QueueEngine, account: str) -> None:
+    await make_queue(engine, account, bucket_size=5)
+    assert await engine.receive(account, "q", 10, 30) == []
+    await send(engine, account, "q", ["only"])
+    got = await engine.receive(account, "q", 10, 30)
+    assert bodies(got) == ["only"] and got[0].sent_at is not None
