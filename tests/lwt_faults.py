@@ -54,12 +54,9 @@ _BATCH_BY_CQL: tuple[tuple[str, str], ...] = (
     ("acked = true", "ack_messages"),
     (".messages SET message", "cas_messages"),
 )
-# The v2 batch primitives the engine does not send yet (issue 15: its receive of N, batch
-# ack and visibility change will): the engine's timeout matrix cannot inject into them.
-# They have their own fault tests (tests/cassandra/test_batch_unknown_outcome.py).
-NOT_IN_ENGINE_YET = frozenset({"cas_messages", "ack_messages"})
-# Every LWT primitive the engine sends, in a stable order (parametrized test ids).
-LWT_PRIMITIVES = tuple(sorted(STORE_LWTS - NOT_IN_ENGINE_YET))
+# Every LWT primitive the engine sends, in a stable order (parametrized test ids): all of
+# the store's (the v2 batch ones by its receive of N, batch ack and visibility change).
+LWT_PRIMITIVES = tuple(sorted(STORE_LWTS))
 
 
 def primitive_of(

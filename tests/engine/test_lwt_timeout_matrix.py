@@ -2,8 +2,9 @@
 
 Every other LWT of one primitive times out (the driver's WriteTimeout, write type CAS),
 either before it ran or after it ran, while a workload uses every part of the engine:
-accounts and keys, queue create / delete / re-create, grouped puts, takes, redelivery of
-an expired lease, an update, a dead-letter move, a late write re-published by repair,
+accounts and keys, queue create / delete / re-create, grouped puts, takes one at a time
+and in batches (v2 receive of N, batch ack, visibility change), redelivery of an expired
+lease, an update, a dead-letter move, a late write re-published by repair,
 seals, finalizes, pointer moves, leases. Then: every message delivered, none twice
 within its lease, every ack of a valid receipt accepted, nothing stalled (the three
 pointers within one bucket of each other).
@@ -18,8 +19,15 @@ from dataclasses import dataclass, field
 import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
-from cassieq.engine.errors import StaleReceipt
-from cassieq.model import Account, Delivery, QueueDefinition, QueueOptions
+from cassieq.engine.errors import EngineError, StaleReceipt
+from cassieq.model import (
+    Account,
+    Delivery,
+    PopReceipt,
+    QueueDefinition,
+    QueueOptions,
+    VisibilityChange,
+)
 from cassieq.store.cassandra import CassandraStore, LwtRetry
 from tests.engine.test_holes_and_repair import drain, write_late
 from tests.lwt_faults import LWT_PRIMITIVES, Mode, TimeoutInjectingStore
@@ -53,27 +61,70 @@ class Ledger:
         self.leases.pop(key, None)
 
 
-async def _ack(engine: QueueEngine, account: str, d: Delivery, ledger: Ledger, key: str) -> None:
-    try:
-        await engine.ack(account, "q", d.receipt)
-    except StaleReceipt:
+def _acked(ledger: Ledger, key: str, outcome: EngineError | None) -> None:
+    if isinstance(outcome, StaleReceipt):
         ledger.stale_valid.append(key)  # its lease is in force: the ack must succeed
         return
+    assert outcome is None, outcome
     ledger.acked.add(key)
     ledger.released(key)
 
 
+async def _take(engine: QueueEngine, account: str, batch: bool) -> list[Delivery]:
+    if batch:
+        return await engine.receive(account, "q", 3, LEASE_S)
+    d = await engine.get_next(account, "q", LEASE_S)
+    return [] if d is None else [d]
+
+
+async def _release(
+    engine: QueueEngine, account: str, d: Delivery, batch: bool
+) -> PopReceipt | EngineError:
+    """Back at once, with a new body (an update, or a v2 visibility change)."""
+    body = f"{EDIT}-edited"
+    if not batch:
+        return await engine.update(account, "q", d.receipt, body, 0)
+    change = VisibilityChange(receipt=d.receipt, invisibility_ms=0, body=body)
+    (outcome,) = await engine.change_visibility(account, "q", [change])
+    return outcome
+
+
 async def _consume(engine: QueueEngine, account: str, ledger: Ledger) -> None:
-    while (d := await engine.get_next(account, "q", LEASE_S)) is not None:
-        key = ledger.got(d)
-        first = ledger.delivered[key] == 1
-        if key == POISON or (key == AGAIN and first):
-            continue  # left unacked: it must come back when its lease ends
-        if key == EDIT and first:
-            await engine.update(account, "q", d.receipt, f"{EDIT}-edited", 0)
-            ledger.released(key)  # visible again at once, with the new body
-            continue
-        await _ack(engine, account, d, ledger, key)
+    """Take and ack until empty, by turns one message at a time (v1) and in batches (v2)."""
+    batch = False
+    while got := await _take(engine, account, batch):
+        to_ack: list[tuple[Delivery, str]] = []
+        for d in got:
+            key = ledger.got(d)
+            first = ledger.delivered[key] == 1
+            if key == POISON or (key == AGAIN and first):
+                continue  # left unacked: it must come back when its lease ends
+            if key == EDIT and first:
+                assert isinstance(await _release(engine, account, d, batch), PopReceipt)
+                ledger.released(key)  # visible again at once, with the new body
+                continue
+            to_ack.append((d, key))
+        for (_, key), outcome in zip(
+            to_ack, await _acks(engine, account, to_ack, batch), strict=True
+        ):
+            _acked(ledger, key, outcome)
+        batch = not batch
+
+
+async def _acks(
+    engine: QueueEngine, account: str, to_ack: list[tuple[Delivery, str]], batch: bool
+) -> list[EngineError | None]:
+    if batch:
+        return await engine.ack_batch(account, "q", [d.receipt for d, _ in to_ack])
+    outcomes: list[EngineError | None] = []
+    for d, _ in to_ack:
+        try:
+            await engine.ack(account, "q", d.receipt)
+        except StaleReceipt as exc:
+            outcomes.append(exc)
+        else:
+            outcomes.append(None)
+    return outcomes
 
 
 async def _housekeeping(engine: QueueEngine, clock: FakeClock, account: str) -> None:
