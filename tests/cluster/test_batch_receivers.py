@@ -23,13 +23,8 @@ import pytest
 from cassieq.devtools.cluster import ClusterConfig
 from cassieq.engine import QueueEngine
 from cassieq.model import OutgoingMessage, QueueOptions
-from cassieq.store.cassandra import (
-    CassandraStore,
-    CassandraUnavailable,
-    apply_schema,
-    connect,
-    default_schema_dir,
-)
+from cassieq.store.cassandra import CassandraStore, apply_schema, connect, default_schema_dir
+from tests.cluster.test_chaos import _cluster_answers
 
 pytestmark = pytest.mark.cluster
 
@@ -43,13 +38,8 @@ def cluster_store() -> Iterator[CassandraStore]:
     cfg = ClusterConfig.from_env()
     # A keyspace of this test run's own (helpers running side by side use their own).
     keyspace = os.environ.get("CASSIEQ_TEST_KEYSPACE", "cassieq_test") + "_rf3"
-    try:
-        cluster, session = connect(list(cfg.hosts), cfg.native_port, connect_timeout=5.0)
-    except CassandraUnavailable as exc:
-        pytest.fail(
-            f"this test needs the three-node cluster (cassieq cassandra start --nodes 3): {exc}",
-            pytrace=False,
-        )
+    _cluster_answers()  # else a clear failure, not a connection error
+    cluster, session = connect(list(cfg.hosts), cfg.native_port, connect_timeout=5.0)
     try:
         apply_schema(session, keyspace, cfg.replication(3), default_schema_dir())
         yield CassandraStore(session, keyspace)

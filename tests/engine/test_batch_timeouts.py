@@ -9,6 +9,7 @@ receipt acked twice, a valid receipt never called stale.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -35,6 +36,23 @@ async def _servers(
     await engine.create_queue(account, "q", QueueOptions(bucket_size=10))
     await engine.send(account, "q", [OutgoingMessage(body=b) for b in BODIES])
     return lossy, engine, rival, account
+
+
+def _rival_ack(
+    rival: QueueEngine, account: str, receipt: PopReceipt, outcomes: list[bool]
+) -> Callable[[], Awaitable[None]]:
+    """The rival server's ack of ``receipt``, run while an answer is on its way; whether
+    it was accepted goes into ``outcomes``."""
+
+    async def ack() -> None:
+        try:
+            await rival.ack(account, "q", receipt)
+        except StaleReceipt:
+            outcomes.append(False)
+        else:
+            outcomes.append(True)
+
+    return ack
 
 
 def _once(lossy: TimeoutInjectingStore, primitive: str) -> None:
@@ -77,14 +95,7 @@ async def test_a_batch_ack_through_a_timeout_acks_each_once(
     if stale_in_batch:
         await rival.ack(account, "q", receipts[0])
     rival_acked: list[bool] = []
-
-    async def rival_acks() -> None:
-        try:
-            await rival.ack(account, "q", receipts[2])
-        except StaleReceipt:
-            rival_acked.append(False)
-        else:
-            rival_acked.append(True)
+    rival_acks = _rival_ack(rival, account, receipts[2], rival_acked)
 
     lossy.inject("ack_messages", mode, times=1, meanwhile=rival_acks)
     outcomes = await engine.ack_batch(account, "q", receipts)
@@ -110,14 +121,7 @@ async def test_a_visibility_change_through_a_timeout_is_decided_per_entry(
     got = await rival.receive(account, "q", 3, 30)
     receipts = [d.receipt for d in got]
     rival_acked: list[bool] = []
-
-    async def rival_acks() -> None:
-        try:
-            await rival.ack(account, "q", receipts[1])
-        except StaleReceipt:
-            rival_acked.append(False)
-        else:
-            rival_acked.append(True)
+    rival_acks = _rival_ack(rival, account, receipts[1], rival_acked)
 
     changes = [VisibilityChange(receipt=r, invisibility_ms=60_000, body="new") for r in receipts]
     lossy.inject("cas_messages", mode, times=1, meanwhile=rival_acks)
