@@ -16,6 +16,7 @@ from cassieq.engine.errors import Contention
 from cassieq.engine.publisher import Publisher, new_message
 from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.recent import Recent
+from cassieq.engine.retention import expire, expiring
 from cassieq.model import Delivery, MessageRow, PopReceipt, QueueDefinition, QueueId
 from cassieq.tokens import new_token
 
@@ -109,6 +110,12 @@ class Deliverer:
     ) -> Delivery | None:
         ctx = self._ctx
         now = ctx.clock.now()
+        if expiring(queue, row, now):
+            # Before the dead-letter check: outliving the retention is not a failed
+            # delivery, so it never sends a message to the dead-letter queue.
+            await expire(ctx, queue, bucket, row, unsealed=unsealed)
+            self.note_version(queue, row.monoton, row.version + 1)
+            return None
         if row.delivery_count >= queue.options.max_delivery_count:
             await self.dead_letter(queue, bucket, row, unsealed=unsealed)
             # Whatever came of it, this version is gone: a snapshot still showing it must

@@ -106,6 +106,7 @@ def message_set_values(m: MessageRow) -> tuple[Any, ...]:
         _unset_if_none(m.dlq_version),
         _unset_if_none(m.dlq_monoton),
         _unset_if_none(m.first_delivered_at),
+        True if m.expired else UNSET_VALUE,  # set once, never cleared
     )  # fmt: skip
 
 
@@ -129,6 +130,7 @@ def message_of(r: Any) -> MessageRow:
         dlq_monoton=r.dlq_monoton,
         attributes=dict(r.attributes or {}),
         first_delivered_at=r.first_delivered_at,
+        expired=bool(r.expired),  # null in rows written before 0007
     )
 
 
@@ -155,5 +157,6 @@ def invisibility_of(r: Any) -> InvisibilityState:
             acked=int(r.acked or 0),
             dead_lettered=int(r.dead_lettered or 0),
             delivered=int(r.delivered or 0),
+            expired=int(r.expired or 0),
         ),
     )

@@ -14,7 +14,7 @@ _TABLE_RE = re.compile(r"\b(FROM|INTO|UPDATE)\s+(\w+)")
 MESSAGE_COLUMNS = (
     "monoton, message, version, delivery_count, acked, dead_lettered, republished_to, "
     "next_visible_on, tag, created_at, updated_at, acked_at, last_change, dlq_held, "
-    "dlq_version, dlq_monoton, first_delivered_at, attributes"
+    "dlq_version, dlq_monoton, first_delivered_at, expired, attributes"
 )
 # A message's changing state (rows.message_set_values): every column but the key and the
 # attributes, which are written with the message and never change.
@@ -22,7 +22,7 @@ MESSAGE_SET = (
     "UPDATE messages SET message = ?, version = ?, delivery_count = ?, acked = ?, "
     "dead_lettered = ?, republished_to = ?, next_visible_on = ?, tag = ?, created_at = ?, "
     "updated_at = ?, acked_at = ?, last_change = ?, dlq_held = ?, dlq_version = ?, "
-    "dlq_monoton = ?, first_delivered_at = ? "
+    "dlq_monoton = ?, first_delivered_at = ?, expired = ? "
     "WHERE queue_id = ? AND bucket = ? AND monoton = ? IF version = ?"
 )
 QUEUE_COLUMNS = (
@@ -171,11 +171,12 @@ class Statements:
 
         invisibility_set = (
             "UPDATE invisibility SET rev = ?, bucket = ?, stragglers = ?, published = ?, "
-            "acked = ?, dead_lettered = ?, delivered = ?, last_change = ? WHERE queue_id = ? "
+            "acked = ?, dead_lettered = ?, delivered = ?, expired = ?, last_change = ? "
+            "WHERE queue_id = ? "
         )
         self.invisibility_read = p(
             "SELECT rev, bucket, stragglers, published, acked, dead_lettered, delivered, "
-            "last_change FROM invisibility WHERE queue_id = ?"
+            "expired, last_change FROM invisibility WHERE queue_id = ?"
         )
         self.invisibility_cas = p(invisibility_set + "IF rev = ?")
         self.invisibility_cas_first = p(invisibility_set + "IF rev = null")

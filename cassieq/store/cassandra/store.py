@@ -523,7 +523,7 @@ class CassandraStore:
         s = new.summary
         values = (
             new.rev, new.bucket, new.stragglers, s.published, s.acked, s.dead_lettered,
-            s.delivered, token, qid,
+            s.delivered, s.expired, token, qid,
         )  # fmt: skip
         stmt, params = _first_or_cas(
             self._q.invisibility_cas_first, self._q.invisibility_cas, values, expected_rev
