@@ -1,0 +1,64 @@
+"""Changing a queue's options (v2 PATCH): one compare-and-set on the queue row."""
+
+from __future__ import annotations
+
+import pytest
+
+from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine.errors import InvalidArgument, QueueNotFound
+from cassieq.store.counting import CountingStore
+from tests.engine.conftest import make_queue
+
+
+async def test_an_update_is_seen_at_once_here_and_within_the_cache_time_elsewhere(
+    engine: QueueEngine, other: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    await make_queue(engine, account)
+    assert (await other.queues.get(account, "q")).options.max_delivery_count == 5  # cached
+    updated = await engine.update_queue(
+        account, "q", {"max_delivery_count": 9, "visibility_timeout_seconds": 45}
+    )
+    assert updated.options.max_delivery_count == 9
+    assert updated.options.visibility_timeout_seconds == 45
+    assert updated.options.bucket_size == 20  # the rest stays
+    assert (await engine.queues.get(account, "q")).options.max_delivery_count == 9
+    assert (await other.queues.get(account, "q")).options.max_delivery_count == 5
+    clock.advance(engine.ctx.tuning.queue_cache_ms / 1000 + 0.001)
+    assert (await other.queues.get(account, "q")).options.max_delivery_count == 9
+
+
+async def test_an_update_that_changes_nothing_writes_nothing(
+    engine: QueueEngine, account: str, store: CountingStore
+) -> None:
+    queue = await make_queue(engine, account)
+    store.reset()
+    assert await engine.update_queue(account, "q", {"max_delivery_count": 5}) == queue
+    assert store.lwts == 0
+
+
+async def test_bad_updates_are_refused(engine: QueueEngine, account: str) -> None:
+    await make_queue(engine, account)
+    with pytest.raises(InvalidArgument, match="bucketSize cannot change"):
+        await engine.update_queue(account, "q", {"bucket_size": 7})
+    with pytest.raises(InvalidArgument, match="must name an existing queue"):
+        await engine.update_queue(account, "q", {"dlq_name": "missing"})
+    with pytest.raises(InvalidArgument, match="messageRetentionSeconds"):
+        await engine.update_queue(account, "q", {"message_retention_seconds": 59})
+    with pytest.raises(InvalidArgument, match="no field"):
+        await engine.update_queue(account, "q", {"nope": 1})
+    with pytest.raises(QueueNotFound):
+        await engine.update_queue(account, "missing", {"max_delivery_count": 2})
+    await make_queue(engine, account, "dlq")
+    updated = await engine.update_queue(account, "q", {"dlq_name": "dlq"})
+    assert updated.options.dlq_name == "dlq"
+
+
+async def test_an_update_never_lands_on_a_deleted_queue(engine: QueueEngine, account: str) -> None:
+    await make_queue(engine, account)
+    await engine.queues.delete(account, "q")
+    with pytest.raises(QueueNotFound):
+        await engine.update_queue(account, "q", {"max_delivery_count": 2})
+    again, created = await engine.create_queue(
+        account, "q", (await make_queue(engine, account, "other")).options
+    )
+    assert created and again.options.max_delivery_count == 5
