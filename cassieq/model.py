@@ -102,6 +102,9 @@ class QueueDefinition(msgspec.Struct, frozen=True, kw_only=True):
     status: QueueStatus
     options: QueueOptions
     created_at: int
+    # Bumped by every change of the options (schema 0007); an update is a compare-and-set
+    # on it, so two racing updates cannot both apply.
+    options_rev: int = 0
 
     @property
     def id(self) -> QueueId:

@@ -86,7 +86,9 @@ class QueueDirectory:
                 return self._remember(existing), False
             # A deleted queue's row keeps its bumped version: the new queue takes it,
             # so it shares no rows with the old one being cleaned up.
-            revived = msgspec.structs.replace(fresh, version=existing.version)
+            revived = msgspec.structs.replace(
+                fresh, version=existing.version, options_rev=existing.options_rev
+            )
             if await store.replace_queue(revived, existing.version):
                 return await self._created(owner, revived), True
         raise QueueExists(f"queue {name!r} is being changed concurrently; retry")
@@ -94,10 +96,10 @@ class QueueDirectory:
     async def update(self, account: str, name: str, changes: dict[str, object]) -> QueueDefinition:
         """Change options (``QueueOptions`` field names) of an existing queue; the new definition.
 
-        A compare-and-set on the queue row's version (the incarnation): an update never
-        lands on a queue deleted (or deleted and re-created) meanwhile. Two updates racing
-        each other both apply, the later one's options whole: each is a read-modify-write
-        of the full options. Other servers see the change once their cached definition
+        A compare-and-set on the queue row's version (the incarnation: an update never lands
+        on a queue deleted, or deleted and re-created, meanwhile) and on its options_rev
+        (two updates racing each other cannot both apply: the loser reads again and applies
+        its changes on top). Other servers see the change once their cached definition
         expires (``queue_cache_ms``).
         """
         store = self._ctx.store
@@ -121,8 +123,10 @@ class QueueDirectory:
                 raise InvalidArgument(f"deadLetterQueue {new_dlq!r} must name an existing queue")
             if options == current.options:
                 return current
-            updated = msgspec.structs.replace(current, options=options)
-            if await store.replace_queue(updated, current.version):
+            updated = msgspec.structs.replace(
+                current, options=options, options_rev=current.options_rev + 1
+            )
+            if await store.replace_queue(updated, current.version, current.options_rev):
                 self._ctx.log.info("queue_updated", queue=str(updated.id), changes=sorted(changes))
                 return self._remember(updated)
         raise QueueExists(f"queue {name!r} is being changed concurrently; retry")

@@ -68,6 +68,7 @@ def queue_of(r: Any) -> QueueDefinition:
             max_message_bytes=_or(r.max_message_bytes, d.max_message_bytes),
         ),
         created_at=int(r.created_at),
+        options_rev=int(r.options_rev or 0),  # null before schema 0007 and before a change
     )
 
 
@@ -78,6 +79,8 @@ def queue_params(q: QueueDefinition) -> tuple[Any, ...]:
         o.repair_poll_seconds, o.finalize_seconds, o.delete_buckets_after_finalize,
         o.dlq_name, o.strict_fifo, q.created_at, o.visibility_timeout_seconds, o.delay_seconds,
         o.message_retention_seconds, o.max_message_bytes,
+        # Left unset until a first change: a queue never changed writes no cell for it.
+        q.options_rev or UNSET_VALUE,
     )  # fmt: skip
 
 

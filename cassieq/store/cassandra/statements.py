@@ -29,7 +29,7 @@ QUEUE_COLUMNS = (
     "account_name, queue_name, version, status, bucket_size, max_delivery_count, "
     "repair_poll_seconds, finalize_seconds, delete_buckets_after_finalize, dlq_name, "
     "strict_fifo, created_at, visibility_timeout_seconds, delay_seconds, "
-    "message_retention_seconds, max_message_bytes"
+    "message_retention_seconds, max_message_bytes, options_rev"
 )
 
 
@@ -89,13 +89,17 @@ class Statements:
         self.queue_insert = p(
             f"INSERT INTO queues ({QUEUE_COLUMNS}) VALUES ({_marks(QUEUE_COLUMNS)}) IF NOT EXISTS"
         )
-        self.queue_replace = p(
+        queue_set = (
             "UPDATE queues SET version = ?, status = ?, bucket_size = ?, max_delivery_count = ?, "
             "repair_poll_seconds = ?, finalize_seconds = ?, delete_buckets_after_finalize = ?, "
             "dlq_name = ?, strict_fifo = ?, created_at = ?, visibility_timeout_seconds = ?, "
-            "delay_seconds = ?, message_retention_seconds = ?, max_message_bytes = ? "
-            "WHERE account_name = ? AND queue_name = ? IF version = ?"
+            "delay_seconds = ?, message_retention_seconds = ?, max_message_bytes = ?, "
+            "options_rev = ? WHERE account_name = ? AND queue_name = ? IF version = ?"
         )
+        self.queue_replace = p(queue_set)
+        # An update of the options: also conditioned on the options' revision (null: 0).
+        self.queue_replace_rev = p(queue_set + " AND options_rev = ?")
+        self.queue_replace_rev_first = p(queue_set + " AND options_rev = null")
         self.queue_read = p(
             f"SELECT {QUEUE_COLUMNS} FROM queues WHERE account_name = ? AND queue_name = ?"
         )
