@@ -87,6 +87,10 @@ class QueueOptions(msgspec.Struct, frozen=True, kw_only=True):
     message_retention_seconds: int = 14 * 24 * 3600  # older messages are never delivered
     max_message_bytes: int = MAX_MESSAGE_BYTES  # body and attributes, in bytes of UTF-8
 
+    @property
+    def retention_ms(self) -> int:
+        return self.message_retention_seconds * 1000
+
 
 QueueStatus = Literal["active", "deleted"]
 
@@ -98,6 +102,9 @@ class QueueDefinition(msgspec.Struct, frozen=True, kw_only=True):
     status: QueueStatus
     options: QueueOptions
     created_at: int
+    # Bumped by every change of the options (schema 0007); an update is a compare-and-set
+    # on it, so two racing updates cannot both apply.
+    options_rev: int = 0
 
     @property
     def id(self) -> QueueId:
@@ -141,9 +148,28 @@ class MessageRow(msgspec.Struct, frozen=True, kw_only=True):
     # written with the message and never change after (a compare-and-set keeps them).
     attributes: dict[str, str] = msgspec.field(default_factory=dict)
     first_delivered_at: int | None = None
+    # Retired unread because it outlived its queue's messageRetentionSeconds (schema 0007):
+    # acked as far as the queue's machinery goes (its bucket can be finished and dropped),
+    # counted as expired, not as acked.
+    expired: bool = False
 
     def visible(self, now: int) -> bool:
         return not self.acked and self.next_visible_on <= now
+
+    def past_retention(self, now: int, retention_ms: int) -> bool:
+        """Still in the queue and older than the retention: never to be delivered again.
+
+        The one place that decides it: the reader, the invisibility side, batch receives,
+        repair and statistics all ask this. A message whose dead-letter move has begun
+        (a target recorded) is left to finish that move, so it is never both expired and
+        copied to its dead-letter queue.
+        """
+        return (
+            not self.acked
+            and self.republished_to is None
+            and self.dlq_monoton is None
+            and now - self.created_at >= retention_ms
+        )
 
     @property
     def dead_letter_pending(self) -> bool:
@@ -189,6 +215,7 @@ class Counts(msgspec.Struct, frozen=True, kw_only=True):
     acked: int = 0
     dead_lettered: int = 0
     delivered: int = 0
+    expired: int = 0
 
     def __add__(self, other: Counts) -> Counts:
         return Counts(
@@ -196,6 +223,7 @@ class Counts(msgspec.Struct, frozen=True, kw_only=True):
             acked=self.acked + other.acked,
             dead_lettered=self.dead_lettered + other.dead_lettered,
             delivered=self.delivered + other.delivered,
+            expired=self.expired + other.expired,
         )
 
     @classmethod
@@ -203,9 +231,10 @@ class Counts(msgspec.Struct, frozen=True, kw_only=True):
         kept = [m for m in messages if m.republished_to is None]
         return cls(
             published=len(kept),
-            acked=sum(1 for m in kept if m.acked and not m.dead_lettered),
+            acked=sum(1 for m in kept if m.acked and not m.dead_lettered and not m.expired),
             dead_lettered=sum(1 for m in kept if m.dead_lettered),
             delivered=sum(m.delivery_count for m in kept),
+            expired=sum(1 for m in kept if m.expired),
         )
 
 

@@ -22,7 +22,7 @@ from cassieq.api.health import health, root
 from cassieq.api.messages import MessageController
 from cassieq.api.options import AllowHeader
 from cassieq.api.permissions import PermissionController
-from cassieq.api.queues import QueueController, QueueStatisticsV2Controller
+from cassieq.api.queues import QueueController
 from cassieq.api.state import AppState
 from cassieq.api.v2 import V2_ROUTES
 from cassieq.auth.keyring import key_encryption_key
@@ -110,7 +110,6 @@ def create_app(
         route_handlers=[
             health,
             QueueController,
-            QueueStatisticsV2Controller,
             *V2_ROUTES,
             MessageController,
             AccountController,

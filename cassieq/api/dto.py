@@ -15,7 +15,6 @@ from cassieq.model import (
     AuthorizationLevel,
     QueueDefinition,
     QueueOptions,
-    Statistics,
     StatsSnapshot,
 )
 
@@ -181,36 +180,6 @@ class StatisticsSizeBody(msgspec.Struct, frozen=True):
     """v1 statistics: exactly {"size": n}, as CassieQ answers."""
 
     size: int
-
-
-class StatisticsBody(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
-    """v2 statistics (/api/v2/.../statistics)."""
-
-    size: int
-    in_flight: int
-    published: int
-    delivered: int
-    acked: int
-    dead_lettered: int
-    # Past maxDeliveryCount and still in the queue (part of size): held while its
-    # dead-letter queue does not exist, or being moved there.
-    dead_letter_pending: int
-    # Only with ?detail=true, and only once the stats job has written a snapshot of this
-    # queue: left out otherwise.
-    detail: StatisticsDetailBody | None = None
-
-    @classmethod
-    def of(cls, s: Statistics, detail: StatsSnapshot | None = None) -> StatisticsBody:
-        return cls(
-            size=s.size,
-            in_flight=s.in_flight,
-            published=s.published,
-            delivered=s.delivered,
-            acked=s.acked,
-            dead_lettered=s.dead_lettered,
-            dead_letter_pending=s.dead_letter_pending,
-            detail=None if detail is None else StatisticsDetailBody.of(detail),
-        )
 
 
 class GetMessageBody(msgspec.Struct, frozen=True, rename="camel"):

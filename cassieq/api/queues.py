@@ -1,8 +1,7 @@
-"""Queue routes: v1 (list, create, show, delete, size) and v2 statistics."""
+"""Queue routes of v1 (list, create, show, delete, size); v2's are in api/v2/queues.py."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 from litestar import Controller, Response, delete, get, post
@@ -12,7 +11,6 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 from cassieq.api.dto import (
     QueueCreateOptions,
     QueueDefinitionBody,
-    StatisticsBody,
     StatisticsSizeBody,
 )
 from cassieq.api.empty import EmptyResponse, empty
@@ -110,41 +108,3 @@ class QueueController(Controller):
     ) -> StatisticsSizeBody:
         app: AppState = state.cassieq
         return StatisticsSizeBody(size=(await app.engine.statistics(account, queue)).size)
-
-
-class QueueStatisticsV2Controller(Controller):
-    """This project's richer statistics: v1 is frozen to CassieQ's {"size"}."""
-
-    path = "/api/v2/accounts/{account:str}/queues/{queue:str}/statistics"
-    tags = ["queues"]
-    guards = [account_guard]
-
-    @get(
-        operation_id="getStatisticsV2",
-        opt={"level": L.GET_QUEUE_INFORMATION},
-        summary="Queue statistics: size, inFlight, published, delivered, acked, deadLettered, "
-        "deadLetterPending (past maxDeliveryCount, kept while the dead-letter queue is missing); "
-        "with detail=true also the pipeline's latest snapshot, once one exists",
-        responses=errors(*AUTH_ERRORS, 404),
-    )
-    async def statistics(
-        self,
-        state: State,
-        account: FromPath[str],
-        queue: FromPath[str],
-        detail: Annotated[
-            bool,
-            QueryParameter(
-                description="Add the latest snapshot of `cassieq pipeline stats` (delivery-count "
-                "histogram, ack latency, oldest unacked age) as `detail`, when one exists"
-            ),
-        ] = False,
-    ) -> StatisticsBody:
-        app: AppState = state.cassieq
-        if not detail:
-            return StatisticsBody.of(await app.engine.statistics(account, queue), None)
-        # Independent reads: side by side.
-        stats, snapshot = await asyncio.gather(
-            app.engine.statistics(account, queue), app.engine.statistics_snapshot(account, queue)
-        )
-        return StatisticsBody.of(stats, snapshot)

@@ -18,6 +18,7 @@ from cassieq.engine.errors import Contention
 from cassieq.engine.publisher import Publisher, new_message
 from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.recent import Recent
+from cassieq.engine.retention import expired_row, expiring
 from cassieq.model import Delivery, MessageRow, PopReceipt, QueueDefinition, QueueId
 from cassieq.tokens import new_token
 
@@ -135,28 +136,38 @@ class Deliverer:
         its version); the deliveries made, in row order. Rows that used up their
         deliveries are dead-lettered instead."""
         ctx = self._ctx
-        spent = [r for r in rows if r.delivery_count >= queue.options.max_delivery_count]
+        now = ctx.clock.now()
+        # Outliving the retention is not a failed delivery: such rows are retired as
+        # expired (in the same conditional batch as the takes), never dead-lettered.
+        expiring_rows = [r for r in rows if expiring(queue, r, now)]
+        live = [r for r in rows if not expiring(queue, r, now)]
+        spent = [r for r in live if r.delivery_count >= queue.options.max_delivery_count]
         if spent:
             await self._dead_letter_all(queue, bucket, spent, unsealed=unsealed)
         now = ctx.clock.now()
-        takes = [
-            (row, _taken(row, now, invisibility_ms))
-            for row in rows
+        writes = [(row, expired_row(row, now), False) for row in expiring_rows] + [
+            (row, _taken(row, now, invisibility_ms), True)
+            for row in live
             if row.delivery_count < queue.options.max_delivery_count
         ]
-        if not takes:
+        if not writes:
             return []
         applied = await ctx.store.cas_messages(
-            queue.id, bucket, [(row.version, taken) for row, taken in takes], unsealed=unsealed
+            queue.id, bucket, [(row.version, new) for row, new, _ in writes], unsealed=unsealed
         )
         got: list[Delivery] = []
-        for (row, taken), won in zip(takes, applied, strict=True):
+        for (row, new, deliver), won in zip(writes, applied, strict=True):
             if won:
-                self.note_version(queue, row.monoton, taken.version)
-                got.append(delivery_of(queue, row, taken))
+                self.note_version(queue, row.monoton, new.version)
+                if deliver:
+                    got.append(delivery_of(queue, row, new))
             elif not unsealed:  # then someone won it: it is at least at the next version
                 self.note_version(queue, row.monoton, row.version + 1)
             # else another reader won it, or (unsealed) the bucket was sealed
+        if expired := sum(
+            won for (_, _, deliver), won in zip(writes, applied, strict=True) if not deliver
+        ):
+            ctx.log.info("messages_expired", queue=str(queue.id), bucket=bucket, count=expired)
         return got
 
     async def _dead_letter_all(

@@ -18,6 +18,8 @@ from cassieq.engine.invisibility import InvisibilitySide
 from cassieq.engine.keyspace_secrets import KeyspaceSecrets
 from cassieq.engine.leases import Leases
 from cassieq.engine.monotons import MonotonStrategy
+from cassieq.engine.peek import MAX_LIMIT as MAX_PEEK
+from cassieq.engine.peek import Peeker
 from cassieq.engine.publisher import Publisher
 from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.reader import Reader
@@ -73,6 +75,7 @@ class QueueEngine:
         self.repairer = Repairer(self.ctx, self.publisher, self.leases)
         self.deleter = Deleter(self.ctx, self.leases)
         self.statistics_reader = StatisticsReader(self.ctx)
+        self.peeker = Peeker(self.ctx)
 
     # The message operations by account and queue name, as the API sees them.
 
@@ -151,14 +154,17 @@ class QueueEngine:
     async def update_queue(
         self, account: str, queue: str, changes: dict[str, object]
     ) -> QueueDefinition:
-        """Change options of an existing queue (v2 PATCH); the new definition."""
-        raise NotImplementedError
+        """Change options (``QueueOptions`` field names) of an existing queue (v2 PATCH);
+        the new definition. bucket_size cannot change."""
+        return await self.queues.update(account, queue, changes)
 
     async def peek(
         self, account: str, queue: str, limit: int, after: int | None = None
     ) -> tuple[list[PeekedMessage], int | None]:
         """Messages still in the queue in monoton order after ``after``; the next cursor."""
-        raise NotImplementedError
+        if not 1 <= limit <= MAX_PEEK:
+            raise InvalidArgument(f"limit must be between 1 and {MAX_PEEK}")
+        return await self.peeker.peek(await self.queues.get(account, queue), limit, after)
 
     async def purge(self, account: str, queue: str) -> int:
         """Drop every message put before the call; how many were dropped."""

@@ -17,9 +17,20 @@ from cassieq.engine.errors import (
 )
 from cassieq.engine.recent import Recent
 from cassieq.engine.singleflight import SingleFlight
-from cassieq.model import Account, DeletionJob, QueueDefinition, QueueOptions, name_problem
+from cassieq.model import (
+    MAX_MESSAGE_BYTES,
+    Account,
+    DeletionJob,
+    QueueDefinition,
+    QueueOptions,
+    name_problem,
+)
 
 MAX_BUCKET_SIZE = 10_000
+# v2 option bounds (api-v2.md), SQS's where it has one.
+MIN_RETENTION_S, MAX_RETENTION_S = 60, 14 * 24 * 3600
+MAX_VISIBILITY_TIMEOUT_S = 7 * 24 * 3600  # the engine's longest lease
+MAX_DELAY_S = 15 * 60
 DELETE_AT_ONCE = 16
 
 
@@ -75,9 +86,49 @@ class QueueDirectory:
                 return self._remember(existing), False
             # A deleted queue's row keeps its bumped version: the new queue takes it,
             # so it shares no rows with the old one being cleaned up.
-            revived = msgspec.structs.replace(fresh, version=existing.version)
+            revived = msgspec.structs.replace(
+                fresh, version=existing.version, options_rev=existing.options_rev
+            )
             if await store.replace_queue(revived, existing.version):
                 return await self._created(owner, revived), True
+        raise QueueExists(f"queue {name!r} is being changed concurrently; retry")
+
+    async def update(self, account: str, name: str, changes: dict[str, object]) -> QueueDefinition:
+        """Change options (``QueueOptions`` field names) of an existing queue; the new definition.
+
+        A compare-and-set on the queue row's version (the incarnation: an update never lands
+        on a queue deleted, or deleted and re-created, meanwhile) and on its options_rev
+        (two updates racing each other cannot both apply: the loser reads again and applies
+        its changes on top). Other servers see the change once their cached definition
+        expires (``queue_cache_ms``).
+        """
+        store = self._ctx.store
+        for _ in range(self._ctx.tuning.max_cas_attempts):
+            current = await self.get(account, name, fresh=True)
+            try:
+                options = msgspec.structs.replace(current.options, **changes)
+            except TypeError as exc:  # an unknown field name: the caller's mistake
+                raise InvalidArgument(str(exc)) from exc
+            if options.bucket_size != current.options.bucket_size:
+                raise InvalidArgument(
+                    "bucketSize cannot change: the queue's messages are laid out by it"
+                )
+            validate_options(name, options)
+            new_dlq = options.dlq_name
+            if (
+                new_dlq is not None
+                and new_dlq != current.options.dlq_name
+                and await self.find(account, new_dlq, fresh=True) is None
+            ):
+                raise InvalidArgument(f"deadLetterQueue {new_dlq!r} must name an existing queue")
+            if options == current.options:
+                return current
+            updated = msgspec.structs.replace(
+                current, options=options, options_rev=current.options_rev + 1
+            )
+            if await store.replace_queue(updated, current.version, current.options_rev):
+                self._ctx.log.info("queue_updated", queue=str(updated.id), changes=sorted(changes))
+                return self._remember(updated)
         raise QueueExists(f"queue {name!r} is being changed concurrently; retry")
 
     async def _created(self, owner: Account, queue: QueueDefinition) -> QueueDefinition:
@@ -191,3 +242,19 @@ def validate_options(name: str, options: QueueOptions) -> None:
         raise InvalidArgument(problem)
     if options.dlq_name == name:
         raise InvalidArgument("a queue cannot be its own dead-letter queue")
+    _check_range(
+        "visibilityTimeoutSeconds", options.visibility_timeout_seconds, 0, MAX_VISIBILITY_TIMEOUT_S
+    )
+    _check_range("delaySeconds", options.delay_seconds, 0, MAX_DELAY_S)
+    _check_range(
+        "messageRetentionSeconds",
+        options.message_retention_seconds,
+        MIN_RETENTION_S,
+        MAX_RETENTION_S,
+    )
+    _check_range("maxMessageBytes", options.max_message_bytes, 1, MAX_MESSAGE_BYTES)
+
+
+def _check_range(label: str, value: int, low: int, high: int) -> None:
+    if not low <= value <= high:
+        raise InvalidArgument(f"{label} must be between {low} and {high}")

@@ -14,6 +14,7 @@ from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import Contention
 from cassieq.engine.leases import Leases
 from cassieq.engine.publisher import Publisher, new_message
+from cassieq.engine.retention import expire, expiring
 from cassieq.engine.stall import StallWatch
 from cassieq.model import BucketState, InvisibilityState, MessageRow, QueueDefinition
 from cassieq.tokens import new_token
@@ -66,7 +67,12 @@ class Repairer:
                 break
             moving = [row for row in snap.messages if _needs_move(row, snap, state)]
             for row in moving:
-                await self._move(queue, snap.bucket, row)
+                if expiring(queue, row, ctx.clock.now()):
+                    # Outlived its retention: retired, not re-published (a copy would
+                    # start its retention again).
+                    await expire(ctx, queue, snap.bucket, row)
+                else:
+                    await self._move(queue, snap.bucket, row)
             if moving:
                 snap = await store.read_bucket(qid, bucket)
                 if any(_needs_move(row, snap, state) for row in snap.messages):

@@ -59,8 +59,7 @@ class StatisticsReader:
         # Beyond last_read: never reached by a reader, so every message there is unread.
         unread = max(0, monoton - (last_read + 1) * size)
         total = state.summary + Counts(published=unread)
-        in_flight = pending = 0
-        max_deliveries = queue.options.max_delivery_count
+        live = _Live(now, queue.options.max_delivery_count, queue.options.retention_ms)
         for start in range(0, len(buckets), READS_AT_ONCE):
             snaps = await asyncio.gather(
                 *(store.read_bucket(qid, b) for b in buckets[start : start + READS_AT_ONCE])
@@ -68,22 +67,55 @@ class StatisticsReader:
             for snap in snaps:
                 total = total + Counts.of(snap.messages)
                 for m in snap.messages:
-                    if m.republished_to is not None or m.acked:
-                        continue
-                    if _dead_letter_pending(m, max_deliveries, now):
-                        pending += 1
-                    elif m.delivery_count > 0 and m.next_visible_on > now:
-                        in_flight += 1
+                    live.add(m)
+        expired = total.expired + live.expired
+        oldest = None if live.oldest_created is None else (now - live.oldest_created) / 1000
         stats = Statistics(
-            size=total.published - total.acked - total.dead_lettered,
-            in_flight=in_flight,
+            size=total.published - total.acked - total.dead_lettered - expired,
+            in_flight=live.in_flight,
             published=total.published,
             delivered=total.delivered,
             acked=total.acked,
             dead_lettered=total.dead_lettered,
-            dead_letter_pending=pending,
+            dead_letter_pending=live.dead_letter_pending,
+            # Beyond the buckets read, every message is unread: visible, as far as this
+            # bounded read can tell (a delay or the retention is not looked at there).
+            visible=live.visible + unread,
+            delayed=live.delayed,
+            expired=expired,
+            oldest_message_age_s=oldest,
         )
         return stats, monoton
+
+
+class _Live:
+    """What the live rows of the buckets read say about the messages still in the queue."""
+
+    def __init__(self, now: int, max_deliveries: int, retention_ms: int) -> None:
+        self.now, self.max_deliveries, self.retention_ms = now, max_deliveries, retention_ms
+        self.in_flight = self.dead_letter_pending = self.visible = self.delayed = 0
+        # Past the retention and not yet met by a reader (not yet marked): already expired.
+        self.expired = 0
+        self.oldest_created: int | None = None
+
+    def add(self, m: MessageRow) -> None:
+        if m.republished_to is not None or m.acked:
+            return
+        now = self.now
+        if m.past_retention(now, self.retention_ms):
+            self.expired += 1
+            return
+        if self.oldest_created is None or m.created_at < self.oldest_created:
+            self.oldest_created = m.created_at
+        if _dead_letter_pending(m, self.max_deliveries, now):
+            self.dead_letter_pending += 1
+        elif m.next_visible_on > now:
+            if m.delivery_count > 0:
+                self.in_flight += 1
+            else:
+                self.delayed += 1
+        else:
+            self.visible += 1
 
 
 def _dead_letter_pending(m: MessageRow, max_deliveries: int, now: int) -> bool:

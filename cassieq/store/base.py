@@ -127,8 +127,11 @@ class Store(Protocol):
         """Create the queue row unless one exists; None when created, else the existing row."""
         ...
 
-    async def replace_queue(self, queue: QueueDefinition, expected_version: int) -> bool:
-        """Overwrite the queue row if its version is still ``expected_version``."""
+    async def replace_queue(
+        self, queue: QueueDefinition, expected_version: int, expected_rev: int | None = None
+    ) -> bool:
+        """Overwrite the queue row if its version is still ``expected_version`` (and, with
+        ``expected_rev``, its options_rev still that: an update of the options)."""
         ...
 
     async def read_queue(self, account: str, name: str) -> QueueDefinition | None: ...

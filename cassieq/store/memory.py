@@ -123,9 +123,13 @@ class MemoryStore:
         self._queues[(queue.account, queue.name)] = queue
         return None
 
-    async def replace_queue(self, queue: QueueDefinition, expected_version: int) -> bool:
+    async def replace_queue(
+        self, queue: QueueDefinition, expected_version: int, expected_rev: int | None = None
+    ) -> bool:
         existing = self._queues.get((queue.account, queue.name))
         if existing is None or existing.version != expected_version:
+            return False
+        if expected_rev is not None and existing.options_rev != expected_rev:
             return False
         self._queues[(queue.account, queue.name)] = queue
         return True

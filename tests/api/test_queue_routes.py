@@ -91,9 +91,12 @@ def test_statistics(account: AccountCtx) -> None:
         with account.client(api="v2") as v2:
             stats = v2.get("/queues/orders/statistics")
         assert stats.status_code == 200
-        assert stats.json() == {
-            "size": 2, "inFlight": 1, "published": 3, "delivered": 2, "acked": 1, "deadLettered": 0,
-            "deadLetterPending": 0,
+        body = stats.json()
+        age = body.pop("oldestMessageAgeSeconds")
+        assert isinstance(age, float) and age >= 0
+        assert body == {
+            "size": 2, "visible": 1, "inFlight": 1, "delayed": 0, "published": 3, "delivered": 2,
+            "acked": 1, "deadLettered": 0, "expired": 0, "deadLetterPending": 0,
         }  # fmt: skip
 
 
@@ -206,9 +209,9 @@ def test_statistics_detail_shows_the_pipelines_snapshot_of_this_queue_version(
             definition = store.run(store.store.read_queue(account.name, "orders"))
         assert definition is not None
         version = definition.version
-        plain = {"size": 0, "inFlight": 0, "published": 0, "delivered": 0, "acked": 0}
-        plain["deadLettered"] = 0
-        plain["deadLetterPending"] = 0
+        plain = {"size": 0, "visible": 0, "inFlight": 0, "delayed": 0, "published": 0}
+        plain |= {"delivered": 0, "acked": 0, "deadLettered": 0, "expired": 0}
+        plain |= {"oldestMessageAgeSeconds": None, "deadLetterPending": 0}
         # No snapshot yet: the body is the plain v1 one, with or without detail.
         assert c.get("/queues/orders/statistics", params={"detail": "true"}).json() == plain
         snapshot = StatsSnapshot(

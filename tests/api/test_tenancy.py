@@ -92,8 +92,9 @@ def test_a_re_created_account_starts_empty(api: Api) -> None:
         assert c.get(f"{api.v1}/queues/{queue}/statistics", headers=new).json() == {"size": 0}
         stats = c.get(f"{api.v2}/queues/{queue}/statistics", headers=new).json()
         assert stats == {
-            "size": 0, "inFlight": 0, "published": 0, "delivered": 0, "acked": 0,
-            "deadLettered": 0, "deadLetterPending": 0,
+            "size": 0, "visible": 0, "inFlight": 0, "delayed": 0, "published": 0, "delivered": 0,
+            "acked": 0, "deadLettered": 0, "expired": 0, "oldestMessageAgeSeconds": None,
+            "deadLetterPending": 0,
         }  # fmt: skip
 
 

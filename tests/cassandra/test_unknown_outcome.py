@@ -14,7 +14,15 @@ import msgspec
 import pytest
 from cassandra import Unavailable
 
-from cassieq.model import Account, InvisibilityState, KeyspaceSecret, MessageRow, QueueId
+from cassieq.model import (
+    Account,
+    InvisibilityState,
+    KeyspaceSecret,
+    MessageRow,
+    QueueDefinition,
+    QueueId,
+    QueueOptions,
+)
 from cassieq.store.base import LwtUndecided
 from cassieq.store.cassandra import CassandraStore, LwtRetry
 from tests.lwt_faults import Mode, TimeoutInjectingStore, cas_timeout
@@ -197,6 +205,30 @@ async def test_account_deletion(lossy: TimeoutInjectingStore, mode: Mode) -> Non
     _timed_out_once(lossy, "delete_account")
     later = await lossy.read_account(name)
     assert later is not None and later.keys == {"k": "two"} and later.created_at == 2_000
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_queue_option_updates(lossy: TimeoutInjectingStore, mode: Mode) -> None:
+    queue = QueueDefinition(
+        account=f"u-{uuid.uuid4().hex[:10]}", name="q", version=1, status="active",
+        options=QueueOptions(), created_at=1_000,
+    )  # fmt: skip
+    assert await lossy.insert_queue(queue) is None
+    first = msgspec.structs.replace(queue, options=QueueOptions(delay_seconds=1), options_rev=1)
+    lossy.inject("replace_queue", mode, times=1)
+    assert await lossy.replace_queue(first, 1, 0) is True  # from null: the first change
+    _timed_out_once(lossy, "replace_queue")
+    assert await lossy.read_queue(queue.account, "q") == first
+    second = msgspec.structs.replace(first, options=QueueOptions(delay_seconds=2), options_rev=2)
+    lossy.inject("replace_queue", mode, times=1)
+    assert await lossy.replace_queue(second, 1, 1) is True
+    _timed_out_once(lossy, "replace_queue")
+    # A racing update read revision 1 too: its condition is false now, through a timeout too.
+    loser = msgspec.structs.replace(first, options=QueueOptions(delay_seconds=3), options_rev=2)
+    lossy.inject("replace_queue", mode, times=1)
+    assert await lossy.replace_queue(loser, 1, 1) is False
+    _timed_out_once(lossy, "replace_queue")
+    assert await lossy.read_queue(queue.account, "q") == second
 
 
 async def test_contention_that_outlasts_every_try_is_undecided(

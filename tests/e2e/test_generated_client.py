@@ -8,7 +8,8 @@ import io
 import httpx
 from cassieq_client import Client
 from cassieq_client.api.messages import ack_message, get_next_message, put_message
-from cassieq_client.api.queues import create_queue, get_statistics, get_statistics_v2
+from cassieq_client.api.queues import create_queue, get_statistics
+from cassieq_client.api.queues_v2 import get_statistics_v2
 from cassieq_client.models import GetMessageBody, QueueCreateOptions
 from cassieq_client.types import File
 from cassieq_client_auth import GrantAuth, SignedAuth

@@ -1,7 +1,179 @@
-"""v2 queue routes: create/update/show/delete, purge, statistics, peek, redrive."""
+"""v2 queue routes: create/update/show/delete, statistics, peek (api-v2.md).
+
+Thin: validate (msgspec bodies, unknown options refused), authorize (the route's level),
+call the engine, shape the answer. Purge and redrive live beside these (their own module).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from typing import Annotated, Any
 
-QUEUE_ROUTES: list[Any] = []
+from litestar import Controller, Response, delete, get, patch, put
+from litestar.datastructures import State
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import FromPath, JSONBody, QueryParameter
+
+from cassieq.api.errors import errors_v2
+from cassieq.api.security import account_guard
+from cassieq.api.state import AppState
+from cassieq.api.v2.dto_queues import (
+    PeekBody,
+    PeekedMessageBody,
+    QueueBody,
+    QueueOptionsBody,
+    QueueOptionsPatch,
+    StatisticsV2Body,
+)
+from cassieq.engine.errors import InvalidArgument, QueueExists
+from cassieq.engine.peek import MAX_LIMIT as MAX_PEEK
+from cassieq.model import AuthorizationLevel as L
+
+CURSOR_PATTERN = r"^[0-9]{1,18}$"
+
+
+class QueueV2Controller(Controller):
+    path = "/api/v2/accounts/{account:str}/queues/{queue:str}"
+    tags = ["queues v2"]
+    guards = [account_guard]
+
+    @put(
+        operation_id="putQueueV2",
+        opt={"level": L.CREATE_QUEUE},
+        summary="Create a queue with these options (201); 200 when it exists with the same "
+        "options, 409 when it exists with others; 422 for an unknown option, one out of its "
+        "bounds, or a deadLetterQueue that does not exist",
+        status_code=201,
+        responses={
+            200: ResponseSpec(
+                data_container=QueueBody,
+                description="It already existed with the same options",
+                generate_examples=False,
+            ),
+            **errors_v2(401, 403, 404, 409),
+        },
+    )
+    async def put_queue(
+        self,
+        state: State,
+        account: FromPath[str],
+        queue: FromPath[str],
+        data: JSONBody[QueueOptionsBody],
+    ) -> Response[QueueBody]:
+        app: AppState = state.cassieq
+        options = data.options()
+        dlq = options.dlq_name
+        if dlq is not None and await app.engine.queues.find(account, dlq, fresh=True) is None:
+            raise InvalidArgument(f"deadLetterQueue {dlq!r} must name an existing queue")
+        definition, created = await app.engine.create_queue(account, queue, options)
+        if not created and definition.options != options:
+            raise QueueExists(f"queue {queue!r} already exists with other options")
+        return Response(QueueBody.of(definition), status_code=201 if created else 200)
+
+    @patch(
+        operation_id="updateQueueV2",
+        opt={"level": L.CREATE_QUEUE},
+        summary="Change some options of a queue; the definition. bucketSize cannot change "
+        "(422). This server uses the new options at once, other servers within the queue "
+        "cache time (about 2 s)",
+        responses=errors_v2(401, 403, 404, 409),
+    )
+    async def update_queue(
+        self,
+        state: State,
+        account: FromPath[str],
+        queue: FromPath[str],
+        data: JSONBody[QueueOptionsPatch],
+    ) -> QueueBody:
+        app: AppState = state.cassieq
+        return QueueBody.of(await app.engine.update_queue(account, queue, data.changes()))
+
+    @get(
+        operation_id="getQueueV2",
+        opt={"level": L.GET_QUEUE_INFORMATION},
+        summary="Show a queue with every option",
+        responses=errors_v2(401, 403, 404),
+    )
+    async def get_queue(
+        self, state: State, account: FromPath[str], queue: FromPath[str]
+    ) -> QueueBody:
+        app: AppState = state.cassieq
+        return QueueBody.of(await app.engine.queues.get(account, queue, fresh=True))
+
+    @delete(
+        operation_id="deleteQueueV2",
+        opt={"level": L.DELETE_QUEUE},
+        summary="Delete a queue (gone at once; its rows are removed in the background)",
+        status_code=204,
+        responses=errors_v2(401, 403, 404),
+    )
+    async def delete_queue(
+        self, state: State, account: FromPath[str], queue: FromPath[str]
+    ) -> None:
+        app: AppState = state.cassieq
+        await app.engine.queues.delete(account, queue)
+
+    @get(
+        "/statistics",
+        operation_id="getStatisticsV2",
+        opt={"level": L.GET_QUEUE_INFORMATION},
+        summary="Queue statistics: size, visible, inFlight, delayed, published, delivered, "
+        "acked, deadLettered, expired, oldestMessageAgeSeconds, deadLetterPending (past "
+        "maxDeliveryCount, kept while the dead-letter queue is missing); with detail=true "
+        "also the pipeline's latest snapshot, once one exists",
+        responses=errors_v2(401, 403, 404),
+    )
+    async def statistics(
+        self,
+        state: State,
+        account: FromPath[str],
+        queue: FromPath[str],
+        detail: Annotated[
+            bool,
+            QueryParameter(
+                description="Add the latest snapshot of `cassieq pipeline stats` (delivery-count "
+                "histogram, ack latency, oldest unacked age) as `detail`, when one exists"
+            ),
+        ] = False,
+    ) -> StatisticsV2Body:
+        app: AppState = state.cassieq
+        if not detail:
+            return StatisticsV2Body.of(await app.engine.statistics(account, queue), None)
+        # Independent reads: side by side.
+        stats, snapshot = await asyncio.gather(
+            app.engine.statistics(account, queue), app.engine.statistics_snapshot(account, queue)
+        )
+        return StatisticsV2Body.of(stats, snapshot)
+
+    @get(
+        "/messages/peek",
+        operation_id="peekMessages",
+        opt={"level": L.GET_QUEUE_INFORMATION},
+        summary="Messages still in the queue (not acked, expired or dead-lettered), oldest "
+        "first, without leasing or changing them; `next` is the cursor of the next page",
+        responses=errors_v2(401, 403, 404),
+    )
+    async def peek(
+        self,
+        state: State,
+        account: FromPath[str],
+        queue: FromPath[str],
+        limit: Annotated[int, QueryParameter(ge=1, le=MAX_PEEK)] = 10,
+        after: Annotated[
+            str | None,
+            QueryParameter(
+                pattern=CURSOR_PATTERN,
+                description="The `next` of the previous page (opaque); absent: from the start",
+            ),
+        ] = None,
+    ) -> PeekBody:
+        app: AppState = state.cassieq
+        cursor = None if after is None else int(after)
+        messages, following = await app.engine.peek(account, queue, limit, cursor)
+        return PeekBody(
+            messages=[PeekedMessageBody.of(m) for m in messages],
+            next=None if following is None else str(following),
+        )
+
+
+QUEUE_ROUTES: list[Any] = [QueueV2Controller]

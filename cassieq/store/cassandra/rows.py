@@ -68,6 +68,7 @@ def queue_of(r: Any) -> QueueDefinition:
             max_message_bytes=_or(r.max_message_bytes, d.max_message_bytes),
         ),
         created_at=int(r.created_at),
+        options_rev=int(r.options_rev or 0),  # null before schema 0007 and before a change
     )
 
 
@@ -78,6 +79,8 @@ def queue_params(q: QueueDefinition) -> tuple[Any, ...]:
         o.repair_poll_seconds, o.finalize_seconds, o.delete_buckets_after_finalize,
         o.dlq_name, o.strict_fifo, q.created_at, o.visibility_timeout_seconds, o.delay_seconds,
         o.message_retention_seconds, o.max_message_bytes,
+        # Left unset until a first change: a queue never changed writes no cell for it.
+        q.options_rev or UNSET_VALUE,
     )  # fmt: skip
 
 
@@ -106,6 +109,7 @@ def message_set_values(m: MessageRow) -> tuple[Any, ...]:
         _unset_if_none(m.dlq_version),
         _unset_if_none(m.dlq_monoton),
         _unset_if_none(m.first_delivered_at),
+        True if m.expired else UNSET_VALUE,  # set once, never cleared
     )  # fmt: skip
 
 
@@ -129,6 +133,7 @@ def message_of(r: Any) -> MessageRow:
         dlq_monoton=r.dlq_monoton,
         attributes=dict(r.attributes or {}),
         first_delivered_at=r.first_delivered_at,
+        expired=bool(r.expired),  # null in rows written before 0007
     )
 
 
@@ -155,5 +160,6 @@ def invisibility_of(r: Any) -> InvisibilityState:
             acked=int(r.acked or 0),
             dead_lettered=int(r.dead_lettered or 0),
             delivered=int(r.delivered or 0),
+            expired=int(r.expired or 0),
         ),
     )

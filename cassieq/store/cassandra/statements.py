@@ -14,7 +14,7 @@ _TABLE_RE = re.compile(r"\b(FROM|INTO|UPDATE)\s+(\w+)")
 MESSAGE_COLUMNS = (
     "monoton, message, version, delivery_count, acked, dead_lettered, republished_to, "
     "next_visible_on, tag, created_at, updated_at, acked_at, last_change, dlq_held, "
-    "dlq_version, dlq_monoton, first_delivered_at, attributes"
+    "dlq_version, dlq_monoton, first_delivered_at, expired, attributes"
 )
 # A message's changing state (rows.message_set_values): every column but the key and the
 # attributes, which are written with the message and never change.
@@ -22,14 +22,14 @@ MESSAGE_SET = (
     "UPDATE messages SET message = ?, version = ?, delivery_count = ?, acked = ?, "
     "dead_lettered = ?, republished_to = ?, next_visible_on = ?, tag = ?, created_at = ?, "
     "updated_at = ?, acked_at = ?, last_change = ?, dlq_held = ?, dlq_version = ?, "
-    "dlq_monoton = ?, first_delivered_at = ? "
+    "dlq_monoton = ?, first_delivered_at = ?, expired = ? "
     "WHERE queue_id = ? AND bucket = ? AND monoton = ? IF version = ?"
 )
 QUEUE_COLUMNS = (
     "account_name, queue_name, version, status, bucket_size, max_delivery_count, "
     "repair_poll_seconds, finalize_seconds, delete_buckets_after_finalize, dlq_name, "
     "strict_fifo, created_at, visibility_timeout_seconds, delay_seconds, "
-    "message_retention_seconds, max_message_bytes"
+    "message_retention_seconds, max_message_bytes, options_rev"
 )
 
 
@@ -89,13 +89,17 @@ class Statements:
         self.queue_insert = p(
             f"INSERT INTO queues ({QUEUE_COLUMNS}) VALUES ({_marks(QUEUE_COLUMNS)}) IF NOT EXISTS"
         )
-        self.queue_replace = p(
+        queue_set = (
             "UPDATE queues SET version = ?, status = ?, bucket_size = ?, max_delivery_count = ?, "
             "repair_poll_seconds = ?, finalize_seconds = ?, delete_buckets_after_finalize = ?, "
             "dlq_name = ?, strict_fifo = ?, created_at = ?, visibility_timeout_seconds = ?, "
-            "delay_seconds = ?, message_retention_seconds = ?, max_message_bytes = ? "
-            "WHERE account_name = ? AND queue_name = ? IF version = ?"
+            "delay_seconds = ?, message_retention_seconds = ?, max_message_bytes = ?, "
+            "options_rev = ? WHERE account_name = ? AND queue_name = ? IF version = ?"
         )
+        self.queue_replace = p(queue_set)
+        # An update of the options: also conditioned on the options' revision (null: 0).
+        self.queue_replace_rev = p(queue_set + " AND options_rev = ?")
+        self.queue_replace_rev_first = p(queue_set + " AND options_rev = null")
         self.queue_read = p(
             f"SELECT {QUEUE_COLUMNS} FROM queues WHERE account_name = ? AND queue_name = ?"
         )
@@ -171,11 +175,12 @@ class Statements:
 
         invisibility_set = (
             "UPDATE invisibility SET rev = ?, bucket = ?, stragglers = ?, published = ?, "
-            "acked = ?, dead_lettered = ?, delivered = ?, last_change = ? WHERE queue_id = ? "
+            "acked = ?, dead_lettered = ?, delivered = ?, expired = ?, last_change = ? "
+            "WHERE queue_id = ? "
         )
         self.invisibility_read = p(
             "SELECT rev, bucket, stragglers, published, acked, dead_lettered, delivered, "
-            "last_change FROM invisibility WHERE queue_id = ?"
+            "expired, last_change FROM invisibility WHERE queue_id = ?"
         )
         self.invisibility_cas = p(invisibility_set + "IF rev = ?")
         self.invisibility_cas_first = p(invisibility_set + "IF rev = null")

@@ -303,14 +303,24 @@ class CassandraStore:
             return queue_of(row)
         return await self.read_queue(queue.account, queue.name)
 
-    async def replace_queue(self, queue: QueueDefinition, expected_version: int) -> bool:
-        resolve = self._queue_resolver(
-            queue, lambda row: row is not None and int(row.version) == expected_version
-        )
+    async def replace_queue(
+        self, queue: QueueDefinition, expected_version: int, expected_rev: int | None = None
+    ) -> bool:
+        def holds(row: Any) -> bool:
+            if row is None or int(row.version) != expected_version:
+                return False
+            return expected_rev is None or int(row.options_rev or 0) == expected_rev
+
+        resolve = self._queue_resolver(queue, holds)
         p = queue_params(queue)
         # UPDATE order: every column but the key, then the key, then the condition.
-        params = (*p[2:], p[0], p[1], expected_version)
-        applied, _ = await self._lwt("replace_queue", self._q.queue_replace, params, resolve)
+        params: tuple[Any, ...] = (*p[2:], p[0], p[1], expected_version)
+        stmt = self._q.queue_replace
+        if expected_rev == 0:
+            stmt = self._q.queue_replace_rev_first
+        elif expected_rev is not None:
+            stmt, params = self._q.queue_replace_rev, (*params, expected_rev)
+        applied, _ = await self._lwt("replace_queue", stmt, params, resolve)
         return applied
 
     def _queue_resolver(self, queue: QueueDefinition, holds: Callable[[Any], bool]) -> Resolver:
@@ -523,7 +533,7 @@ class CassandraStore:
         s = new.summary
         values = (
             new.rev, new.bucket, new.stragglers, s.published, s.acked, s.dead_lettered,
-            s.delivered, token, qid,
+            s.delivered, s.expired, token, qid,
         )  # fmt: skip
         stmt, params = _first_or_cas(
             self._q.invisibility_cas_first, self._q.invisibility_cas, values, expected_rev

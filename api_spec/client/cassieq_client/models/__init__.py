@@ -12,20 +12,27 @@ from .key_create_request import KeyCreateRequest
 from .level_body import LevelBody
 from .message_debug_body import MessageDebugBody
 from .monoton_body import MonotonBody
+from .peek_body import PeekBody
+from .peeked_message_body import PeekedMessageBody
+from .peeked_message_body_attributes import PeekedMessageBodyAttributes
 from .permission_body import PermissionBody
 from .permission_request import PermissionRequest
 from .pointers_body import PointersBody
 from .pointers_body_stragglers import PointersBodyStragglers
+from .queue_body import QueueBody
 from .queue_create_options import QueueCreateOptions
 from .queue_definition_body import QueueDefinitionBody
+from .queue_options_body import QueueOptionsBody
+from .queue_options_patch import QueueOptionsPatch
 from .resource_error_body import ResourceErrorBody
-from .statistics_body import StatisticsBody
 from .statistics_detail_body import StatisticsDetailBody
 from .statistics_detail_body_delivery_count_histogram import StatisticsDetailBodyDeliveryCountHistogram
 from .statistics_size_body import StatisticsSizeBody
+from .statistics_v2_body import StatisticsV2Body
 from .tombstone_body import TombstoneBody
 from .update_message_body import UpdateMessageBody
 from .update_message_request import UpdateMessageRequest
+from .v2_error_body import V2ErrorBody
 
 __all__ = (
     "AccountBody",
@@ -40,18 +47,25 @@ __all__ = (
     "LevelBody",
     "MessageDebugBody",
     "MonotonBody",
+    "PeekBody",
+    "PeekedMessageBody",
+    "PeekedMessageBodyAttributes",
     "PermissionBody",
     "PermissionRequest",
     "PointersBody",
     "PointersBodyStragglers",
+    "QueueBody",
     "QueueCreateOptions",
     "QueueDefinitionBody",
+    "QueueOptionsBody",
+    "QueueOptionsPatch",
     "ResourceErrorBody",
-    "StatisticsBody",
     "StatisticsDetailBody",
     "StatisticsDetailBodyDeliveryCountHistogram",
     "StatisticsSizeBody",
+    "StatisticsV2Body",
     "TombstoneBody",
     "UpdateMessageBody",
     "UpdateMessageRequest",
+    "V2ErrorBody",
 )

@@ -8,10 +8,8 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
-from ...models.auth_error_body import AuthErrorBody
-from ...models.errors_body import ErrorsBody
-from ...models.resource_error_body import ResourceErrorBody
-from ...models.statistics_body import StatisticsBody
+from ...models.statistics_v2_body import StatisticsV2Body
+from ...models.v2_error_body import V2ErrorBody
 from ...types import UNSET, Unset
 from typing import cast
 
@@ -47,44 +45,44 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> StatisticsV2Body | V2ErrorBody | None:
     if response.status_code == 200:
-        response_200 = StatisticsBody.from_dict(response.json())
+        response_200 = StatisticsV2Body.from_dict(response.json())
 
 
 
         return response_200
 
     if response.status_code == 400:
-        response_400 = ErrorsBody.from_dict(response.json())
+        response_400 = V2ErrorBody.from_dict(response.json())
 
 
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = AuthErrorBody.from_dict(response.json())
+        response_401 = V2ErrorBody.from_dict(response.json())
 
 
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = AuthErrorBody.from_dict(response.json())
+        response_403 = V2ErrorBody.from_dict(response.json())
 
 
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = ResourceErrorBody.from_dict(response.json())
+        response_404 = V2ErrorBody.from_dict(response.json())
 
 
 
         return response_404
 
     if response.status_code == 422:
-        response_422 = ErrorsBody.from_dict(response.json())
+        response_422 = V2ErrorBody.from_dict(response.json())
 
 
 
@@ -96,7 +94,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[StatisticsV2Body | V2ErrorBody]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -112,10 +110,10 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     detail: bool | Unset = False,
 
-) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]:
-    """ Queue statistics: size, inFlight, published, delivered, acked, deadLettered, deadLetterPending (past
-    maxDeliveryCount, kept while the dead-letter queue is missing); with detail=true also the pipeline's
-    latest snapshot, once one exists
+) -> Response[StatisticsV2Body | V2ErrorBody]:
+    """ Queue statistics: size, visible, inFlight, delayed, published, delivered, acked, deadLettered,
+    expired, oldestMessageAgeSeconds, deadLetterPending (past maxDeliveryCount, kept while the dead-
+    letter queue is missing); with detail=true also the pipeline's latest snapshot, once one exists
 
     Args:
         account (str):
@@ -128,7 +126,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]
+        Response[StatisticsV2Body | V2ErrorBody]
      """
 
 
@@ -152,10 +150,10 @@ def sync(
     client: AuthenticatedClient | Client,
     detail: bool | Unset = False,
 
-) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody | None:
-    """ Queue statistics: size, inFlight, published, delivered, acked, deadLettered, deadLetterPending (past
-    maxDeliveryCount, kept while the dead-letter queue is missing); with detail=true also the pipeline's
-    latest snapshot, once one exists
+) -> StatisticsV2Body | V2ErrorBody | None:
+    """ Queue statistics: size, visible, inFlight, delayed, published, delivered, acked, deadLettered,
+    expired, oldestMessageAgeSeconds, deadLetterPending (past maxDeliveryCount, kept while the dead-
+    letter queue is missing); with detail=true also the pipeline's latest snapshot, once one exists
 
     Args:
         account (str):
@@ -168,7 +166,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody
+        StatisticsV2Body | V2ErrorBody
      """
 
 
@@ -187,10 +185,10 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     detail: bool | Unset = False,
 
-) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]:
-    """ Queue statistics: size, inFlight, published, delivered, acked, deadLettered, deadLetterPending (past
-    maxDeliveryCount, kept while the dead-letter queue is missing); with detail=true also the pipeline's
-    latest snapshot, once one exists
+) -> Response[StatisticsV2Body | V2ErrorBody]:
+    """ Queue statistics: size, visible, inFlight, delayed, published, delivered, acked, deadLettered,
+    expired, oldestMessageAgeSeconds, deadLetterPending (past maxDeliveryCount, kept while the dead-
+    letter queue is missing); with detail=true also the pipeline's latest snapshot, once one exists
 
     Args:
         account (str):
@@ -203,7 +201,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody]
+        Response[StatisticsV2Body | V2ErrorBody]
      """
 
 
@@ -227,10 +225,10 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     detail: bool | Unset = False,
 
-) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody | None:
-    """ Queue statistics: size, inFlight, published, delivered, acked, deadLettered, deadLetterPending (past
-    maxDeliveryCount, kept while the dead-letter queue is missing); with detail=true also the pipeline's
-    latest snapshot, once one exists
+) -> StatisticsV2Body | V2ErrorBody | None:
+    """ Queue statistics: size, visible, inFlight, delayed, published, delivered, acked, deadLettered,
+    expired, oldestMessageAgeSeconds, deadLetterPending (past maxDeliveryCount, kept while the dead-
+    letter queue is missing); with detail=true also the pipeline's latest snapshot, once one exists
 
     Args:
         account (str):
@@ -243,7 +241,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsBody
+        StatisticsV2Body | V2ErrorBody
      """
 
 

@@ -18,31 +18,39 @@ if TYPE_CHECKING:
 
 
 
-T = TypeVar("T", bound="StatisticsBody")
+T = TypeVar("T", bound="StatisticsV2Body")
 
 
 
 @_attrs_define
-class StatisticsBody:
+class StatisticsV2Body:
     """ 
         Attributes:
             acked (int):
             dead_letter_pending (int):
             dead_lettered (int):
+            delayed (int):
             delivered (int):
+            expired (int):
             in_flight (int):
+            oldest_message_age_seconds (float | None):
             published (int):
             size (int):
+            visible (int):
             detail (None | StatisticsDetailBody | Unset):
      """
 
     acked: int
     dead_letter_pending: int
     dead_lettered: int
+    delayed: int
     delivered: int
+    expired: int
     in_flight: int
+    oldest_message_age_seconds: float | None
     published: int
     size: int
+    visible: int
     detail: None | StatisticsDetailBody | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -58,13 +66,22 @@ class StatisticsBody:
 
         dead_lettered = self.dead_lettered
 
+        delayed = self.delayed
+
         delivered = self.delivered
 
+        expired = self.expired
+
         in_flight = self.in_flight
+
+        oldest_message_age_seconds: float | None
+        oldest_message_age_seconds = self.oldest_message_age_seconds
 
         published = self.published
 
         size = self.size
+
+        visible = self.visible
 
         detail: dict[str, Any] | None | Unset
         if isinstance(self.detail, Unset):
@@ -81,10 +98,14 @@ class StatisticsBody:
             "acked": acked,
             "deadLetterPending": dead_letter_pending,
             "deadLettered": dead_lettered,
+            "delayed": delayed,
             "delivered": delivered,
+            "expired": expired,
             "inFlight": in_flight,
+            "oldestMessageAgeSeconds": oldest_message_age_seconds,
             "published": published,
             "size": size,
+            "visible": visible,
         })
         if detail is not UNSET:
             field_dict["detail"] = detail
@@ -103,13 +124,27 @@ class StatisticsBody:
 
         dead_lettered = d.pop("deadLettered")
 
+        delayed = d.pop("delayed")
+
         delivered = d.pop("delivered")
 
+        expired = d.pop("expired")
+
         in_flight = d.pop("inFlight")
+
+        def _parse_oldest_message_age_seconds(data: object) -> float | None:
+            if data is None:
+                return data
+            return cast(float | None, data)
+
+        oldest_message_age_seconds = _parse_oldest_message_age_seconds(d.pop("oldestMessageAgeSeconds"))
+
 
         published = d.pop("published")
 
         size = d.pop("size")
+
+        visible = d.pop("visible")
 
         def _parse_detail(data: object) -> None | StatisticsDetailBody | Unset:
             if data is None:
@@ -131,20 +166,24 @@ class StatisticsBody:
         detail = _parse_detail(d.pop("detail", UNSET))
 
 
-        statistics_body = cls(
+        statistics_v2_body = cls(
             acked=acked,
             dead_letter_pending=dead_letter_pending,
             dead_lettered=dead_lettered,
+            delayed=delayed,
             delivered=delivered,
+            expired=expired,
             in_flight=in_flight,
+            oldest_message_age_seconds=oldest_message_age_seconds,
             published=published,
             size=size,
+            visible=visible,
             detail=detail,
         )
 
 
-        statistics_body.additional_properties = d
-        return statistics_body
+        statistics_v2_body.additional_properties = d
+        return statistics_v2_body
 
     @property
     def additional_keys(self) -> list[str]:

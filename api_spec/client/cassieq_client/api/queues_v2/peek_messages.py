@@ -1,0 +1,270 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.peek_body import PeekBody
+from ...models.v2_error_body import V2ErrorBody
+from ...types import UNSET, Unset
+from typing import cast
+
+
+
+def _get_kwargs(
+    account: str,
+    queue: str,
+    *,
+    limit: int | Unset = 10,
+    after: None | str | Unset = UNSET,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    params: dict[str, Any] = {}
+
+    params["limit"] = limit
+
+    json_after: None | str | Unset
+    if isinstance(after, Unset):
+        json_after = UNSET
+    else:
+        json_after = after
+    params["after"] = json_after
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v2/accounts/{account}/queues/{queue}/messages/peek".format(account=quote(str(account), safe=""),queue=quote(str(queue), safe=""),),
+        "params": params,
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> PeekBody | V2ErrorBody | None:
+    if response.status_code == 200:
+        response_200 = PeekBody.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = V2ErrorBody.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = V2ErrorBody.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = V2ErrorBody.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = V2ErrorBody.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 422:
+        response_422 = V2ErrorBody.from_dict(response.json())
+
+
+
+        return response_422
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[PeekBody | V2ErrorBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+    limit: int | Unset = 10,
+    after: None | str | Unset = UNSET,
+
+) -> Response[PeekBody | V2ErrorBody]:
+    """ Messages still in the queue (not acked, expired or dead-lettered), oldest first, without leasing or
+    changing them; `next` is the cursor of the next page
+
+    Args:
+        account (str):
+        queue (str):
+        limit (int | Unset):  Default: 10.
+        after (None | str | Unset): The `next` of the previous page (opaque); absent: from the
+            start
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[PeekBody | V2ErrorBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+queue=queue,
+limit=limit,
+after=after,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+    limit: int | Unset = 10,
+    after: None | str | Unset = UNSET,
+
+) -> PeekBody | V2ErrorBody | None:
+    """ Messages still in the queue (not acked, expired or dead-lettered), oldest first, without leasing or
+    changing them; `next` is the cursor of the next page
+
+    Args:
+        account (str):
+        queue (str):
+        limit (int | Unset):  Default: 10.
+        after (None | str | Unset): The `next` of the previous page (opaque); absent: from the
+            start
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        PeekBody | V2ErrorBody
+     """
+
+
+    return sync_detailed(
+        account=account,
+queue=queue,
+client=client,
+limit=limit,
+after=after,
+
+    ).parsed
+
+async def asyncio_detailed(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+    limit: int | Unset = 10,
+    after: None | str | Unset = UNSET,
+
+) -> Response[PeekBody | V2ErrorBody]:
+    """ Messages still in the queue (not acked, expired or dead-lettered), oldest first, without leasing or
+    changing them; `next` is the cursor of the next page
+
+    Args:
+        account (str):
+        queue (str):
+        limit (int | Unset):  Default: 10.
+        after (None | str | Unset): The `next` of the previous page (opaque); absent: from the
+            start
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[PeekBody | V2ErrorBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+queue=queue,
+limit=limit,
+after=after,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    account: str,
+    queue: str,
+    *,
+    client: AuthenticatedClient | Client,
+    limit: int | Unset = 10,
+    after: None | str | Unset = UNSET,
+
+) -> PeekBody | V2ErrorBody | None:
+    """ Messages still in the queue (not acked, expired or dead-lettered), oldest first, without leasing or
+    changing them; `next` is the cursor of the next page
+
+    Args:
+        account (str):
+        queue (str):
+        limit (int | Unset):  Default: 10.
+        after (None | str | Unset): The `next` of the previous page (opaque); absent: from the
+            start
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        PeekBody | V2ErrorBody
+     """
+
+
+    return (await asyncio_detailed(
+        account=account,
+queue=queue,
+client=client,
+limit=limit,
+after=after,
+
+    )).parsed
