@@ -70,12 +70,15 @@ class QueueWatcher:
                 waiter.woken.set()
                 count -= 1
 
-    def written(self, monotons: Sequence[int]) -> None:
-        """Messages put on this server: wake one waiter each, and do not wake them again
-        when the monoton check sees the same messages."""
-        if self._seen is not None:
+    def written(self, monotons: Sequence[int], visible: int) -> None:
+        """Messages put on this server, ``visible`` of them at once: wake a waiter for
+        each of those, and do not wake them again when the monoton check sees these."""
+        # Only when they follow the last check's value: a gap before them may be puts of
+        # other servers, which the check must still see (at worst ours wake twice).
+        if self._seen is not None and min(monotons) <= self._seen:
             self._seen = max(self._seen, max(monotons) + 1)
-        self.wake(len(monotons))
+        if visible:
+            self.wake(visible)
 
     async def tick(self) -> None:
         """One period of watching: a probe every ``long_poll_probe_ticks``, else a check."""
@@ -192,7 +195,9 @@ class Waiters:
         """The publisher's hook, after a successful write on this server."""
         watcher = self._watchers.get(queue)
         if watcher is not None and rows:
-            watcher.written([row.monoton for row in rows])
+            # A delayed message wakes nobody now: the probe finds it once it is visible.
+            visible = sum(1 for row in rows if row.next_visible_on <= row.created_at)
+            watcher.written([row.monoton for row in rows], visible)
 
     async def receive(
         self,

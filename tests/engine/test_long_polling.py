@@ -166,3 +166,21 @@ async def test_idle_waiters_share_one_watcher_and_cost_a_few_reads_per_tick(
     assert reads <= 3 * ticks, dict(store.calls)
     await engine.waiters.close()
     assert await asyncio.gather(*waiting) == [[]] * 100
+
+
+async def test_a_delayed_put_wakes_nobody_until_the_probe_finds_it_visible(
+    engine: QueueEngine, store: CountingStore, account: str, clock: FakeClock
+) -> None:
+    queue = await _queue(engine, account)
+    waiting = _waiting(engine, account)
+    watcher = await _watcher(engine, queue, 1)
+    store.reset()
+    await engine.send(account, "q", [OutgoingMessage(body="later", delay_ms=5_000)])
+    await watcher.check()  # the put is this server's own: the check does not wake for it
+    await watcher.settled(1)
+    assert store.calls["read_bucket"] == 0  # no receive was tried
+    assert not waiting.done()
+    clock.advance(5)
+    watcher.probe()
+    got = await asyncio.wait_for(waiting, SAFETY_S)
+    assert [d.message for d in got] == ["later"]
