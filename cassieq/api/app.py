@@ -101,6 +101,8 @@ def create_app(
             yield
         finally:
             await worker.stop()
+            # Redrive tasks of this server stop here; their status stays "running".
+            await engine.redriver.close()
             # A reader pointer move left half done is redone by the next get, but finishing
             # it here spares that get the wait (bounded: shutdown must not hang on it).
             with contextlib.suppress(TimeoutError):

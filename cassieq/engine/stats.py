@@ -75,13 +75,14 @@ class StatisticsReader:
                     elif m.delivery_count > 0 and m.next_visible_on > now:
                         in_flight += 1
         stats = Statistics(
-            size=total.published - total.acked - total.dead_lettered,
+            size=total.published - total.acked - total.dead_lettered - total.purged,
             in_flight=in_flight,
             published=total.published,
             delivered=total.delivered,
             acked=total.acked,
             dead_lettered=total.dead_lettered,
             dead_letter_pending=pending,
+            expired=total.purged,  # purged messages count as expired (api-v2.md)
         )
         return stats, monoton
 

@@ -16,6 +16,7 @@ from cassieq.model import (
     MessageRow,
     QueueDefinition,
     QueueOptions,
+    RedriveTask,
 )
 
 
@@ -83,9 +84,14 @@ def queue_params(q: QueueDefinition) -> tuple[Any, ...]:
 
 def message_values(m: MessageRow) -> tuple[Any, ...]:
     """A new message row, in the order of statements.MESSAGE_COLUMNS."""
-    # No attributes: left unset rather than null, so the insert writes no tombstone cell.
-    # No attributes: left unset rather than null, so the insert writes no tombstone cell.
-    return (m.monoton, *message_set_values(m), m.attributes or UNSET_VALUE)
+    # No attributes (no source): left unset rather than null, so the insert writes no
+    # tombstone cell.
+    return (
+        m.monoton,
+        *message_set_values(m),
+        m.attributes or UNSET_VALUE,
+        _unset_if_none(m.dead_letter_source),
+    )
 
 
 def _unset_if_none(value: Any) -> Any:
@@ -106,6 +112,8 @@ def message_set_values(m: MessageRow) -> tuple[Any, ...]:
         _unset_if_none(m.dlq_version),
         _unset_if_none(m.dlq_monoton),
         _unset_if_none(m.first_delivered_at),
+        True if m.purged else UNSET_VALUE,  # never cleared once set
+        _unset_if_none(m.redrive_to),
     )  # fmt: skip
 
 
@@ -129,6 +137,9 @@ def message_of(r: Any) -> MessageRow:
         dlq_monoton=r.dlq_monoton,
         attributes=dict(r.attributes or {}),
         first_delivered_at=r.first_delivered_at,
+        purged=bool(r.purged),  # null in rows written before 0008
+        dead_letter_source=r.dead_letter_source,
+        redrive_to=r.redrive_to,
     )
 
 
@@ -155,5 +166,18 @@ def invisibility_of(r: Any) -> InvisibilityState:
             acked=int(r.acked or 0),
             dead_lettered=int(r.dead_lettered or 0),
             delivered=int(r.delivered or 0),
+            purged=int(r.purged or 0),
         ),
+    )
+
+
+def redrive_task_of(r: Any) -> RedriveTask:
+    return RedriveTask(
+        id=r.task_id,
+        status=r.status,
+        moved=int(r.moved or 0),
+        total=int(r.total or 0),
+        failed=int(r.failed or 0),
+        target=r.target,
+        updated_at=int(r.updated_at or 0),
     )
