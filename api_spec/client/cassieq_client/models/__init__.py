@@ -16,8 +16,12 @@ from .permission_body import PermissionBody
 from .permission_request import PermissionRequest
 from .pointers_body import PointersBody
 from .pointers_body_stragglers import PointersBodyStragglers
+from .purged_body import PurgedBody
 from .queue_create_options import QueueCreateOptions
 from .queue_definition_body import QueueDefinitionBody
+from .redrive_request import RedriveRequest
+from .redrive_started import RedriveStarted
+from .redrive_status import RedriveStatus
 from .resource_error_body import ResourceErrorBody
 from .statistics_body import StatisticsBody
 from .statistics_detail_body import StatisticsDetailBody
@@ -26,6 +30,7 @@ from .statistics_size_body import StatisticsSizeBody
 from .tombstone_body import TombstoneBody
 from .update_message_body import UpdateMessageBody
 from .update_message_request import UpdateMessageRequest
+from .v2_error_body import V2ErrorBody
 
 __all__ = (
     "AccountBody",
@@ -44,8 +49,12 @@ __all__ = (
     "PermissionRequest",
     "PointersBody",
     "PointersBodyStragglers",
+    "PurgedBody",
     "QueueCreateOptions",
     "QueueDefinitionBody",
+    "RedriveRequest",
+    "RedriveStarted",
+    "RedriveStatus",
     "ResourceErrorBody",
     "StatisticsBody",
     "StatisticsDetailBody",
@@ -54,4 +63,5 @@ __all__ = (
     "TombstoneBody",
     "UpdateMessageBody",
     "UpdateMessageRequest",
+    "V2ErrorBody",
 )
