@@ -212,7 +212,8 @@ class Deliverer:
             dlq_held=False,
             dlq_version=dlq.version,
             dlq_monoton=target,
-            redrive_to=dlq.name if redrive else row.redrive_to,
+            # A dead-letter move is no redrive, whatever an earlier, abandoned one recorded.
+            redrive_to=dlq.name if redrive else None,
         )
         if not await ctx.store.cas_message(queue.id, bucket, row.version, claim, unsealed=unsealed):
             return None  # a taken target monoton is a hole in the dead-letter queue: harmless

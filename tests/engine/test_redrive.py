@@ -186,3 +186,20 @@ async def test_unknown_task_missing_queues_and_bad_rates(engine: QueueEngine, ac
         await engine.start_redrive(account, "dead", None, 0)
     with pytest.raises(InvalidArgument):
         await engine.start_redrive(account, "dead", "dead", None)
+
+
+async def test_a_move_cut_short_whose_target_was_deleted_stays_deliverable(
+    engine: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    await _dead_letters(engine, account, clock, {"a": ["m0"]})
+    dlq = await engine.queues.get(account, "dead")
+    target = await engine.queues.get(account, "a")
+    bucket, row = await _first_row(engine, dlq)
+    deliverer = engine.redriver._deliverer
+    claim = await deliverer._claim(dlq, bucket, row, target, unsealed=False, redrive=True)
+    assert claim is not None
+    assert await deliverer.copy_to(dlq, bucket, claim, target, source=None) is not None
+    await engine.queues.delete(account, "a")  # the copy is in a deleted version now
+    clock.advance(max(engine.ctx.tuning.claim_ms, engine.ctx.tuning.queue_cache_ms) / 1000 + 1)
+    got = await engine.get_next(account, "dead", LEASE_S)
+    assert got is not None and got.message == "m0"  # kept in the dead-letter queue

@@ -113,7 +113,8 @@ def message_set_values(m: MessageRow) -> tuple[Any, ...]:
         _unset_if_none(m.dlq_monoton),
         _unset_if_none(m.first_delivered_at),
         True if m.purged else UNSET_VALUE,  # never cleared once set
-        _unset_if_none(m.redrive_to),
+        # Written (maybe null) with every move's claim, which records its target anew.
+        m.redrive_to if m.dlq_monoton is not None else UNSET_VALUE,
     )  # fmt: skip
 
 
