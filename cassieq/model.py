@@ -152,6 +152,12 @@ class MessageRow(msgspec.Struct, frozen=True, kw_only=True):
     # acked as far as the queue's machinery goes (its bucket can be finished and dropped),
     # counted as expired, not as acked.
     expired: bool = False
+    # Schema 0008. Retired by a purge: acked, but counted apart from the acks.
+    purged: bool = False
+    # On a dead-letter copy: the queue it came from (written with the copy, never changed).
+    dead_letter_source: str | None = None
+    # Being redriven (dlq_version, dlq_monoton say where): the target queue's name.
+    redrive_to: str | None = None
 
     def visible(self, now: int) -> bool:
         return not self.acked and self.next_visible_on <= now
@@ -216,6 +222,7 @@ class Counts(msgspec.Struct, frozen=True, kw_only=True):
     dead_lettered: int = 0
     delivered: int = 0
     expired: int = 0
+    purged: int = 0  # retired by a purge: neither acked nor dead-lettered
 
     def __add__(self, other: Counts) -> Counts:
         return Counts(
@@ -224,6 +231,7 @@ class Counts(msgspec.Struct, frozen=True, kw_only=True):
             dead_lettered=self.dead_lettered + other.dead_lettered,
             delivered=self.delivered + other.delivered,
             expired=self.expired + other.expired,
+            purged=self.purged + other.purged,
         )
 
     @classmethod
@@ -231,10 +239,13 @@ class Counts(msgspec.Struct, frozen=True, kw_only=True):
         kept = [m for m in messages if m.republished_to is None]
         return cls(
             published=len(kept),
-            acked=sum(1 for m in kept if m.acked and not m.dead_lettered and not m.expired),
+            acked=sum(
+                1 for m in kept if m.acked and not (m.dead_lettered or m.expired or m.purged)
+            ),
             dead_lettered=sum(1 for m in kept if m.dead_lettered),
             delivered=sum(m.delivery_count for m in kept),
             expired=sum(1 for m in kept if m.expired),
+            purged=sum(1 for m in kept if m.purged),
         )
 
 
@@ -330,6 +341,9 @@ class RedriveTask(msgspec.Struct, frozen=True, kw_only=True):
     status: str  # "running", "completed", "failed", "cancelled"
     moved: int
     total: int
+    failed: int = 0  # messages with nowhere to go (no recorded source, no single default)
+    target: str | None = None  # the queue given as ``to`` (None: each to its source)
+    updated_at: int = 0
 
 
 class Lease(msgspec.Struct, frozen=True, kw_only=True):

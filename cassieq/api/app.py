@@ -107,6 +107,8 @@ def create_app(
             # Waiting receives answer [] now rather than at their deadline.
             await engine.waiters.close()
             await worker.stop()
+            # Redrive tasks of this server stop here; their status stays "running".
+            await engine.redriver.close()
             # A reader pointer move left half done is redone by the next get, but finishing
             # it here spares that get the wait (bounded: shutdown must not hang on it).
             with contextlib.suppress(TimeoutError):

@@ -26,10 +26,17 @@ async def account_guard(
 ) -> None:
     if _is_options(connection):
         return
-    level: AuthorizationLevel = handler.opt["level"]
+    queue = connection.path_params.get("queue")
+    await authorize_for(connection, handler.opt["level"], None if queue is None else str(queue))
+
+
+async def authorize_for(
+    connection: ASGIConnection[Any, Any, Any, Any], level: AuthorizationLevel, queue: str | None
+) -> None:
+    """The request's credentials grant ``level`` on ``queue`` (a route that touches a second
+    queue, as a redrive its target, checks it too); AuthError otherwise."""
     state: AppState = connection.app.state.cassieq
     account_name = str(connection.path_params.get("account", ""))
-    queue = connection.path_params.get("queue")
     try:
         account = await state.engine.accounts.get_for_auth(account_name)
     except AccountNotFound:
@@ -44,7 +51,7 @@ async def account_guard(
         now=datetime.now(UTC),
         clock_skew_seconds=state.settings.clock_skew_seconds,
     )
-    authorize(request, level, None if queue is None else str(queue))
+    authorize(request, level, queue)
 
 
 async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:

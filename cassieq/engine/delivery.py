@@ -136,6 +136,8 @@ class Deliverer:
         its version); the deliveries made, in row order. Rows that used up their
         deliveries are dead-lettered instead."""
         ctx = self._ctx
+        if any(r.redrive_to is not None for r in rows):
+            rows = await self._finish_redrives(queue, bucket, rows)
         now = ctx.clock.now()
         # Outliving the retention is not a failed delivery: such rows are retired as
         # expired (in the same conditional batch as the takes), never dead-lettered.
@@ -205,7 +207,7 @@ class Deliverer:
         second copy. The source is never delivered again either way (its count is spent).
         """
         if queue.options.dlq_name is None:
-            await self._retire(queue, bucket, row, unsealed=unsealed)
+            await self.retire(queue, bucket, row, unsealed=unsealed)
             return
         dlq = await self._queues.find(queue.account, queue.options.dlq_name, fresh=True)
         if dlq is None:
@@ -214,7 +216,7 @@ class Deliverer:
         claim = await self._claim(queue, bucket, row, dlq, unsealed=unsealed)
         if claim is None:
             return  # it changed (another server is moving it): its outcome is theirs
-        claim = await self._copy(queue, bucket, claim, dlq)
+        claim = await self.copy_to(queue, bucket, claim, dlq, source=queue.name)
         if claim is None:
             return
         now_dlq = await self._queues.find(queue.account, dlq.name, fresh=True)
@@ -223,7 +225,7 @@ class Deliverer:
             # a deleted version, which its deletion job removes. Keep the message.
             await self._hold(queue, bucket, claim)
             return
-        await self._retire(queue, bucket, claim)
+        await self.retire(queue, bucket, claim)
         self._ctx.log.info(
             "message_dead_lettered",
             queue=str(queue.id),
@@ -240,12 +242,20 @@ class Deliverer:
         dlq: QueueDefinition,
         *,
         unsealed: bool,
+        redrive: bool = False,
     ) -> MessageRow | None:
         """Hide the message while it is moved and record where its copy goes (the target
-        of an earlier, unfinished move into this same dead-letter queue stays)."""
+        of an earlier, unfinished move into this same queue stays). ``redrive``: the move is
+        a redrive back out of a dead-letter queue (its target's name is recorded too)."""
         ctx = self._ctx
         now = ctx.clock.now()
-        redo = not row.dlq_held and row.dlq_version == dlq.version and row.dlq_monoton is not None
+        same_kind = row.redrive_to == (dlq.name if redrive else None)
+        redo = (
+            same_kind
+            and not row.dlq_held
+            and row.dlq_version == dlq.version
+            and row.dlq_monoton is not None
+        )
         target = row.dlq_monoton if redo else await self._publisher.take_monotons(dlq.id)
         claim = msgspec.structs.replace(
             row,
@@ -256,21 +266,33 @@ class Deliverer:
             dlq_held=False,
             dlq_version=dlq.version,
             dlq_monoton=target,
+            # A dead-letter move is no redrive, whatever an earlier, abandoned one recorded.
+            redrive_to=dlq.name if redrive else None,
         )
         if not await ctx.store.cas_message(queue.id, bucket, row.version, claim, unsealed=unsealed):
             return None  # a taken target monoton is a hole in the dead-letter queue: harmless
         return claim
 
-    async def _copy(
-        self, queue: QueueDefinition, bucket: int, claim: MessageRow, dlq: QueueDefinition
+    async def copy_to(
+        self,
+        queue: QueueDefinition,
+        bucket: int,
+        claim: MessageRow,
+        dlq: QueueDefinition,
+        *,
+        source: str | None,
     ) -> MessageRow | None:
-        """Write the copy at the claim's target; the claim as it is once the copy is stored
-        (retargeted if the target's bucket was finalized first), None if it changed."""
+        """Write the copy at the claim's target (``source``: the queue recorded on it, for a
+        redrive back); the claim as it is once the copy is stored (retargeted if the target's
+        bucket was finalized first), None if it changed."""
         ctx = self._ctx
         for _ in range(ctx.tuning.max_cas_attempts):
             target = claim.dlq_monoton or 0  # set by the claim
             now = ctx.clock.now()
-            copy = new_message(target, claim.message, now, attributes=claim.attributes)
+            copy = msgspec.structs.replace(
+                new_message(target, claim.message, now, attributes=claim.attributes),
+                dead_letter_source=source,
+            )
             if await ctx.store.insert_messages(dlq.id, dlq.bucket_of(target), [copy], now):
                 return claim  # written now, or already there from an earlier try
             # The target's bucket was finalized without the copy: a move slower than the
@@ -289,20 +311,79 @@ class Deliverer:
             claim = retarget
         raise Contention(f"could not dead-letter {queue.id} monoton {claim.monoton}")
 
-    async def _retire(
-        self, queue: QueueDefinition, bucket: int, row: MessageRow, *, unsealed: bool = False
-    ) -> None:
+    async def retire(
+        self,
+        queue: QueueDefinition,
+        bucket: int,
+        row: MessageRow,
+        *,
+        unsealed: bool = False,
+        dead_lettered: bool = True,
+    ) -> bool:
+        """The moved message's end in its queue: dead-lettered, or (a redrive) acked."""
         now = self._ctx.clock.now()
         done = msgspec.structs.replace(
             row,
             version=row.version + 1,
             acked=True,
-            dead_lettered=True,
+            dead_lettered=dead_lettered,
             acked_at=now,
             updated_at=now,
             change=new_token(),
         )
-        await self._ctx.store.cas_message(queue.id, bucket, row.version, done, unsealed=unsealed)
+        return await self._ctx.store.cas_message(
+            queue.id, bucket, row.version, done, unsealed=unsealed
+        )
+
+    async def redrive(
+        self, queue: QueueDefinition, bucket: int, row: MessageRow, target: QueueDefinition
+    ) -> bool:
+        """Move a message of a dead-letter queue back to ``target``, exactly once: the
+        dead-letter move's protocol (claim recording the target, copy, retire). The copy
+        is a fresh message there (delivery count 0, attributes kept). True when moved."""
+        claim = await self._claim(queue, bucket, row, target, unsealed=False, redrive=True)
+        if claim is None:
+            return False
+        claim = await self.copy_to(queue, bucket, claim, target, source=None)
+        if claim is None:
+            return False
+        now_target = await self._queues.find(queue.account, target.name, fresh=True)
+        if now_target is None or now_target.version != target.version:
+            return False  # the copy went to a deleted version: the claim ends, it stays here
+        if not await self.retire(queue, bucket, claim, dead_lettered=False):
+            return False
+        self._ctx.log.info(
+            "message_redriven",
+            queue=str(queue.id),
+            monoton=row.monoton,
+            to=str(target.id),
+            to_monoton=claim.dlq_monoton,
+        )
+        return True
+
+    async def _finish_redrives(
+        self, queue: QueueDefinition, bucket: int, rows: list[MessageRow]
+    ) -> list[MessageRow]:
+        """Finish the redrive moves found among ``rows`` (cut short: their server died), to
+        the same target, side by side; the rows still to deliver here. A finished one is
+        never delivered from here too (that would be a second copy)."""
+
+        async def finished(row: MessageRow) -> bool:
+            if row.redrive_to is None or not await self._finish_redrive(queue, bucket, row):
+                return False
+            self.note_version(queue, row.monoton, row.version + 1)
+            return True
+
+        done = await asyncio.gather(*(finished(r) for r in rows))
+        return [r for r, d in zip(rows, done, strict=True) if not d]
+
+    async def _finish_redrive(self, queue: QueueDefinition, bucket: int, row: MessageRow) -> bool:
+        """A found redrive claim: finish it when its target still exists (True)."""
+        target = await self._queues.find(queue.account, row.redrive_to or "")
+        if target is None or target.version != row.dlq_version:
+            return False  # its target is gone: the message is delivered here as before
+        await self.redrive(queue, bucket, row, target)
+        return True
 
     async def _hold(
         self, queue: QueueDefinition, bucket: int, row: MessageRow, *, unsealed: bool = False

@@ -21,8 +21,10 @@ from cassieq.engine.monotons import MonotonStrategy
 from cassieq.engine.peek import MAX_LIMIT as MAX_PEEK
 from cassieq.engine.peek import Peeker
 from cassieq.engine.publisher import Publisher
+from cassieq.engine.purge import Purger
 from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.reader import Reader
+from cassieq.engine.redrive import DEFAULT_PER_SECOND, MAX_PER_SECOND, Redriver
 from cassieq.engine.repair import Repairer
 from cassieq.engine.stats import StatisticsReader
 from cassieq.engine.waiters import Waiters
@@ -79,6 +81,8 @@ class QueueEngine:
         self.deleter = Deleter(self.ctx, self.leases)
         self.statistics_reader = StatisticsReader(self.ctx)
         self.peeker = Peeker(self.ctx)
+        self.purger = Purger(self.ctx)
+        self.redriver = Redriver(self.ctx, deliverer, self.queues)
 
     # The message operations by account and queue name, as the API sees them.
 
@@ -178,16 +182,23 @@ class QueueEngine:
 
     async def purge(self, account: str, queue: str) -> int:
         """Drop every message put before the call; how many were dropped."""
-        raise NotImplementedError
+        return await self.purger.purge(await self.queues.get(account, queue, fresh=True))
 
     async def start_redrive(
         self, account: str, queue: str, to: str | None, max_per_second: int | None
     ) -> RedriveTask:
         """Move the dead-lettered messages of ``queue`` back to ``to`` (default: its sources)."""
-        raise NotImplementedError
+        per_second = DEFAULT_PER_SECOND if max_per_second is None else max_per_second
+        if not 1 <= per_second <= MAX_PER_SECOND:
+            raise InvalidArgument(f"maxPerSecond must be between 1 and {MAX_PER_SECOND}")
+        if to == queue:
+            raise InvalidArgument("to must name another queue than the one redriven")
+        dlq = await self.queues.get(account, queue, fresh=True)
+        target = None if to is None else await self.queues.get(account, to, fresh=True)
+        return await self.redriver.start(dlq, target, per_second)
 
     async def redrive_status(self, account: str, queue: str, task_id: str) -> RedriveTask:
-        raise NotImplementedError
+        return await self.redriver.status(await self.queues.get(account, queue), task_id)
 
     async def statistics(self, account: str, queue: str) -> Statistics:
         return await self.statistics_reader.read(await self.queues.get(account, queue))

@@ -68,7 +68,8 @@ class StatisticsReader:
                 total = total + Counts.of(snap.messages)
                 for m in snap.messages:
                     live.add(m)
-        expired = total.expired + live.expired
+        # Purged messages count as expired (api-v2.md has no purged statistic).
+        expired = total.expired + total.purged + live.expired
         oldest = None if live.oldest_created is None else (now - live.oldest_created) / 1000
         stats = Statistics(
             size=total.published - total.acked - total.dead_lettered - expired,

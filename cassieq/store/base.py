@@ -24,6 +24,7 @@ from cassieq.model import (
     MessageRow,
     QueueDefinition,
     QueueId,
+    RedriveTask,
     StatsSnapshot,
 )
 
@@ -241,6 +242,14 @@ class Store(Protocol):
         ...
 
     async def delete_stats_snapshot(self, account: str, queue: str) -> None: ...
+
+    # ----------------------------------------------------------------- redrive tasks
+    async def write_redrive_task(self, queue: QueueId, task: RedriveTask) -> None:
+        """Keep the task's progress (a plain write: only the server running it writes it)."""
+        ...
+
+    async def read_redrive_task(self, queue: QueueId, task_id: str) -> RedriveTask | None: ...
+
     # ----------------------------------------------------------------- v2 batches
     async def cas_messages(
         self,

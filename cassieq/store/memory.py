@@ -21,6 +21,7 @@ from cassieq.model import (
     MessageRow,
     QueueDefinition,
     QueueId,
+    RedriveTask,
     StatsSnapshot,
 )
 from cassieq.store.base import AckEntry, PointerKind, check_ack_entries, check_cas_entries
@@ -46,6 +47,7 @@ class MemoryStore:
         self._stats: dict[tuple[str, str], StatsSnapshot] = {}
         self._secrets: dict[str, KeyspaceSecret] = {}
         self._deleting: dict[str, tuple[int, int]] = {}  # created_at, marked at
+        self._redrive_tasks: dict[tuple[QueueId, str], RedriveTask] = {}
 
     # ----------------------------------------------------------------- accounts
     async def insert_account(self, account: Account) -> bool:
@@ -196,8 +198,11 @@ class MemoryStore:
             return False
         if unsealed and b.sealed_at is not None:
             return False
-        # The attributes are kept as stored, as the Cassandra update leaves them.
-        b.messages[row.monoton] = msgspec.structs.replace(row, attributes=current.attributes)
+        # The attributes and the dead-letter source are kept as stored, as the Cassandra
+        # update leaves them.
+        b.messages[row.monoton] = msgspec.structs.replace(
+            row, attributes=current.attributes, dead_letter_source=current.dead_letter_source
+        )
         return True
 
     async def ack_message(
@@ -291,6 +296,13 @@ class MemoryStore:
 
     async def delete_stats_snapshot(self, account: str, queue: str) -> None:
         self._stats.pop((account, queue), None)
+
+    # ----------------------------------------------------------------- redrive tasks
+    async def write_redrive_task(self, queue: QueueId, task: RedriveTask) -> None:
+        self._redrive_tasks[(queue, task.id)] = task
+
+    async def read_redrive_task(self, queue: QueueId, task_id: str) -> RedriveTask | None:
+        return self._redrive_tasks.get((queue, task_id))
 
     # ----------------------------------------------------------------- v2 batches
     # Each entry is decided on its own, as the Cassandra store's rounds decide them: an

@@ -16,6 +16,7 @@ from cassieq.model import (
     MessageRow,
     QueueDefinition,
     QueueOptions,
+    RedriveTask,
 )
 
 
@@ -86,9 +87,14 @@ def queue_params(q: QueueDefinition) -> tuple[Any, ...]:
 
 def message_values(m: MessageRow) -> tuple[Any, ...]:
     """A new message row, in the order of statements.MESSAGE_COLUMNS."""
-    # No attributes: left unset rather than null, so the insert writes no tombstone cell.
-    # No attributes: left unset rather than null, so the insert writes no tombstone cell.
-    return (m.monoton, *message_set_values(m), m.attributes or UNSET_VALUE)
+    # No attributes (no source): left unset rather than null, so the insert writes no
+    # tombstone cell.
+    return (
+        m.monoton,
+        *message_set_values(m),
+        m.attributes or UNSET_VALUE,
+        _unset_if_none(m.dead_letter_source),
+    )
 
 
 def _unset_if_none(value: Any) -> Any:
@@ -110,6 +116,9 @@ def message_set_values(m: MessageRow) -> tuple[Any, ...]:
         _unset_if_none(m.dlq_monoton),
         _unset_if_none(m.first_delivered_at),
         True if m.expired else UNSET_VALUE,  # set once, never cleared
+        True if m.purged else UNSET_VALUE,  # never cleared once set
+        # Written (maybe null) with every move's claim, which records its target anew.
+        m.redrive_to if m.dlq_monoton is not None else UNSET_VALUE,
     )  # fmt: skip
 
 
@@ -134,6 +143,9 @@ def message_of(r: Any) -> MessageRow:
         attributes=dict(r.attributes or {}),
         first_delivered_at=r.first_delivered_at,
         expired=bool(r.expired),  # null in rows written before 0007
+        purged=bool(r.purged),  # null in rows written before 0008
+        dead_letter_source=r.dead_letter_source,
+        redrive_to=r.redrive_to,
     )
 
 
@@ -161,5 +173,18 @@ def invisibility_of(r: Any) -> InvisibilityState:
             dead_lettered=int(r.dead_lettered or 0),
             delivered=int(r.delivered or 0),
             expired=int(r.expired or 0),
+            purged=int(r.purged or 0),
         ),
+    )
+
+
+def redrive_task_of(r: Any) -> RedriveTask:
+    return RedriveTask(
+        id=r.task_id,
+        status=r.status,
+        moved=int(r.moved or 0),
+        total=int(r.total or 0),
+        failed=int(r.failed or 0),
+        target=r.target,
+        updated_at=int(r.updated_at or 0),
     )

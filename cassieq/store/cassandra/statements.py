@@ -14,15 +14,16 @@ _TABLE_RE = re.compile(r"\b(FROM|INTO|UPDATE)\s+(\w+)")
 MESSAGE_COLUMNS = (
     "monoton, message, version, delivery_count, acked, dead_lettered, republished_to, "
     "next_visible_on, tag, created_at, updated_at, acked_at, last_change, dlq_held, "
-    "dlq_version, dlq_monoton, first_delivered_at, expired, attributes"
+    "dlq_version, dlq_monoton, first_delivered_at, expired, purged, redrive_to, attributes, "
+    "dead_letter_source"
 )
-# A message's changing state (rows.message_set_values): every column but the key and the
-# attributes, which are written with the message and never change.
+# A message's changing state (rows.message_set_values): every column but the key, the
+# attributes and the dead-letter source, which are written with the message, never changed.
 MESSAGE_SET = (
     "UPDATE messages SET message = ?, version = ?, delivery_count = ?, acked = ?, "
     "dead_lettered = ?, republished_to = ?, next_visible_on = ?, tag = ?, created_at = ?, "
     "updated_at = ?, acked_at = ?, last_change = ?, dlq_held = ?, dlq_version = ?, "
-    "dlq_monoton = ?, first_delivered_at = ?, expired = ? "
+    "dlq_monoton = ?, first_delivered_at = ?, expired = ?, purged = ?, redrive_to = ? "
     "WHERE queue_id = ? AND bucket = ? AND monoton = ? IF version = ?"
 )
 QUEUE_COLUMNS = (
@@ -175,12 +176,12 @@ class Statements:
 
         invisibility_set = (
             "UPDATE invisibility SET rev = ?, bucket = ?, stragglers = ?, published = ?, "
-            "acked = ?, dead_lettered = ?, delivered = ?, expired = ?, last_change = ? "
+            "acked = ?, dead_lettered = ?, delivered = ?, expired = ?, purged = ?, last_change = ? "
             "WHERE queue_id = ? "
         )
         self.invisibility_read = p(
             "SELECT rev, bucket, stragglers, published, acked, dead_lettered, delivered, "
-            "expired, last_change FROM invisibility WHERE queue_id = ?"
+            "expired, purged, last_change FROM invisibility WHERE queue_id = ?"
         )
         self.invisibility_cas = p(invisibility_set + "IF rev = ?")
         self.invisibility_cas_first = p(invisibility_set + "IF rev = null")
@@ -227,4 +228,14 @@ class Statements:
         self.messages_read_sealed = p(
             f"SELECT {MESSAGE_COLUMNS}, sealed_at FROM messages "
             "WHERE queue_id = ? AND bucket = ? AND monoton IN ?"
+        )
+
+        # ------------------------------------------------------- redrive (schema 0008)
+        task_columns = "task_id, status, moved, total, failed, target, updated_at"
+        self.redrive_task_write = p(
+            f"INSERT INTO redrive_tasks (queue_id, {task_columns}) "
+            f"VALUES (?, {_marks(task_columns)})"
+        )
+        self.redrive_task_read = p(
+            f"SELECT {task_columns} FROM redrive_tasks WHERE queue_id = ? AND task_id = ?"
         )

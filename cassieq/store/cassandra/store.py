@@ -28,6 +28,7 @@ from cassieq.model import (
     MessageRow,
     QueueDefinition,
     QueueId,
+    RedriveTask,
     StatsSnapshot,
 )
 from cassieq.store.base import (
@@ -55,6 +56,7 @@ from cassieq.store.cassandra.rows import (
     message_values,
     queue_of,
     queue_params,
+    redrive_task_of,
     secret_of,
 )
 from cassieq.store.cassandra.session import (
@@ -533,7 +535,7 @@ class CassandraStore:
         s = new.summary
         values = (
             new.rev, new.bucket, new.stragglers, s.published, s.acked, s.dead_lettered,
-            s.delivered, s.expired, token, qid,
+            s.delivered, s.expired, s.purged, token, qid,
         )  # fmt: skip
         stmt, params = _first_or_cas(
             self._q.invisibility_cas_first, self._q.invisibility_cas, values, expected_rev
@@ -636,6 +638,18 @@ class CassandraStore:
 
     async def delete_stats_snapshot(self, account: str, queue: str) -> None:
         await self._run(self._q.stats_delete, (account, queue))
+
+    # ----------------------------------------------------------------- redrive tasks
+    async def write_redrive_task(self, queue: QueueId, task: RedriveTask) -> None:
+        t = task
+        await self._run(
+            self._q.redrive_task_write,
+            (str(queue), t.id, t.status, t.moved, t.total, t.failed, t.target, t.updated_at),
+        )
+
+    async def read_redrive_task(self, queue: QueueId, task_id: str) -> RedriveTask | None:
+        rows = await self._run(self._q.redrive_task_read, (str(queue), task_id))
+        return redrive_task_of(rows[0]) if rows else None
 
     async def read_stats_snapshot(self, account: str, queue: str) -> StatsSnapshot | None:
         rows = await self._run(self._q.stats_read, (account, queue))

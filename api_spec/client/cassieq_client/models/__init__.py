@@ -24,6 +24,7 @@ from .permission_body import PermissionBody
 from .permission_request import PermissionRequest
 from .pointers_body import PointersBody
 from .pointers_body_stragglers import PointersBodyStragglers
+from .purged_body import PurgedBody
 from .queue_body import QueueBody
 from .queue_create_options import QueueCreateOptions
 from .queue_definition_body import QueueDefinitionBody
@@ -33,6 +34,9 @@ from .receive_request import ReceiveRequest
 from .receive_response import ReceiveResponse
 from .received_message import ReceivedMessage
 from .received_message_attributes import ReceivedMessageAttributes
+from .redrive_request import RedriveRequest
+from .redrive_started import RedriveStarted
+from .redrive_status import RedriveStatus
 from .resource_error_body import ResourceErrorBody
 from .send_request import SendRequest
 from .send_response import SendResponse
@@ -75,6 +79,7 @@ __all__ = (
     "PermissionRequest",
     "PointersBody",
     "PointersBodyStragglers",
+    "PurgedBody",
     "QueueBody",
     "QueueCreateOptions",
     "QueueDefinitionBody",
@@ -84,6 +89,9 @@ __all__ = (
     "ReceivedMessageAttributes",
     "ReceiveRequest",
     "ReceiveResponse",
+    "RedriveRequest",
+    "RedriveStarted",
+    "RedriveStatus",
     "ResourceErrorBody",
     "SendRequest",
     "SendResponse",

@@ -1,0 +1,206 @@
+"""Redrive: move a dead-letter queue's messages back, as a task with stored progress.
+
+Each message goes to the queue given as ``to``, else to the queue its dead-letter copy
+came from (recorded on the copy since schema 0008), else, for copies that do not say,
+to the only queue that names this one as its dead-letter queue; with none of these it is
+counted as ``failed`` and stays. Each move is the dead-letter move's protocol run the
+other way (``Deliverer.redrive``): exactly once, and a move cut short by a crash is redone
+to the same row by whoever finds its claim (a later redrive, or a get of the dead-letter
+queue), never a second copy.
+
+A task runs in the background of the server that started it, at most ``max_per_second``
+moves a second; its progress is a row any server reads. A server that dies mid-task
+leaves the status "running" for good (no takeover): start a redrive again, which moves
+what is left and finishes the claims the dead one left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import msgspec
+
+from cassieq.engine.clock import Clock
+from cassieq.engine.context import EngineContext
+from cassieq.engine.delivery import Deliverer
+from cassieq.engine.errors import NotFound
+from cassieq.engine.queues import QueueDirectory
+from cassieq.model import MessageRow, QueueDefinition, RedriveTask
+from cassieq.tokens import new_token
+
+DEFAULT_PER_SECOND = 100
+MAX_PER_SECOND = 10_000
+
+
+class TaskNotFound(NotFound):
+    pass
+
+
+class RateLimiter:
+    """At most ``per_second`` takes a second, timed by the engine's clock; the waiting
+    itself is a sleep (injectable)."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        per_second: int,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._clock = clock
+        self._interval_ms = 1000 / per_second
+        self._sleep = sleep
+        self._next: float | None = None
+
+    async def take(self) -> None:
+        now = self._clock.now()
+        if self._next is not None and now < self._next:
+            await self._sleep((self._next - now) / 1000)
+        # From the schedule, not from the end of the sleep: a slow move does not lower the rate
+        # below the limit, and a burst after an idle spell is one message, not many.
+        self._next = max(float(now), self._next or 0.0) + self._interval_ms
+
+
+class Redriver:
+    def __init__(self, ctx: EngineContext, deliverer: Deliverer, queues: QueueDirectory) -> None:
+        self._ctx = ctx
+        self._deliverer = deliverer
+        self._queues = queues
+        self._running: dict[str, asyncio.Task[None]] = {}
+        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # tests replace it
+
+    async def start(
+        self, dlq: QueueDefinition, to: QueueDefinition | None, per_second: int
+    ) -> RedriveTask:
+        """Count what is to move, store the task, and start moving in the background."""
+        sources = [
+            q for q in await self._queues.list(dlq.account) if q.options.dlq_name == dlq.name
+        ]
+        rows = await self._candidates(dlq)
+        task = RedriveTask(
+            id=new_token(),
+            status="running",
+            moved=0,
+            total=len(rows),
+            target=None if to is None else to.name,
+            updated_at=self._ctx.clock.now(),
+        )
+        await self._ctx.store.write_redrive_task(dlq.id, task)
+        job = asyncio.get_running_loop().create_task(
+            self._run(dlq, to, sources, rows, task, per_second)
+        )
+        self._running[task.id] = job
+        job.add_done_callback(lambda _: self._running.pop(task.id, None))
+        self._ctx.log.info("redrive_started", queue=str(dlq.id), task=task.id, total=task.total)
+        return task
+
+    async def status(self, dlq: QueueDefinition, task_id: str) -> RedriveTask:
+        task = await self._ctx.store.read_redrive_task(dlq.id, task_id)
+        if task is None:
+            raise TaskNotFound(f"no redrive task {task_id} for queue {dlq.name}")
+        return task
+
+    async def join(self) -> None:
+        """Wait for this server's running tasks (tests; shutdown)."""
+        while self._running:
+            await asyncio.gather(*self._running.values(), return_exceptions=True)
+
+    async def close(self) -> None:
+        for job in list(self._running.values()):
+            job.cancel()
+        await asyncio.gather(*self._running.values(), return_exceptions=True)
+
+    async def _candidates(self, dlq: QueueDefinition) -> list[tuple[int, MessageRow]]:
+        """The messages in the dead-letter queue now: neither acked nor in a consumer's
+        lease nor being moved on to its own dead-letter queue (unfinished redrive claims
+        are taken: they are finished)."""
+        store, qid = self._ctx.store, dlq.id
+        repair, state = await asyncio.gather(
+            store.read_pointer(qid, "repair"), store.read_invisibility(qid)
+        )
+        cut = await store.read_monoton(qid)
+        if cut == 0:
+            return []
+        first = min(repair, state.bucket)
+        buckets = sorted({*state.stragglers, *range(first, dlq.bucket_of(cut - 1) + 1)})
+        now = self._ctx.clock.now()
+        found: list[tuple[int, MessageRow]] = []
+        for bucket in buckets:
+            snap = await store.read_bucket(qid, bucket)
+            found += [(bucket, m) for m in snap.messages if _movable(m, now)]
+        return found
+
+    async def _run(
+        self,
+        dlq: QueueDefinition,
+        to: QueueDefinition | None,
+        sources: list[QueueDefinition],
+        rows: list[tuple[int, MessageRow]],
+        task: RedriveTask,
+        per_second: int,
+    ) -> None:
+        ctx = self._ctx
+        limiter = RateLimiter(ctx.clock, per_second, lambda s: self.sleep(s))
+        only = sources[0] if len(sources) == 1 else None
+        try:
+            for bucket, seen in rows:
+                await limiter.take()
+                row = await ctx.store.read_message(dlq.id, bucket, seen.monoton)
+                if row is None or not _movable(row, ctx.clock.now()):
+                    task = _with(task, ctx, total=task.total - 1)  # consumed meanwhile
+                else:
+                    target = await self._target(dlq, row, to, only)
+                    moved = target is not None and await self._deliverer.redrive(
+                        dlq, bucket, row, target
+                    )
+                    if moved:
+                        task = _with(task, ctx, moved=task.moved + 1)
+                    else:
+                        task = _with(task, ctx, failed=task.failed + 1)
+                await ctx.store.write_redrive_task(dlq.id, task)
+            status = "completed" if task.failed == 0 else "failed"
+            task = _with(task, ctx, status=status)
+        except Exception:
+            ctx.log.exception("redrive_failed", queue=str(dlq.id), task=task.id)
+            task = _with(task, ctx, status="failed")
+        await ctx.store.write_redrive_task(dlq.id, task)
+        ctx.log.info(
+            "redrive_finished",
+            queue=str(dlq.id),
+            task=task.id,
+            status=task.status,
+            moved=task.moved,
+            failed=task.failed,
+        )
+
+    async def _target(
+        self,
+        dlq: QueueDefinition,
+        row: MessageRow,
+        to: QueueDefinition | None,
+        only: QueueDefinition | None,
+    ) -> QueueDefinition | None:
+        if row.redrive_to is not None:
+            # A move begun (by a task that died): finished to its recorded target.
+            begun = await self._queues.find(dlq.account, row.redrive_to, fresh=True)
+            if begun is not None and begun.version == row.dlq_version:
+                return begun
+        if to is not None:
+            return to
+        if row.dead_letter_source is not None:
+            return await self._queues.find(dlq.account, row.dead_letter_source, fresh=True)
+        return only
+
+
+def _movable(row: MessageRow, now: int) -> bool:
+    if row.acked or row.republished_to is not None:
+        return False
+    if row.redrive_to is not None:
+        return True  # an unfinished redrive claim
+    if row.dead_letter_pending:
+        return False  # on its way to this queue's own dead-letter queue
+    return not (row.delivery_count > 0 and row.next_visible_on > now)  # not leased
+
+
+def _with(task: RedriveTask, ctx: EngineContext, **changes: object) -> RedriveTask:
+    return msgspec.structs.replace(task, updated_at=ctx.clock.now(), **changes)
