@@ -237,7 +237,10 @@ def _deep_json_everywhere(
             )
             tally.note("deep json", f"{method} {path} ({name})", response.status_code)
             assert response.status_code == 400, (method, path, response.text)
-            assert response.json() == TOO_DEEP
+            if path.startswith("/api/v2/"):  # one error shape in v2 (api-v2.md)
+                assert response.json() == {"code": 400, "message": TOO_DEEP["errors"][0]}
+            else:
+                assert response.json() == TOO_DEEP
     assert routes >= 5  # create queue, update message, create account, add key, permissions
 
 
