@@ -6,9 +6,11 @@ import ipaddress
 from datetime import UTC, datetime
 from typing import Any
 
+from litestar import Request
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
+from cassieq.api.errors import V2_PREFIX
 from cassieq.api.state import AppState
 from cassieq.auth.access import (
     AccessRequest,
@@ -17,6 +19,8 @@ from cassieq.auth.access import (
     admin_token_matches,
     authorize,
 )
+from cassieq.auth.access_v2 import authorize_v2
+from cassieq.auth.signing_v2 import SCHEME as V2_SCHEME
 from cassieq.engine.errors import AccountNotFound
 from cassieq.model import AuthorizationLevel
 
@@ -44,7 +48,26 @@ async def account_guard(
         now=datetime.now(UTC),
         clock_skew_seconds=state.settings.clock_skew_seconds,
     )
+    scheme, _, credential = connection.headers.get("authorization", "").partition(" ")
+    # The v2 signature only on /api/v2 (v1 is frozen: there it is an unknown scheme, 401).
+    if scheme == V2_SCHEME and request.path.startswith(V2_PREFIX):
+        await _authorize_v2(connection, state, request, credential)
+        return
     authorize(request, level, None if queue is None else str(queue))
+
+
+async def _authorize_v2(
+    connection: ASGIConnection[Any, Any, Any, Any],
+    state: AppState,
+    request: AccessRequest,
+    credential: str,
+) -> None:
+    # The body is signed. Guards of HTTP routes get the Request: reading it here applies the
+    # route's body limit first (413 by Content-Length, before any byte is read), and Litestar
+    # keeps the bytes for the handler, so the body is read once.
+    body = await connection.body() if isinstance(connection, Request) else b""
+    query = list(connection.query_params.multi_items())
+    authorize_v2(request, credential, query, body, state.replay)
 
 
 async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
