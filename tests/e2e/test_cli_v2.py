@@ -1,122 +1,33 @@
 """The v2 client commands (put in batches, receive, drain), run for real in a subprocess
-against a live server on each store: the app is served in this process (tests/api/live.py),
-so a test can look at what the server saw (its replay cache)."""
+against a live server on each store."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import httpx
-import pytest
-from litestar import Litestar
+from tests.e2e.cli_v2 import Live, lines_file, live, size
 
-from cassieq.api.app import create_app
-from cassieq.api.state import AppState
-from cassieq.config import Settings
-from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
-from tests.api.live import served
-
-TOKEN = "cli-v2-operator-token"
-
-
-@dataclass
-class Live:
-    app: Litestar
-    url: str
-    account: str
-    keys: dict[str, str]
-
-    def run(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-        environment = {k: v for k, v in os.environ.items() if not k.startswith("CASSIEQ_")}
-        environment.update(
-            {
-                "CASSIEQ_URL": self.url,
-                "CASSIEQ_ACCOUNT": self.account,
-                "CASSIEQ_KEY": self.keys["primary"],
-                **env,
-            }
-        )
-        return subprocess.run(
-            [sys.executable, "-m", "cassieq", *args],
-            capture_output=True,
-            text=True,
-            env=environment,
-            timeout=120,
-            check=False,
-        )
-
-    def ok(self, *args: str, **env: str) -> Any:
-        result = self.run(*args, "--json", **env)
-        assert result.returncode == 0, result.stderr
-        return json.loads(result.stdout)
-
-    def v2(self) -> httpx.Client:
-        return httpx.Client(
-            base_url=f"{self.url}/api/v2/accounts/{self.account}/queues",
-            headers={"Authorization": f"Key {self.keys['primary']}"},
-            timeout=30,
-        )
-
-    @property
-    def replay_entries(self) -> int:
-        state: AppState = self.app.state.cassieq
-        return len(state.replay)
-
-
-@pytest.fixture(params=["memory", "cassandra"])
-def live(request: pytest.FixtureRequest) -> Iterator[Live]:
-    store: Store = (
-        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
-    )
-    app = create_app(Settings(admin_token=TOKEN), store, background=False)
-    with served(app) as port:
-        url = f"http://127.0.0.1:{port}"
-        name = f"cli2-{uuid.uuid4().hex[:10]}"  # the Cassandra keyspace is shared
-        admin = {"Authorization": f"Bearer {TOKEN}"}
-        created = httpx.post(f"{url}/api/v1/accounts", json=name, headers=admin, timeout=30)
-        assert created.status_code == 201, created.text
-        running = Live(app, url, name, created.json()["keys"])
-        assert running.ok("queue", "create", "jobs")["queueName"] == "jobs"
-        yield running
-
-
-def _lines(tmp_path: Path, lines: list[str], name: str = "in.txt") -> str:
-    path = tmp_path / name
-    path.write_text("".join(f"{line}\n" for line in lines))
-    return str(path)
-
-
-def _size(live: Live) -> int:
-    size: int = live.ok("stats", "jobs")["size"]
-    return size
+__all__ = ["live"]  # the fixture
 
 
 def test_put_file_in_batches_then_drain_in_batches(live: Live, tmp_path: Path) -> None:
     bodies = [f"bulk-{i}" for i in range(25)] + ["", "with spaces and ünïcode"]
-    file = _lines(tmp_path, bodies)
+    file = lines_file(tmp_path, bodies)
     assert live.ok("put", "jobs", "--file", file, "--batch", "10") == {
         "queueName": "jobs",
         "put": 27,
     }
-    assert _size(live) == 27
+    assert size(live) == 27
     out = tmp_path / "drained.txt"
     drained = live.ok("drain", "jobs", "--output", str(out), "--batch", "7")
     assert drained == {"queueName": "jobs", "drained": 27, "ackFailed": 0}
     assert sorted(out.read_text().split("\n")[:-1]) == sorted(bodies)
-    assert _size(live) == 0
+    assert size(live) == 0
 
 
 def test_batch_sizes_are_bounded(live: Live, tmp_path: Path) -> None:
-    file = _lines(tmp_path, ["a"])
+    file = lines_file(tmp_path, ["a"])
     for bad in ("0", "101"):
         refused = live.run("put", "jobs", "--file", file, "--batch", bad)
         assert refused.returncode == 2 and "--batch" in refused.stderr
@@ -129,7 +40,7 @@ def test_put_jsonl_with_attributes_and_delay(live: Live, tmp_path: Path) -> None
         {"body": "two"},
         {"body": "later", "delaySeconds": 900},
     ]
-    file = _lines(tmp_path, [json.dumps(e) for e in entries[:2]] + ["", json.dumps(entries[2])])
+    file = lines_file(tmp_path, [json.dumps(e) for e in entries[:2]] + ["", json.dumps(entries[2])])
     assert live.ok("put", "jobs", "--file", file, "--jsonl")["put"] == 3
     got = live.ok("receive", "jobs", "--max", "10", "--visibility", "60")
     assert sorted(m["body"] for m in got) == ["one", "two"]  # "later" is delayed
@@ -138,7 +49,7 @@ def test_put_jsonl_with_attributes_and_delay(live: Live, tmp_path: Path) -> None
     assert by_body["two"]["attributes"] == {}
     assert all(m["deliveryCount"] == 1 for m in got)
     # --delay gives every line without its own delaySeconds one.
-    plain = _lines(tmp_path, ["x", "y"], "plain.txt")
+    plain = lines_file(tmp_path, ["x", "y"], "plain.txt")
     assert live.ok("put", "jobs", "--file", plain, "--delay", "900")["put"] == 2
     assert live.ok("receive", "jobs", "--max", "10") == []
 
@@ -146,32 +57,34 @@ def test_put_jsonl_with_attributes_and_delay(live: Live, tmp_path: Path) -> None
 def test_a_bad_line_stops_put_after_the_lines_before_it(live: Live, tmp_path: Path) -> None:
     lines = [json.dumps({"body": f"m{i}"}) for i in range(12)]
     lines[11] = "{not json"
-    file = _lines(tmp_path, lines)
+    file = lines_file(tmp_path, lines)
     failed = live.run("put", "jobs", "--file", file, "--jsonl", "--batch", "5")
     assert failed.returncode == 1
     assert failed.stderr.strip().count("\n") == 0 and "Traceback" not in failed.stderr
     assert "sent 11 messages (up to line 11); line 12: not JSON" in failed.stderr
-    assert _size(live) == 11  # the lines before the bad one, every one of them
+    assert size(live) == 11  # the lines before the bad one, every one of them
     as_json = live.run("put", "jobs", "--file", file, "--jsonl", "--batch", "5", "--json")
     assert as_json.returncode == 1
     report = json.loads(as_json.stdout)
     assert report["put"] == 11 and report["error"].startswith("line 12: not JSON")
     for bad, why in (('{"text": "x"}', 'a string "body"'), ('{"body": "x", "extra": 1}', "extra")):
-        one = live.run("put", "jobs", "--file", _lines(tmp_path, [bad], "bad.txt"), "--jsonl")
+        one = live.run("put", "jobs", "--file", lines_file(tmp_path, [bad], "bad.txt"), "--jsonl")
         assert one.returncode == 1 and "sent 0 messages; line 1" in one.stderr and why in one.stderr
 
 
 def test_a_refused_batch_names_its_line(live: Live, tmp_path: Path) -> None:
     lines = [json.dumps({"body": f"m{i}"}) for i in range(7)]
     lines[5] = json.dumps({"body": "x", "attributes": {"bad name": "v"}})
-    failed = live.run("put", "jobs", "--file", _lines(tmp_path, lines), "--jsonl", "--batch", "3")
+    failed = live.run(
+        "put", "jobs", "--file", lines_file(tmp_path, lines), "--jsonl", "--batch", "3"
+    )
     assert failed.returncode == 1, failed.stderr
     assert "sent 3 messages (up to line 3); " in failed.stderr
     assert "line 6 refused: 422" in failed.stderr or "lines 4-6 refused: 422" in failed.stderr
-    assert _size(live) == 3
+    assert size(live) == 3
     # A body over the queue's size limit: the server names the entry, the CLI its line.
     big = [json.dumps({"body": "ok"}), json.dumps({"body": "x" * 300_000})]
-    too_big = live.run("put", "jobs", "--file", _lines(tmp_path, big, "big.txt"), "--jsonl")
+    too_big = live.run("put", "jobs", "--file", lines_file(tmp_path, big, "big.txt"), "--jsonl")
     assert too_big.returncode == 1 and "sent 0 messages; line 2 refused" in too_big.stderr
     not_utf8 = tmp_path / "latin1.txt"
     not_utf8.write_bytes(b"fine\ncaf\xe9\n")
@@ -215,7 +128,7 @@ def test_the_cli_signs_v2_requests_with_the_v2_signature_given_the_key_name(
 ) -> None:
     before = live.replay_entries
     named = {"CASSIEQ_KEY_NAME": "primary"}
-    assert live.ok("put", "jobs", "--file", _lines(tmp_path, ["s1", "s2"]), **named)["put"] == 2
+    assert live.ok("put", "jobs", "--file", lines_file(tmp_path, ["s1", "s2"]), **named)["put"] == 2
     got = live.ok("receive", "jobs", "--max", "2", "--visibility", "60", **named)
     assert sorted(m["body"] for m in got) == ["s1", "s2"]
     # Each v2 request carried a CQ2 signature the server remembered (put, receive).
@@ -225,4 +138,4 @@ def test_the_cli_signs_v2_requests_with_the_v2_signature_given_the_key_name(
     assert live.replay_entries == before + 2
     wrong = live.run("put", "jobs", "s4", CASSIEQ_KEY_NAME="secondary")
     assert wrong.returncode == 1 and "401" in wrong.stderr and "invalid signature" in wrong.stderr
-    assert _size(live) == 3
+    assert size(live) == 3
