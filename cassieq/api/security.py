@@ -30,10 +30,17 @@ async def account_guard(
 ) -> None:
     if _is_options(connection):
         return
-    level: AuthorizationLevel = handler.opt["level"]
+    queue = connection.path_params.get("queue")
+    await authorize_for(connection, handler.opt["level"], None if queue is None else str(queue))
+
+
+async def authorize_for(
+    connection: ASGIConnection[Any, Any, Any, Any], level: AuthorizationLevel, queue: str | None
+) -> None:
+    """The request's credentials grant ``level`` on ``queue`` (a route that touches a second
+    queue may check it too, as many times as it needs); AuthError otherwise."""
     state: AppState = connection.app.state.cassieq
     account_name = str(connection.path_params.get("account", ""))
-    queue = connection.path_params.get("queue")
     try:
         account = await state.engine.accounts.get_for_auth(account_name)
     except AccountNotFound:
@@ -53,7 +60,11 @@ async def account_guard(
     if scheme == V2_SCHEME and request.path.startswith(V2_PREFIX):
         await _authorize_v2(connection, state, request, credential)
         return
-    authorize(request, level, None if queue is None else str(queue))
+    authorize(request, level, queue)
+
+
+# Where a request keeps the v2 signature it had remembered by the replay cache.
+_RECORDED = "cassieq.v2_signature"
 
 
 async def _authorize_v2(
@@ -67,7 +78,11 @@ async def _authorize_v2(
     # keeps the bytes for the handler, so the body is read once.
     body = await connection.body() if isinstance(connection, Request) else b""
     query = list(connection.query_params.multi_items())
-    authorize_v2(request, credential, query, body, state.replay)
+    # A second check within the same request (a second queue) is no replay of it.
+    recorded = connection.state.get(_RECORDED)
+    connection.state[_RECORDED] = authorize_v2(
+        request, credential, query, body, state.replay, recorded
+    )
 
 
 async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:

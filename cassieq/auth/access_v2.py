@@ -8,6 +8,7 @@ signature: accounts and key names cannot be probed), a signature already used.
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Iterable
 from datetime import timedelta
 
@@ -36,7 +37,10 @@ def authorize_v2(
     query: Iterable[tuple[str, str]],
     body: bytes,
     replay: ReplayCache,
-) -> None:
+    recorded: str | None = None,
+) -> str:
+    """The verified signature. ``recorded``: the signature this same request already had
+    remembered by ``replay`` (a route checking a second queue): not a replay of itself."""
     try:
         credential = parse_credential(credential_text)
     except BadCredential as exc:
@@ -63,6 +67,8 @@ def authorize_v2(
             "invalid signature, or unknown account or key name: the signature must cover "
             "this request's account, method, path, query, date and body"
         )
+    if recorded is not None and hmac.compare_digest(recorded, credential.signature):
+        return credential.signature
     # Only a verified signature is remembered: nobody without a key can fill the cache.
     try:
         replayed = replay.seen(credential.signature, signed_at + skew, req.now)
@@ -72,3 +78,4 @@ def authorize_v2(
         raise Unauthenticated(
             "replayed request: this signature was already used; sign every request anew"
         )
+    return credential.signature

@@ -22,7 +22,7 @@ from litestar import Request, post
 from litestar.testing import TestClient
 
 from cassieq.api.app import create_app
-from cassieq.api.security import account_guard
+from cassieq.api.security import account_guard, authorize_for
 from cassieq.auth.replay import ReplayCache, ReplayCacheFull
 from cassieq.auth.signing_v2 import canonical_query, sign_v2, string_to_sign
 from cassieq.config import Settings
@@ -48,6 +48,19 @@ async def probe(request: Request[Any, Any, Any]) -> dict[str, Any]:
         "body": (await request.body()).decode(),
         "query": sorted(request.query_params.multi_items()),
     }
+
+
+@post(
+    "/api/v2/accounts/{account:str}/queues/{queue:str}/probe-two",
+    guards=[account_guard],
+    opt={"level": AuthorizationLevel.PUT_MESSAGE},
+    status_code=200,
+    include_in_schema=False,
+)
+async def probe_two(request: Request[Any, Any, Any]) -> dict[str, str]:
+    """A route that checks a second queue too, as a redrive checks its target."""
+    await authorize_for(request, AuthorizationLevel.PUT_MESSAGE, "other")
+    return {"checked": "twice"}
 
 
 @dataclass
@@ -108,6 +121,7 @@ def _store(request: pytest.FixtureRequest) -> Store:
 def _api(store: Store, **settings: Any) -> Iterator[Api]:
     app = create_app(Settings(admin_token=TOKEN, **settings), store, background=False)
     app.register(probe)
+    app.register(probe_two)
     with TestClient(app=app) as client:
         name = f"sig-{uuid.uuid4().hex[:10]}"  # the Cassandra keyspace is shared
         created = client.post("/api/v1/accounts", json=name, headers=ADMIN)
@@ -153,6 +167,21 @@ def test_a_signed_get_on_a_real_v2_route(api: Api) -> None:
     response = api.client.get(path, params=query, headers=api.signed("GET", path, query))
     assert response.status_code == 200, response.text
     assert response.json()["size"] == 0
+
+
+def test_a_signed_batch_send_and_receive_on_the_message_routes(api: Api) -> None:
+    path = f"{api.base}/q/messages"
+    body = b'{"messages": [{"body": "one", "attributes": {"k": "v"}}, {"body": "two"}]}'
+    signed = api.signed("POST", path, body=body)
+    headers = {**signed, "Content-Type": "application/json"}
+    sent = api.client.post(path, content=body, headers=headers)
+    assert sent.status_code == 201, sent.text
+    assert len(sent.json()["messages"]) == 2
+    _refused(api.client.post(path, content=body, headers=headers), "replayed")
+    receive, ask = f"{path}/receive", b'{"maxMessages": 10}'
+    got = api.client.post(receive, content=ask, headers=api.signed("POST", receive, body=ask))
+    assert got.status_code == 200, got.text
+    assert sorted(m["body"] for m in got.json()["messages"]) == ["one", "two"]
 
 
 def test_the_secondary_key_signs_too(api: Api) -> None:
@@ -285,6 +314,13 @@ def test_a_replayed_request_is_refused(api: Api) -> None:
     later = datetime.now(UTC) + timedelta(seconds=1)
     again = api.signed("POST", path, [("a", "1")], b"hello", now=later)
     assert api.probe(b"hello", [("a", "1")], again).status_code == 200
+
+
+def test_a_second_check_within_one_request_is_no_replay(api: Api) -> None:
+    path = f"{api.base}/q/probe-two"
+    signed = api.signed("POST", path, body=b"x")
+    assert api.client.post(path, content=b"x", headers=signed).json() == {"checked": "twice"}
+    _refused(api.client.post(path, content=b"x", headers=signed), "replayed")
 
 
 def test_an_invalid_signature_is_not_remembered(api: Api) -> None:
