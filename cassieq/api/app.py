@@ -27,6 +27,7 @@ from cassieq.api.state import AppState
 from cassieq.api.v2 import V2_ROUTES
 from cassieq.auth.keyring import key_encryption_key
 from cassieq.auth.receipt_keys import ReceiptSecrets, ReceiptSigner
+from cassieq.auth.replay import ReplayCache
 from cassieq.config import Settings
 from cassieq.engine import Clock, QueueEngine
 from cassieq.engine.background import BackgroundWorker
@@ -88,6 +89,7 @@ def create_app(
         settings=settings,
         engine=engine,
         receipts=receipts,
+        replay=ReplayCache(settings.replay_cache_max_entries),
         open_admin_port=open_admin_port,
     )
 
@@ -147,7 +149,9 @@ def create_app(
             description=(
                 "A message queue on Apache Cassandra, wire-compatible with the CassieQ v1 API. "
                 "Queue routes take `Authorization: Key <key>`, `Authorization: Signed <sig>` with "
-                "`x-cassieq-request-time`, or a signed query string; operator routes take "
+                "`x-cassieq-request-time`, or a signed query string; /api/v2 routes also take "
+                "`Authorization: CQ2-HMAC-SHA256 Key=<keyName>, Signature=<sig>` with "
+                "`x-cassieq-date`; operator routes take "
                 "`Authorization: Bearer <CASSIEQ_ADMIN_TOKEN>`."
             ),
             path="/schema",

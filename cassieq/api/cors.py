@@ -16,10 +16,11 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from cassieq.auth.signing import REQUEST_TIME_HEADER
+from cassieq.auth.signing_v2 import DATE_HEADER
 
 ALLOW_METHODS = b"DELETE, GET, OPTIONS, POST, PUT"
 # The credentials of the queue API (Key / Signed with its time header) and JSON bodies.
-ALLOW_HEADERS = f"Authorization, Content-Type, {REQUEST_TIME_HEADER}".encode()
+ALLOW_HEADERS = f"Authorization, Content-Type, {REQUEST_TIME_HEADER}, {DATE_HEADER}".encode()
 # Not CORS-safelisted, and a client acts on them: when to retry, which scheme to use.
 EXPOSE_HEADERS = b"Retry-After, WWW-Authenticate"
 MAX_AGE_S = b"600"

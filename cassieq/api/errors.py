@@ -140,10 +140,14 @@ def _store_error(_: Request[Any, Any, Any], exc: StoreError) -> Response[Any]:
     )
 
 
-def _auth_error(_: Request[Any, Any, Any], exc: AuthError) -> Response[Any]:
-    headers = (
-        {"WWW-Authenticate": 'Key, Signed, Bearer realm="cassieq"'} if exc.status == 401 else None
-    )
+def _auth_error(request: Request[Any, Any, Any], exc: AuthError) -> Response[Any]:
+    headers: dict[str, str] | None = None
+    if exc.status == 401:
+        v2 = request.url.path.startswith(V2_PREFIX)
+        schemes = "Key, Signed, CQ2-HMAC-SHA256, Bearer" if v2 else "Key, Signed, Bearer"
+        headers = {"WWW-Authenticate": f'{schemes} realm="cassieq"'}
+    elif exc.status == 503:  # the v2 replay cache is full: room comes back within the skew
+        headers = {"Retry-After": "1"}
     return status_response(exc.status, str(exc), headers)
 
 

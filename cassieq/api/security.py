@@ -6,9 +6,11 @@ import ipaddress
 from datetime import UTC, datetime
 from typing import Any
 
+from litestar import Request
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
+from cassieq.api.errors import V2_PREFIX
 from cassieq.api.state import AppState
 from cassieq.auth.access import (
     AccessRequest,
@@ -17,6 +19,8 @@ from cassieq.auth.access import (
     admin_token_matches,
     authorize,
 )
+from cassieq.auth.access_v2 import authorize_v2
+from cassieq.auth.signing_v2 import SCHEME as V2_SCHEME
 from cassieq.engine.errors import AccountNotFound
 from cassieq.model import AuthorizationLevel
 
@@ -34,7 +38,8 @@ async def authorize_for(
     connection: ASGIConnection[Any, Any, Any, Any], level: AuthorizationLevel, queue: str | None
 ) -> None:
     """The request's credentials grant ``level`` on ``queue`` (a route that touches a second
-    queue, as a redrive its target, checks it too); AuthError otherwise."""
+    queue, as a redrive its target, checks it too, as many times as it needs); AuthError
+    otherwise."""
     state: AppState = connection.app.state.cassieq
     account_name = str(connection.path_params.get("account", ""))
     try:
@@ -51,7 +56,34 @@ async def authorize_for(
         now=datetime.now(UTC),
         clock_skew_seconds=state.settings.clock_skew_seconds,
     )
+    scheme, _, credential = connection.headers.get("authorization", "").partition(" ")
+    # The v2 signature only on /api/v2 (v1 is frozen: there it is an unknown scheme, 401).
+    if scheme == V2_SCHEME and request.path.startswith(V2_PREFIX):
+        await _authorize_v2(connection, state, request, credential)
+        return
     authorize(request, level, queue)
+
+
+# Where a request keeps the v2 signature it had remembered by the replay cache.
+_RECORDED = "cassieq.v2_signature"
+
+
+async def _authorize_v2(
+    connection: ASGIConnection[Any, Any, Any, Any],
+    state: AppState,
+    request: AccessRequest,
+    credential: str,
+) -> None:
+    # The body is signed. Guards of HTTP routes get the Request: reading it here applies the
+    # route's body limit first (413 by Content-Length, before any byte is read), and Litestar
+    # keeps the bytes for the handler, so the body is read once.
+    body = await connection.body() if isinstance(connection, Request) else b""
+    query = list(connection.query_params.multi_items())
+    # A second check within the same request (a second queue) is no replay of it.
+    recorded = connection.state.get(_RECORDED)
+    connection.state[_RECORDED] = authorize_v2(
+        request, credential, query, body, state.replay, recorded
+    )
 
 
 async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:

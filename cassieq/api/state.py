@@ -1,10 +1,12 @@
-"""What the app keeps for its handlers: settings, the engine, the receipt signer."""
+"""What the app keeps for its handlers: settings, the engine, the receipt signer,
+the replay cache of v2 signatures."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from cassieq.auth.receipt_keys import ReceiptSigner
+from cassieq.auth.replay import ReplayCache
 from cassieq.config import Settings
 from cassieq.engine import QueueEngine
 
@@ -14,6 +16,8 @@ class AppState:
     settings: Settings
     engine: QueueEngine
     receipts: ReceiptSigner
+    # v2 signatures seen within the allowed clock skew (this server's only).
+    replay: ReplayCache
     # `cassieq dev` only: requests on the admin port from loopback need no operator token,
     # as on CassieQ's dev image. Never set from the environment.
     open_admin_port: bool = False

@@ -7,13 +7,12 @@ They talk to a server over HTTP. Shapes are stable for scripts:
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from cassieq.console.connection import Connection, call, connected, segment
+from cassieq.console.messages_v2 import V2_COMMANDS
 from cassieq.console.output import emit
 
 # --------------------------------------------------------------------------- accounts
@@ -177,39 +176,6 @@ def queue_delete(conn: Connection, name: str) -> None:
 
 @click.command()
 @click.argument("name", metavar="QUEUE")
-@click.argument("message", required=False)
-@click.option(
-    "--file",
-    "file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="One message per line.",
-)
-@click.option("--invisibility", type=int, default=0, help="Initial invisibility, seconds.")
-@connected
-def put(
-    conn: Connection, name: str, message: str | None, file: Path | None, invisibility: int
-) -> None:
-    """Put MESSAGE (or every line of --file) into QUEUE."""
-    if (message is None) == (file is None):
-        raise click.UsageError("give a MESSAGE or --file, not both")
-    lines = [message] if message is not None else file.read_text().splitlines()  # type: ignore[union-attr]
-    params = {"initialInvisibilitySeconds": invisibility}
-    with conn.queue_api() as c, _progress(len(lines) > 1 and not conn.as_json) as bar:
-        task = bar.add_task("put", total=len(lines))
-        for line in lines:
-            call(
-                c,
-                "POST",
-                f"{conn.queues_path(name)}/messages",
-                content=line.encode(),
-                params=params,
-            )
-            bar.advance(task)
-    emit({"queueName": name, "put": len(lines)}, conn.as_json)
-
-
-@click.command()
-@click.argument("name", metavar="QUEUE")
 @click.option("--invisibility", type=int, default=30, show_default=True, help="Seconds.")
 @connected
 def get(conn: Connection, name: str, invisibility: int) -> None:
@@ -262,45 +228,6 @@ def update(
 
 @click.command()
 @click.argument("name", metavar="QUEUE")
-@click.option(
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Append messages here.",
-)
-@connected
-def drain(conn: Connection, name: str, output: Path | None) -> None:
-    """Get and ack until QUEUE answers empty."""
-    with conn.queue_api() as c:
-        total = call(c, "GET", f"{conn.queues_path(name)}/statistics").json()["size"]
-        done = 0
-        sink = output.open("a") if output else None
-        try:
-            with _progress(not conn.as_json) as bar:
-                task = bar.add_task("drain", total=total)
-                while True:
-                    got = call(c, "GET", f"{conn.queues_path(name)}/messages/next")
-                    if got.status_code == 204:
-                        break
-                    body = got.json()
-                    if sink:
-                        sink.write(body["message"] + "\n")
-                    call(
-                        c,
-                        "DELETE",
-                        f"{conn.queues_path(name)}/messages",
-                        params={"popReceipt": body["popReceipt"]},
-                    )
-                    done += 1
-                    bar.advance(task)
-        finally:
-            if sink:
-                sink.close()
-    emit({"queueName": name, "drained": done}, conn.as_json)
-
-
-@click.command()
-@click.argument("name", metavar="QUEUE")
 @click.option("--detail", is_flag=True, help="Add the stats job's latest snapshot, if any.")
 @connected
 def stats(conn: Connection, name: str, detail: bool) -> None:
@@ -316,7 +243,6 @@ def stats(conn: Connection, name: str, detail: bool) -> None:
 @click.option("--queue", "queue_name", default=None)
 @click.option("--start", default=None, help="ISO time, e.g. 2026-11-21T10:00:00Z.")
 @click.option("--end", default=None, help="ISO time.")
-@click.option("--key-name", default="primary", show_default=True)
 @connected
 def grant(
     conn: Connection,
@@ -324,14 +250,13 @@ def grant(
     queue_name: str | None,
     start: str | None,
     end: str | None,
-    key_name: str,
 ) -> None:
     """Issue a signed query string for the account (operator token)."""
     if not conn.account:
         raise click.UsageError("needs --account (or CASSIEQ_ACCOUNT)")
     body: dict[str, Any] = {
         "accountName": conn.account,
-        "keyName": key_name,
+        "keyName": conn.key_name or "primary",
         "levels": list(levels),
     }
     for field, value in (("queueName", queue_name), ("startTime", start), ("endTime", end)):
@@ -345,14 +270,4 @@ def grant(
         click.echo(issued["queryParam"])
 
 
-def _progress(visible: bool) -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        disable=not visible,
-        transient=True,
-    )
-
-
-COMMANDS: list[click.Command] = [account, key, queue, put, get, ack, update, drain, stats, grant]
+COMMANDS: list[click.Command] = [account, key, queue, get, ack, update, stats, grant, *V2_COMMANDS]

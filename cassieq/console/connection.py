@@ -6,6 +6,7 @@ import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -13,7 +14,10 @@ import click
 import httpx
 
 from cassieq.auth.signing import signed_headers
+from cassieq.auth.signing_v2 import sign_v2
 from cassieq.model import valid_name
+
+_NEEDS_ACCOUNT = "needs --account and --key (or CASSIEQ_ACCOUNT, CASSIEQ_KEY)"
 
 
 @dataclass(frozen=True)
@@ -23,11 +27,13 @@ class Connection:
     key: str | None
     admin_token: str | None
     as_json: bool
+    key_name: str | None = None
 
-    def queue_api(self) -> httpx.Client:
+    def queue_api(self, timeout: float = 30) -> httpx.Client:
         if not self.account or not self.key:
-            raise click.UsageError("needs --account and --key (or CASSIEQ_ACCOUNT, CASSIEQ_KEY)")
-        return httpx.Client(base_url=self.url, auth=_Signed(self.account, self.key), timeout=30)
+            raise click.UsageError(_NEEDS_ACCOUNT)
+        auth = _Signed(self.account, self.key, self.key_name)
+        return httpx.Client(base_url=self.url, auth=auth, timeout=timeout)
 
     def operator_api(self) -> httpx.Client:
         if not self.admin_token:
@@ -36,7 +42,9 @@ class Connection:
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
 
     def queues_path(self, queue: str | None = None, *, api: str = "v1") -> str:
-        base = f"/api/{api}/accounts/{segment(self.account or '')}/queues"
+        if not self.account:
+            raise click.UsageError(_NEEDS_ACCOUNT)
+        base = f"/api/{api}/accounts/{segment(self.account)}/queues"
         return base if queue is None else f"{base}/{segment(queue)}"
 
 
@@ -53,15 +61,26 @@ def segment(name: str) -> str:
 
 
 class _Signed(httpx.Auth):
-    """Requests are signed, so the key itself never travels."""
+    """Requests are signed, so the key itself never travels. With the key's name known,
+    /api/v2 requests carry the v2 signature, which covers query and body too; else (and on
+    v1) v1's ``Signed``, which v2 accepts as well."""
 
-    def __init__(self, account: str, key: str) -> None:
-        self._account, self._key = account, key
+    requires_request_body = True  # the v2 signature hashes the body
+
+    def __init__(self, account: str, key: str, key_name: str | None) -> None:
+        self._account, self._key, self._key_name = account, key, key_name
 
     def auth_flow(self, request: httpx.Request):  # type: ignore[no-untyped-def]
-        request.headers.update(
-            signed_headers(self._account, self._key, request.method, request.url.path)
-        )
+        path, method = request.url.path, request.method
+        if self._key_name and path.startswith("/api/v2/"):
+            query = request.url.params.multi_items()
+            now = datetime.now(UTC)
+            headers = sign_v2(
+                self._account, self._key_name, self._key, method, path, query, request.content, now
+            )
+        else:
+            headers = signed_headers(self._account, self._key, method, path)
+        request.headers.update(headers)
         yield request
 
 
@@ -72,11 +91,11 @@ def call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> httpx.R
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise click.ClickException(f"cannot reach {client.base_url}: {exc}") from None
     if response.status_code >= 400:
-        raise click.ClickException(f"{response.status_code} {_reason(response)}")
+        raise click.ClickException(f"{response.status_code} {reason(response)}")
     return response
 
 
-def _reason(response: httpx.Response) -> str:
+def reason(response: httpx.Response) -> str:
     try:
         body = response.json()
     except json.JSONDecodeError:
@@ -101,6 +120,15 @@ _OPTIONS = [
     click.option("--account", envvar="CASSIEQ_ACCOUNT", default=None, help="($CASSIEQ_ACCOUNT)"),
     click.option("--key", envvar="CASSIEQ_KEY", default=None, help="Account key ($CASSIEQ_KEY)."),
     click.option(
+        "--key-name",
+        "signing_key_name",
+        envvar="CASSIEQ_KEY_NAME",
+        default=None,
+        help="The name of --key, e.g. primary ($CASSIEQ_KEY_NAME): /api/v2 requests then "
+        "carry the v2 signature (query and body signed too); grant: the key to sign with "
+        "(default primary).",
+    ),
+    click.option(
         "--admin-token", envvar="CASSIEQ_ADMIN_TOKEN", default=None, help="($CASSIEQ_ADMIN_TOKEN)"
     ),
     click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts."),
@@ -116,11 +144,12 @@ def connected(command: Callable[..., None]) -> Callable[..., None]:
         url: str,
         account: str | None,
         key: str | None,
+        signing_key_name: str | None,
         admin_token: str | None,
         as_json: bool,
         **kwargs: Any,
     ) -> None:
-        conn = Connection(url.rstrip("/"), account, key, admin_token, as_json)
+        conn = Connection(url.rstrip("/"), account, key, admin_token, as_json, signing_key_name)
         command(conn, *args, **kwargs)
 
     for option in reversed(_OPTIONS):
