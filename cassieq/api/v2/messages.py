@@ -1,7 +1,218 @@
-"""v2 message routes: batch send, receive (long polling), batch ack, batch visibility."""
+"""v2 message routes: batch send, receive (long polling), batch ack, batch visibility.
+
+Thin: validate, authorize (the route's level), call the engine façade, shape the answer.
+A batch answers per entry: one stale or foreign receipt is reported in ``failed`` with its
+own code, never a whole-request error.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-MESSAGE_ROUTES: list[Any] = []
+from litestar import Controller, post
+from litestar.datastructures import State
+from litestar.params import FromPath, JSONBody
+
+from cassieq.api.errors import errors_v2
+from cassieq.api.security import account_guard
+from cassieq.api.state import AppState
+from cassieq.api.v2.dto_messages import (
+    MAX_BATCH,
+    AckRequest,
+    AckResponse,
+    FailedEntry,
+    ReceivedMessage,
+    ReceiveRequest,
+    ReceiveResponse,
+    SendRequest,
+    SendResponse,
+    SentEntry,
+    UpdatedEntry,
+    VisibilityRequest,
+    VisibilityResponse,
+    iso_time,
+)
+from cassieq.api.v2.entries import ReceiptFailure, decode_receipts, failure_of, message_size
+from cassieq.engine.errors import InvalidArgument
+from cassieq.model import MAX_MESSAGE_BYTES, Delivery, OutgoingMessage, PopReceipt, VisibilityChange
+from cassieq.model import AuthorizationLevel as L
+
+# A send (or visibility) batch may carry 100 messages of the largest size a queue allows;
+# 1 MiB more covers the JSON around them (keys, quotes, attributes' framing, a few escapes).
+# A batch of bodies that JSON must escape heavily can exceed it: 413, send it in parts.
+BATCH_BODY_LIMIT = MAX_BATCH * MAX_MESSAGE_BYTES + 1024 * 1024
+
+
+class MessageV2Controller(Controller):
+    path = "/api/v2/accounts/{account:str}/queues/{queue:str}/messages"
+    tags = ["messages v2"]
+    guards = [account_guard]
+
+    @post(
+        operation_id="sendMessages",
+        opt={"level": L.PUT_MESSAGE},
+        summary="Send 1-100 messages; their ids in request order",
+        status_code=201,
+        request_max_body_size=BATCH_BODY_LIMIT,
+        responses=errors_v2(401, 403, 404, 413, 503),
+    )
+    async def send(
+        self,
+        state: State,
+        account: FromPath[str],
+        queue: FromPath[str],
+        data: JSONBody[SendRequest],
+    ) -> SendResponse:
+        app: AppState = state.cassieq
+        options = (await app.engine.queues.get(account, queue)).options
+        outgoing: list[OutgoingMessage] = []
+        for index, entry in enumerate(data.messages):
+            size = message_size(entry.body, entry.attributes)
+            if size > options.max_message_bytes:
+                raise InvalidArgument(
+                    f"messages[{index}] is {size} bytes (body and attributes, UTF-8): "
+                    f"more than the queue's maxMessageBytes, {options.max_message_bytes}"
+                )
+            delay_s = options.delay_seconds if entry.delay_seconds is None else entry.delay_seconds
+            outgoing.append(
+                OutgoingMessage(
+                    body=entry.body, delay_ms=delay_s * 1000, attributes=dict(entry.attributes)
+                )
+            )
+        sent = await app.engine.send(account, queue, outgoing)
+        return SendResponse(
+            messages=[SentEntry(id=str(s.monoton), message_tag=s.tag) for s in sent]
+        )
+
+    @post(
+        "/receive",
+        operation_id="receiveMessages",
+        opt={"level": L.READ_MESSAGE},
+        summary="Receive up to maxMessages; with waitSeconds, wait for the first one",
+        status_code=200,
+        responses=errors_v2(401, 403, 404, 503),
+    )
+    async def receive(
+        self,
+        state: State,
+        account: FromPath[str],
+        queue: FromPath[str],
+        data: JSONBody[ReceiveRequest],
+    ) -> ReceiveResponse:
+        app: AppState = state.cassieq
+        deliveries = await app.engine.receive(
+            account,
+            queue,
+            max_messages=data.max_messages,
+            invisibility_s=data.visibility_timeout_seconds,
+            wait_s=data.wait_seconds,
+        )
+        return ReceiveResponse(
+            messages=[await _received(app, account, queue, d) for d in deliveries]
+        )
+
+    @post(
+        "/ack",
+        operation_id="ackMessages",
+        opt={"level": L.ACK_MESSAGE},
+        summary="Ack 1-100 messages by pop receipt; the stale ones reported in failed",
+        status_code=200,
+        responses=errors_v2(401, 403, 404, 503),
+    )
+    async def ack(
+        self,
+        state: State,
+        account: FromPath[str],
+        queue: FromPath[str],
+        data: JSONBody[AckRequest],
+    ) -> AckResponse:
+        app: AppState = state.cassieq
+        await app.engine.queues.get(account, queue)  # an unknown queue is a 404, as in v1
+        decoded = await decode_receipts(app, account, queue, data.pop_receipts)
+        valid = [r for r in decoded if isinstance(r, PopReceipt)]
+        outcomes = iter(await app.engine.ack_batch(account, queue, valid))
+        acked: list[str] = []
+        failed: list[FailedEntry] = []
+        for token, receipt in zip(data.pop_receipts, decoded, strict=True):
+            # The engine answered the valid ones in the order given.
+            outcome = next(outcomes) if isinstance(receipt, PopReceipt) else receipt
+            if outcome is None:
+                acked.append(token)
+            else:
+                verdict = outcome if isinstance(outcome, ReceiptFailure) else failure_of(outcome)
+                failed.append(verdict.entry(token))
+        return AckResponse(acked=acked, failed=failed)
+
+    @post(
+        "/visibility",
+        operation_id="changeMessageVisibility",
+        opt={"level": L.UPDATE_MESSAGE},
+        summary="Give 1-100 deliveries a new lease (and maybe a new body); new receipts",
+        status_code=200,
+        request_max_body_size=BATCH_BODY_LIMIT,
+        responses=errors_v2(401, 403, 404, 503),
+    )
+    async def visibility(
+        self,
+        state: State,
+        account: FromPath[str],
+        queue: FromPath[str],
+        data: JSONBody[VisibilityRequest],
+    ) -> VisibilityResponse:
+        app: AppState = state.cassieq
+        options = (await app.engine.queues.get(account, queue)).options
+        for index, entry in enumerate(data.entries):
+            if entry.body is not None:
+                size = message_size(entry.body, {})
+                if size > options.max_message_bytes:
+                    raise InvalidArgument(
+                        f"entries[{index}].body is {size} bytes: more than the queue's "
+                        f"maxMessageBytes, {options.max_message_bytes}"
+                    )
+        tokens = [e.pop_receipt for e in data.entries]
+        decoded = await decode_receipts(app, account, queue, tokens)
+        changes = [
+            VisibilityChange(
+                receipt=r, invisibility_ms=e.visibility_timeout_seconds * 1000, body=e.body
+            )
+            for r, e in zip(decoded, data.entries, strict=True)
+            if isinstance(r, PopReceipt)
+        ]
+        outcomes = iter(await app.engine.change_visibility(account, queue, changes))
+        updated: list[UpdatedEntry] = []
+        failed: list[FailedEntry] = []
+        for token, receipt in zip(tokens, decoded, strict=True):
+            # The engine answered the valid ones in the order given.
+            outcome = next(outcomes) if isinstance(receipt, PopReceipt) else receipt
+            if isinstance(outcome, PopReceipt):
+                updated.append(
+                    UpdatedEntry(
+                        pop_receipt=token,
+                        new_pop_receipt=await app.receipts.encode(account, queue, outcome),
+                        message_tag=outcome.tag,
+                    )
+                )
+            else:
+                verdict = outcome if isinstance(outcome, ReceiptFailure) else failure_of(outcome)
+                failed.append(verdict.entry(token))
+        return VisibilityResponse(updated=updated, failed=failed)
+
+
+async def _received(app: AppState, account: str, queue: str, d: Delivery) -> ReceivedMessage:
+    return ReceivedMessage(
+        id=str(d.receipt.monoton),
+        body=d.message,
+        attributes=d.attributes,
+        pop_receipt=await app.receipts.encode(account, queue, d.receipt),
+        delivery_count=d.delivery_count + 1,  # v2 counts this delivery (SQS's receive count)
+        message_tag=d.tag,
+        # A delivery always has one (this delivery's time, on the first); rows from before
+        # the column read as None: then the send time is the best known bound.
+        first_delivered_at=iso_time(
+            d.first_delivered_at if d.first_delivered_at is not None else d.sent_at
+        ),
+        sent_at=iso_time(d.sent_at),
+    )
+
+
+MESSAGE_ROUTES: list[Any] = [MessageV2Controller]

@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from typing import cast
+
+if TYPE_CHECKING:
+  from ..models.received_message_attributes import ReceivedMessageAttributes
+
+
+
+
+
+T = TypeVar("T", bound="ReceivedMessage")
+
+
+
+@_attrs_define
+class ReceivedMessage:
+    """ 
+        Attributes:
+            attributes (ReceivedMessageAttributes):
+            body (str):
+            delivery_count (int):
+            first_delivered_at (str):
+            id (str):
+            message_tag (str):
+            pop_receipt (str):
+            sent_at (str):
+     """
+
+    attributes: ReceivedMessageAttributes
+    body: str
+    delivery_count: int
+    first_delivered_at: str
+    id: str
+    message_tag: str
+    pop_receipt: str
+    sent_at: str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.received_message_attributes import ReceivedMessageAttributes # noqa: PLC0415
+        attributes = self.attributes.to_dict()
+
+        body = self.body
+
+        delivery_count = self.delivery_count
+
+        first_delivered_at = self.first_delivered_at
+
+        id = self.id
+
+        message_tag = self.message_tag
+
+        pop_receipt = self.pop_receipt
+
+        sent_at = self.sent_at
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "attributes": attributes,
+            "body": body,
+            "deliveryCount": delivery_count,
+            "firstDeliveredAt": first_delivered_at,
+            "id": id,
+            "messageTag": message_tag,
+            "popReceipt": pop_receipt,
+            "sentAt": sent_at,
+        })
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.received_message_attributes import ReceivedMessageAttributes # noqa: PLC0415
+        d = dict(src_dict)
+        attributes = ReceivedMessageAttributes.from_dict(d.pop("attributes"))
+
+
+
+
+        body = d.pop("body")
+
+        delivery_count = d.pop("deliveryCount")
+
+        first_delivered_at = d.pop("firstDeliveredAt")
+
+        id = d.pop("id")
+
+        message_tag = d.pop("messageTag")
+
+        pop_receipt = d.pop("popReceipt")
+
+        sent_at = d.pop("sentAt")
+
+        received_message = cls(
+            attributes=attributes,
+            body=body,
+            delivery_count=delivery_count,
+            first_delivered_at=first_delivered_at,
+            id=id,
+            message_tag=message_tag,
+            pop_receipt=pop_receipt,
+            sent_at=sent_at,
+        )
+
+
+        received_message.additional_properties = d
+        return received_message
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

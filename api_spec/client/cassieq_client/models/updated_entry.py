@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+
+
+
+
+
+
+T = TypeVar("T", bound="UpdatedEntry")
+
+
+
+@_attrs_define
+class UpdatedEntry:
+    """ 
+        Attributes:
+            message_tag (str):
+            new_pop_receipt (str):
+            pop_receipt (str):
+     """
+
+    message_tag: str
+    new_pop_receipt: str
+    pop_receipt: str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        message_tag = self.message_tag
+
+        new_pop_receipt = self.new_pop_receipt
+
+        pop_receipt = self.pop_receipt
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "messageTag": message_tag,
+            "newPopReceipt": new_pop_receipt,
+            "popReceipt": pop_receipt,
+        })
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        message_tag = d.pop("messageTag")
+
+        new_pop_receipt = d.pop("newPopReceipt")
+
+        pop_receipt = d.pop("popReceipt")
+
+        updated_entry = cls(
+            message_tag=message_tag,
+            new_pop_receipt=new_pop_receipt,
+            pop_receipt=pop_receipt,
+        )
+
+
+        updated_entry.additional_properties = d
+        return updated_entry
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

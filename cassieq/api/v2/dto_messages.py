@@ -1,0 +1,119 @@
+"""Request and response bodies of the v2 message routes (api-v2.md), camelCase on the wire.
+
+Limits (SQS's where it has one):
+- a batch (send, ack, visibility) holds 1-100 entries; a receive takes 1-100 messages and
+  waits 0-20 seconds;
+- ``delaySeconds`` 0-900 (default: the queue's ``delaySeconds``);
+- attributes: at most 10 per message, names 1-256 characters of ``[A-Za-z0-9_.-]``, values
+  strings; the body and every attribute name and value count, in bytes of UTF-8, against
+  the queue's ``maxMessageBytes``;
+- times (``sentAt``, ``firstDeliveredAt``) are ISO-8601 UTC strings with milliseconds,
+  ``2026-11-22T21:45:54.123Z``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+import msgspec
+
+from cassieq.engine.engine import MAX_INVISIBILITY_S
+
+MAX_BATCH = 100
+MAX_WAIT_SECONDS = 20
+MAX_DELAY_SECONDS = 900
+MAX_ATTRIBUTES = 10
+MAX_ATTRIBUTE_NAME = 256
+ATTRIBUTE_NAME_PATTERN = "^[A-Za-z0-9_.-]+$"
+MAX_RECEIPT_LENGTH = 1024
+
+AttributeName = Annotated[
+    str,
+    msgspec.Meta(min_length=1, max_length=MAX_ATTRIBUTE_NAME, pattern=ATTRIBUTE_NAME_PATTERN),
+]
+Attributes = Annotated[dict[AttributeName, str], msgspec.Meta(max_length=MAX_ATTRIBUTES)]
+Receipt = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_RECEIPT_LENGTH)]
+LeaseSeconds = Annotated[int, msgspec.Meta(ge=0, le=MAX_INVISIBILITY_S)]
+
+
+class OutgoingEntry(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
+    body: str
+    delay_seconds: Annotated[int, msgspec.Meta(ge=0, le=MAX_DELAY_SECONDS)] | None = None
+    attributes: Attributes = msgspec.field(default_factory=dict)
+
+
+class SendRequest(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
+    messages: Annotated[list[OutgoingEntry], msgspec.Meta(min_length=1, max_length=MAX_BATCH)]
+
+
+class SentEntry(msgspec.Struct, frozen=True, rename="camel"):
+    id: str  # the message's monoton, as a string
+    message_tag: str
+
+
+class SendResponse(msgspec.Struct, frozen=True):
+    messages: list[SentEntry]  # in request order
+
+
+class ReceiveRequest(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
+    max_messages: Annotated[int, msgspec.Meta(ge=1, le=MAX_BATCH)] = 1
+    wait_seconds: Annotated[int, msgspec.Meta(ge=0, le=MAX_WAIT_SECONDS)] = 0
+    visibility_timeout_seconds: LeaseSeconds | None = None  # default: the queue's
+
+
+class ReceivedMessage(msgspec.Struct, frozen=True, rename="camel"):
+    id: str
+    body: str
+    attributes: dict[str, str]
+    pop_receipt: str
+    delivery_count: int  # deliveries including this one (1 on the first)
+    message_tag: str
+    first_delivered_at: str  # ISO-8601 UTC
+    sent_at: str  # ISO-8601 UTC
+
+
+class ReceiveResponse(msgspec.Struct, frozen=True):
+    messages: list[ReceivedMessage]
+
+
+class AckRequest(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
+    pop_receipts: Annotated[list[Receipt], msgspec.Meta(min_length=1, max_length=MAX_BATCH)]
+
+
+class FailedEntry(msgspec.Struct, frozen=True, rename="camel"):
+    pop_receipt: str
+    code: int  # 409 stale, 400 not a receipt of this queue, 503 undecided: retry
+    message: str
+
+
+class AckResponse(msgspec.Struct, frozen=True):
+    acked: list[str]
+    failed: list[FailedEntry]
+
+
+class VisibilityEntry(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
+    pop_receipt: Receipt
+    visibility_timeout_seconds: LeaseSeconds
+    body: str | None = None  # a new body (attributes are kept)
+
+
+class VisibilityRequest(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
+    entries: Annotated[list[VisibilityEntry], msgspec.Meta(min_length=1, max_length=MAX_BATCH)]
+
+
+class UpdatedEntry(msgspec.Struct, frozen=True, rename="camel"):
+    pop_receipt: str  # the receipt sent (now stale)
+    new_pop_receipt: str
+    message_tag: str
+
+
+class VisibilityResponse(msgspec.Struct, frozen=True):
+    updated: list[UpdatedEntry]
+    failed: list[FailedEntry]
+
+
+def iso_time(epoch_ms: int) -> str:
+    """``2026-11-22T21:45:54.123Z``: the one time format of v2 bodies."""
+    at = datetime.fromtimestamp(epoch_ms / 1000, UTC)
+    return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
