@@ -40,6 +40,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     clock_skew_seconds: int = 60
     # Active queues one account may have; a create beyond it answers 409.
     max_queues_per_account: int = 1_000
+    # Long polling: how often a queue with waiting v2 receives on this server is checked
+    # for puts of other servers (one store read); every second check is a receive instead,
+    # which finds messages visible again (ended leases and delays).
+    long_poll_check_ms: Annotated[int, msgspec.Meta(ge=100, le=60_000)] = 1_000
     log_format: LogFormat = "console"
     log_level: LogLevel = "info"
 

@@ -77,7 +77,10 @@ def create_app(
     engine = QueueEngine(
         store,
         clock,
-        tuning=Tuning(max_queues_per_account=settings.max_queues_per_account),
+        tuning=Tuning(
+            max_queues_per_account=settings.max_queues_per_account,
+            long_poll_check_ms=settings.long_poll_check_ms,
+        ),
         key_encryption_key=key_encryption_key(settings.key_encryption_key),
     )
     receipts = ReceiptSigner(receipt_secrets(settings, engine), engine.ctx.clock.now)
@@ -97,9 +100,12 @@ def create_app(
         worker = BackgroundWorker(engine)
         if background:
             worker.start()
+        engine.waiters.open()
         try:
             yield
         finally:
+            # Waiting receives answer [] now rather than at their deadline.
+            await engine.waiters.close()
             await worker.stop()
             # A reader pointer move left half done is redone by the next get, but finishing
             # it here spares that get the wait (bounded: shutdown must not hang on it).

@@ -58,17 +58,32 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+class ReleasingServer(uvicorn.Server):
+    """uvicorn's server, releasing the app's waiting receives when shutdown begins.
+
+    uvicorn waits for open requests (up to timeout_graceful_shutdown) before it runs the
+    lifespan's shutdown: a long poll would hold the process up to its 20 seconds, then be
+    cut off. Released first, each answers [] and its connection closes at once."""
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        app = self.config.app
+        state: AppState | None = getattr(getattr(app, "state", None), "cassieq", None)
+        if state is not None:
+            await state.engine.waiters.close()
+        await super().shutdown(sockets)
+
+
 def serve(app: Litestar, *, host: str, port: int, admin_port: int | None, log_level: str) -> None:
     """Serve the app on its port, and on the admin port too when one is set (one process,
     one engine: the admin listener runs no lifespan of its own)."""
-    servers = [uvicorn.Server(uvicorn_config(app, host=host, port=port, log_level=log_level))]
+    servers = [ReleasingServer(uvicorn_config(app, host=host, port=port, log_level=log_level))]
     if admin_port is not None:
         admin = uvicorn_config(app, host=host, port=admin_port, log_level=log_level, lifespan=False)
-        servers.append(uvicorn.Server(admin))
+        servers.append(ReleasingServer(admin))
     asyncio.run(_serve_all(servers))
 
 
-async def _serve_all(servers: list[uvicorn.Server]) -> None:
+async def _serve_all(servers: list[ReleasingServer]) -> None:
     tasks = [asyncio.create_task(s.serve()) for s in servers]
     # Each uvicorn server takes the shutdown signal in turn; whichever stops first (by a
     # signal or a failure to bind) stops the others, so no listener outlives the process's

@@ -23,6 +23,7 @@ from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.reader import Reader
 from cassieq.engine.repair import Repairer
 from cassieq.engine.stats import StatisticsReader
+from cassieq.engine.waiters import Waiters
 from cassieq.model import (
     Delivery,
     OutgoingMessage,
@@ -65,6 +66,8 @@ class QueueEngine:
         self.leases = Leases(self.ctx)
         hints = BucketHints(self.ctx)
         self.publisher = Publisher(self.ctx, monotons, hints)
+        self.waiters = Waiters(self.ctx)
+        self.publisher.on_written = self.waiters.written
         deliverer = Deliverer(self.ctx, self.publisher, self.queues)
         invisibility = InvisibilitySide(self.ctx, deliverer)
         self.reader = Reader(self.ctx, deliverer, invisibility, hints)
@@ -136,7 +139,14 @@ class QueueEngine:
         if invisibility_s is None:
             invisibility_s = definition.options.visibility_timeout_seconds
         _check_seconds("visibilityTimeoutSeconds", invisibility_s)
-        return await self.batches.receive(definition, max_messages, invisibility_s * 1000)
+        invisibility_ms = invisibility_s * 1000
+
+        async def receive() -> list[Delivery]:
+            return await self.batches.receive(definition, max_messages, invisibility_ms)
+
+        if wait_s <= 0:
+            return await receive()
+        return await self.waiters.receive(definition.id, receive, wait_s, max_messages)
 
     async def ack_batch(
         self, account: str, queue: str, receipts: list[PopReceipt]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cassieq.engine.context import EngineContext
@@ -49,6 +50,8 @@ class Publisher:
         self._waiting: dict[QueueId, list[_Put]] = {}
         self._flushing: set[QueueId] = set()
         self._tasks: set[asyncio.Task[None]] = set()  # held: the loop keeps only weak refs
+        # Told of every successful write (long polling wakes this server's waiters with it).
+        self.on_written: Callable[[QueueId, list[MessageRow]], None] | None = None
 
     async def take_monotons(self, queue: QueueId, count: int = 1) -> int:
         """Reserve ``count`` consecutive monotons (one compare-and-set); the first."""
@@ -131,7 +134,10 @@ class Publisher:
         )
         for (bucket, items), result in zip(by_bucket.items(), results, strict=True):
             if result is True:
-                self._hints.add_written(queue.id, bucket, [row for _, row in items])
+                written = [row for _, row in items]
+                self._hints.add_written(queue.id, bucket, written)
+                if self.on_written is not None:
+                    self.on_written(queue.id, written)
                 for put, row in items:
                     if not put.done.done():
                         put.done.set_result(row)

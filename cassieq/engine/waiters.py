@@ -1,0 +1,267 @@
+"""Long polling: receives that wait for a message share one watcher per queue per server.
+
+A waiting receive does not poll the store itself. Its queue's watcher (one task per queue
+that has waiters on this server) wakes waiters, oldest first, when a message may be there:
+
+- a put on this server (the publisher's ``written`` hook) wakes one waiter per message
+  at once;
+- a put on another server is seen by reading the queue's monoton once per tick
+  (``Tuning.long_poll_check_ms``): the growth wakes that many waiters;
+- every ``Tuning.long_poll_probe_ticks``-th tick reads no monoton but wakes the oldest
+  waiter to try a real receive (the probe): that is how a message visible again (a lease
+  that ran out, a delay that ended, a repair's re-publish) is found, within two ticks.
+
+So an idle queue costs one monoton read per tick and one receive's reads per probe,
+however many receives wait on it. A woken waiter that finds nothing (another consumer
+was faster) waits again until its deadline; one that received as many as it asked for
+wakes the next, as more may be there. Closing (server shutdown) answers every waiter
+``[]`` at once.
+
+Deadlines are in the event loop's time, not the engine clock: a wait is a real duration
+the client asked for, while the engine clock says when messages are visible.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+from cassieq.engine.context import EngineContext
+from cassieq.model import MessageRow, QueueId
+
+T = TypeVar("T")
+
+
+class _Waiter:
+    __slots__ = ("woken",)
+
+    def __init__(self) -> None:
+        self.woken = asyncio.Event()
+
+
+class QueueWatcher:
+    """The waiters of one queue on this server, and the watching they share."""
+
+    def __init__(self, ctx: EngineContext, queue: QueueId) -> None:
+        self._ctx = ctx
+        self.queue = queue
+        self.waiters: list[_Waiter] = []  # oldest first
+        # The last receive attempt here found nothing and no put was seen since: a new
+        # waiter joins without a receive of its own (idle waiters cost the watcher only).
+        self.quiet = False
+        self._news = 0  # counts the puts seen, so a stale "found nothing" is not believed
+        self._seen: int | None = None  # the monoton at the last check
+        self._ticks = 0
+        self._attempting = 0
+        self._changed = asyncio.Event()  # set at every join, leave and attempt: for tests
+        self.task: asyncio.Task[None] | None = None
+
+    def wake(self, count: int, *, news: bool = True) -> None:
+        """Wake up to ``count`` waiters not woken yet, oldest first."""
+        if news:
+            self.quiet = False
+            self._news += 1
+        for waiter in self.waiters:
+            if count <= 0:
+                break
+            if not waiter.woken.is_set():
+                waiter.woken.set()
+                count -= 1
+
+    def written(self, monotons: Sequence[int]) -> None:
+        """Messages put on this server: wake one waiter each, and do not wake them again
+        when the monoton check sees the same messages."""
+        if self._seen is not None:
+            self._seen = max(self._seen, max(monotons) + 1)
+        self.wake(len(monotons))
+
+    async def tick(self) -> None:
+        """One period of watching: a probe every ``long_poll_probe_ticks``, else a check."""
+        self._ticks += 1
+        if self._ticks % max(1, self._ctx.tuning.long_poll_probe_ticks) == 0:
+            self.probe()
+        else:
+            await self.check()
+
+    async def check(self) -> None:
+        """Read the monoton (one read): wake a waiter per message put since the last check
+        (by any server)."""
+        monoton = await self._ctx.store.read_monoton(self.queue)
+        if self._seen is not None and monoton > self._seen:
+            self.wake(monoton - self._seen)
+        self._seen = monoton if self._seen is None else max(self._seen, monoton)
+
+    @property
+    def seen(self) -> int | None:
+        return self._seen
+
+    def probe(self) -> None:
+        """The oldest waiter tries a receive: finds messages that are visible again."""
+        self.wake(1, news=False)
+
+    async def run(self) -> None:
+        period_s = self._ctx.tuning.long_poll_check_ms / 1000
+        while True:
+            try:
+                await asyncio.sleep(period_s)  # the watching period, not a synchronisation
+                await self.tick()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a store hiccup: the next tick tries again
+                self._ctx.log.warning(
+                    "long_poll_check_failed", queue=str(self.queue), error=str(exc)
+                )
+
+    def join(self) -> _Waiter:
+        waiter = _Waiter()
+        self.waiters.append(waiter)
+        self._changed.set()
+        return waiter
+
+    def leave(self, waiter: _Waiter) -> None:
+        self.waiters.remove(waiter)
+        self._changed.set()
+
+    async def attempt(self, receive: Callable[[], Awaitable[list[T]]]) -> list[T]:
+        """One receive by a waiter; an empty answer makes the queue quiet (unless a put was
+        seen meanwhile)."""
+        news = self._news
+        self._attempting += 1
+        try:
+            got = await receive()
+        finally:
+            self._attempting -= 1
+            self._changed.set()
+        if not got and news == self._news:
+            self.quiet = True
+        elif got:
+            self.quiet = False
+        return got
+
+    async def settled(self, waiters: int | None = None) -> None:
+        """Until no waiter is in a receive attempt (and ``waiters`` wait): for tests."""
+        while not (
+            self._attempting == 0
+            and (waiters is None or len(self.waiters) == waiters)
+            and not any(w.woken.is_set() for w in self.waiters)
+        ):
+            self._changed.clear()
+            await self._changed.wait()
+
+
+class Waiters:
+    """Every queue's watcher on this server."""
+
+    def __init__(self, ctx: EngineContext) -> None:
+        self._ctx = ctx
+        self._watchers: dict[QueueId, QueueWatcher] = {}
+        self._closed = False
+        self._stopping: set[asyncio.Task[None]] = set()  # held: the loop keeps weak refs
+        self._started: asyncio.Event | None = None  # only while a test awaits watching()
+
+    def watcher(self, queue: QueueId) -> QueueWatcher | None:
+        return self._watchers.get(queue)
+
+    async def watching(self, queue: QueueId, waiters: int) -> QueueWatcher:
+        """The queue's watcher once ``waiters`` receives wait on it: for tests."""
+        while (watcher := self._watchers.get(queue)) is None:
+            self._started = asyncio.Event()
+            await self._started.wait()
+        await watcher.settled(waiters)
+        return watcher
+
+    async def _ready(self, queue: QueueId) -> QueueWatcher:
+        """The queue's running watcher, with its baseline monoton read (so a put after
+        this wakes the waiters)."""
+        while (watcher := self._watcher_for(queue)).seen is None:
+            await watcher.check()
+        return watcher
+
+    def _watcher_for(self, queue: QueueId) -> QueueWatcher:
+        watcher = self._watchers.get(queue)
+        if watcher is None:
+            watcher = self._watchers[queue] = QueueWatcher(self._ctx, queue)
+            watcher.task = asyncio.get_running_loop().create_task(watcher.run())
+            if self._started is not None:
+                self._started.set()
+        return watcher
+
+    def written(self, queue: QueueId, rows: Sequence[MessageRow]) -> None:
+        """The publisher's hook, after a successful write on this server."""
+        watcher = self._watchers.get(queue)
+        if watcher is not None and rows:
+            watcher.written([row.monoton for row in rows])
+
+    async def receive(
+        self,
+        queue: QueueId,
+        receive: Callable[[], Awaitable[list[T]]],
+        wait_s: float,
+        want: int,
+    ) -> list[T]:
+        """``receive()``'s first non-empty answer within ``wait_s`` seconds, else []."""
+        if self._closed:
+            return await receive()
+        watcher = await self._ready(queue)
+        if not watcher.quiet:
+            got = await watcher.attempt(receive)
+            if got:
+                self._stop_if_idle(queue, watcher)
+                return got
+            # Again: the last waiter may have left (and stopped that watcher) meanwhile.
+            watcher = await self._ready(queue)
+        # No await since _ready: the watcher joined is running and has its baseline.
+        waiter = watcher.join()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait_s
+        try:
+            while not self._closed:
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    break
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(waiter.woken.wait(), remaining)
+                if not waiter.woken.is_set() or self._closed:
+                    break  # the deadline, or shutdown
+                waiter.woken.clear()
+                got = await watcher.attempt(receive)
+                if got:
+                    if len(got) >= want:
+                        watcher.wake(1, news=False)  # more may be there: the next one looks
+                    return got
+            return []
+        finally:
+            watcher.leave(waiter)
+            self._stop_if_idle(queue, watcher)
+
+    async def tick(self) -> None:
+        """One tick of every watcher (tests drive the watching with it)."""
+        for watcher in list(self._watchers.values()):
+            await watcher.tick()
+
+    def open(self) -> None:
+        """(Again) accept waiting receives: the app's start."""
+        self._closed = False
+
+    async def close(self) -> None:
+        """Shutdown: every waiting receive answers [] now; the watchers stop. Receives
+        after it do not wait."""
+        self._closed = True
+        for queue, watcher in list(self._watchers.items()):
+            for waiter in watcher.waiters:
+                waiter.woken.set()
+            self._stop(queue, watcher)
+        await asyncio.gather(*self._stopping, return_exceptions=True)
+
+    def _stop_if_idle(self, queue: QueueId, watcher: QueueWatcher) -> None:
+        if not watcher.waiters and self._watchers.get(queue) is watcher:
+            self._stop(queue, watcher)
+
+    def _stop(self, queue: QueueId, watcher: QueueWatcher) -> None:
+        self._watchers.pop(queue, None)
+        if watcher.task is not None:
+            watcher.task.cancel()
+            self._stopping.add(watcher.task)
+            watcher.task.add_done_callback(self._stopping.discard)

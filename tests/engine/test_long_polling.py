@@ -1,0 +1,168 @@
+"""Long polling (engine/waiters.py), on each store: waiting receives, woken by puts on this
+server at once and by puts on another server at the watcher's next check.
+
+The engines here never tick by themselves (an hour's period): each test drives the
+watching with ``tick``/``check``/``probe`` and waits for the waiters with ``settled``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine.context import Tuning
+from cassieq.engine.waiters import QueueWatcher
+from cassieq.model import Delivery, OutgoingMessage, QueueId
+from cassieq.store.counting import CountingStore
+from tests.engine.conftest import make_queue
+
+MANUAL = Tuning(long_poll_check_ms=3_600_000)  # the test ticks
+SAFETY_S = 20  # only bounds a test that would hang; nothing waits for it to pass
+
+
+@pytest.fixture
+def engine(store: CountingStore, clock: FakeClock) -> QueueEngine:
+    return QueueEngine(store, clock, tuning=MANUAL)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def other(store: CountingStore, clock: FakeClock) -> QueueEngine:
+    return QueueEngine(store, clock, tuning=MANUAL, instance_id="other")  # type: ignore[arg-type]
+
+
+async def _queue(engine: QueueEngine, account: str) -> QueueId:
+    return (await make_queue(engine, account)).id
+
+
+def _waiting(
+    engine: QueueEngine, account: str, wait_s: int = SAFETY_S, max_messages: int = 1
+) -> asyncio.Task[list[Delivery]]:
+    return asyncio.create_task(
+        engine.receive(account, "q", max_messages=max_messages, invisibility_s=60, wait_s=wait_s)
+    )
+
+
+async def _watcher(engine: QueueEngine, queue: QueueId, waiters: int) -> QueueWatcher:
+    """The queue's watcher once ``waiters`` receives wait on it (none in a receive)."""
+    return await asyncio.wait_for(engine.waiters.watching(queue, waiters), SAFETY_S)
+
+
+async def test_a_put_on_the_same_server_wakes_a_waiting_receive(
+    engine: QueueEngine, account: str
+) -> None:
+    queue = await _queue(engine, account)
+    waiting = _waiting(engine, account)
+    await _watcher(engine, queue, 1)
+    assert not waiting.done()
+    await engine.put(account, "q", "hello")
+    got = await asyncio.wait_for(waiting, SAFETY_S)  # no tick: the put's hook woke it
+    assert [d.message for d in got] == ["hello"]
+    assert engine.waiters.watcher(queue) is None  # the last waiter gone, the watching stops
+
+
+async def test_a_put_on_another_server_wakes_it_at_the_next_check(
+    engine: QueueEngine, other: QueueEngine, account: str
+) -> None:
+    queue = await _queue(engine, account)
+    waiting = _waiting(engine, account)
+    watcher = await _watcher(engine, queue, 1)
+    await other.put(account, "q", "from elsewhere")
+    await watcher.settled(1)
+    assert not waiting.done()  # the other server's put is not seen before a check
+    await watcher.check()
+    got = await asyncio.wait_for(waiting, SAFETY_S)
+    assert [d.message for d in got] == ["from elsewhere"]
+
+
+async def test_a_message_visible_again_is_found_by_the_probe(
+    engine: QueueEngine, other: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    queue = await _queue(engine, account)
+    await other.put(account, "q", "leased")
+    leased = await other.receive(account, "q", invisibility_s=5)
+    assert len(leased) == 1
+    waiting = _waiting(engine, account)
+    watcher = await _watcher(engine, queue, 1)
+    clock.advance(6)  # the lease is over: no put, the monoton does not move
+    await watcher.check()
+    await watcher.settled(1)
+    assert not waiting.done()
+    watcher.probe()
+    got = await asyncio.wait_for(waiting, SAFETY_S)
+    assert [(d.message, d.delivery_count) for d in got] == [("leased", 1)]
+
+
+async def test_a_woken_waiter_that_loses_the_race_keeps_waiting(
+    engine: QueueEngine, other: QueueEngine, account: str
+) -> None:
+    queue = await _queue(engine, account)
+    waiting = _waiting(engine, account)
+    watcher = await _watcher(engine, queue, 1)
+    # Another server puts a message and another consumer takes it before the check.
+    await other.put(account, "q", "taken")
+    assert len(await other.receive(account, "q")) == 1
+    await watcher.check()  # wakes the waiter: it finds nothing
+    await watcher.settled(1)
+    assert not waiting.done()
+    await engine.put(account, "q", "second")
+    got = await asyncio.wait_for(waiting, SAFETY_S)
+    assert [d.message for d in got] == ["second"]
+
+
+async def test_the_wait_ends_empty_at_its_deadline(engine: QueueEngine, account: str) -> None:
+    await _queue(engine, account)
+    started = time.monotonic()
+    got = await engine.receive(account, "q", wait_s=1)
+    assert got == []
+    assert time.monotonic() - started >= 0.9  # it did wait
+
+
+async def test_shutdown_releases_the_waiters(engine: QueueEngine, account: str) -> None:
+    queue = await _queue(engine, account)
+    waiting = [_waiting(engine, account) for _ in range(3)]
+    await _watcher(engine, queue, 3)
+    started = time.monotonic()
+    await engine.waiters.close()
+    results = await asyncio.wait_for(asyncio.gather(*waiting), SAFETY_S)
+    assert results == [[], [], []]
+    assert time.monotonic() - started < SAFETY_S / 2  # promptly, not at the deadline
+    assert engine.waiters.watcher(queue) is None
+    # After it, a receive does not wait.
+    assert await asyncio.wait_for(engine.receive(account, "q", wait_s=20), SAFETY_S) == []
+
+
+async def test_one_receive_of_many_wakes_the_next_waiter(engine: QueueEngine, account: str) -> None:
+    queue = await _queue(engine, account)
+    first = _waiting(engine, account)
+    await _watcher(engine, queue, 1)
+    second = _waiting(engine, account)
+    await _watcher(engine, queue, 2)
+    # One send of two messages: two waiters woken, each gets one.
+    await engine.send(account, "q", [OutgoingMessage(body="a"), OutgoingMessage(body="b")])
+    got = await asyncio.wait_for(asyncio.gather(first, second), SAFETY_S)
+    assert sorted(d.message for batch in got for d in batch) == ["a", "b"]
+
+
+async def test_idle_waiters_share_one_watcher_and_cost_a_few_reads_per_tick(
+    engine: QueueEngine, store: CountingStore, account: str
+) -> None:
+    """100 waiting receives on an empty queue: per two ticks, one monoton read and one
+    probe's receive, whatever the number of waiters (acceptance: <= 3 reads per second
+    per server at the default one-second tick)."""
+    queue = await _queue(engine, account)
+    waiting = [_waiting(engine, account) for _ in range(100)]
+    watcher = await _watcher(engine, queue, 100)
+    store.reset()
+    ticks = 10
+    for _ in range(ticks):
+        await watcher.tick()
+        await watcher.settled(100)
+    reads = sum(store.calls.values())
+    assert store.calls["read_monoton"] >= ticks // 2  # the checks (and the probes' gets)
+    assert store.lwts == 0  # nothing to take
+    assert reads <= 3 * ticks, dict(store.calls)
+    await engine.waiters.close()
+    assert await asyncio.gather(*waiting) == [[]] * 100
