@@ -75,8 +75,9 @@ async def _wake_ups(waiter: BatchTarget, putter: BatchTarget, samples: int) -> d
 async def idle_waiter_reads(
     session: Session, keyspace: str, *, waiters: int, seconds: float
 ) -> dict[str, Any]:
-    """Store calls per second of ``waiters`` receives waiting on an empty queue, on each of
-    two servers (engines of their own on the keyspace, each with its own counting store).
+    """Store reads (and LWTs) per second of ``waiters`` receives waiting on an empty queue,
+    on each of two servers (engines of their own on the keyspace, each with its own counting
+    store): each server watches the queue for its own waiters.
 
     Only the waiting is measured: these engines run no background worker (repair and
     deletion passes cost the same with or without waiters). A receive that returned before
@@ -94,18 +95,21 @@ async def idle_waiter_reads(
         for _ in range(waiters)
     ]
     try:
-        # The first calls read the account and the queue definition into the caches.
-        await asyncio.sleep(1.0)
+        # Counted from when every receive waits (the first calls fill the caches).
+        for engine in engines.values():
+            qid = (await engine.queues.get(account, queue)).id
+            await engine.waiters.watching(qid, waiters)
         for store in stores.values():
             store.reset()
         started = time.perf_counter()
-        await asyncio.sleep(seconds)
+        await asyncio.sleep(seconds)  # the window: real time is what is measured
         elapsed = time.perf_counter() - started
         calls = {name: dict(store.calls) for name, store in stores.items()}
         returned_early = sum(1 for t in tasks if t.done())
     finally:
-        for t in tasks:
-            t.cancel()
+        # Shutdown's way: every waiting receive answers [] at once.
+        for engine in engines.values():
+            await engine.waiters.close()
         await asyncio.gather(*tasks, return_exceptions=True)
     return {
         "waiters_per_server": waiters,
