@@ -27,7 +27,7 @@ def acceptance(result: dict[str, Any]) -> list[dict[str, Any]]:
     check(
         f"v2 LWTs per message put->receive->ack, batches of {batch}, {clients} clients",
         lwts,
-        f"<= {MAX_LWTS_PER_MESSAGE}",
+        f"<= {MAX_LWTS_PER_MESSAGE:g}",
         lwts <= MAX_LWTS_PER_MESSAGE,
     )
     v1_http = result.get("http", {}).get(str(clients))
@@ -36,7 +36,7 @@ def acceptance(result: dict[str, Any]) -> list[dict[str, Any]]:
         check(
             f"v2 HTTP e2e, batches of {batch} / v1 HTTP e2e, {clients} clients",
             ratio,
-            f">= {MIN_HTTP_E2E_OVER_V1}",
+            f">= {MIN_HTTP_E2E_OVER_V1:g}",
             ratio >= MIN_HTTP_E2E_OVER_V1,
         )
     for case, limit in (("same_server", MAX_WAKE_SAME_MS), ("other_server", MAX_WAKE_OTHER_MS)):

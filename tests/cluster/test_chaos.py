@@ -30,6 +30,7 @@ BATCH_ARGS = [
     "--batch", "10", "--json",
 ]  # fmt: skip
 BOUND_S = 480
+BATCH_BOUND_S = 600  # 434 s seen with other helpers' tests loading the 2 cores
 
 
 def _cluster_answers() -> None:
@@ -47,21 +48,21 @@ def _cluster_answers() -> None:
 
 
 def test_both_faults_lose_nothing_and_deliver_nothing_twice() -> None:
-    _check_soak(ARGS, messages=500)
+    _check_soak(ARGS, messages=500, bound_s=BOUND_S)
 
 
 def test_v2_batches_of_10_under_both_faults_lose_nothing_and_deliver_nothing_twice() -> None:
-    result = _check_soak(BATCH_ARGS, messages=300)
+    result = _check_soak(BATCH_ARGS, messages=300, bound_s=BATCH_BOUND_S)
     assert result["batch"] == 10
 
 
-def _check_soak(args: list[str], *, messages: int) -> dict[str, Any]:
+def _check_soak(args: list[str], *, messages: int, bound_s: float) -> dict[str, Any]:
     _cluster_answers()
     done = subprocess.run(
         [sys.executable, "-m", "cassieq", "chaos", *args],
         capture_output=True,
         text=True,
-        timeout=BOUND_S,
+        timeout=bound_s,
     )
     try:
         result: dict[str, Any] = json.loads(done.stdout)["both"]
