@@ -498,8 +498,37 @@ def openapi(output: Path, client_dir: Path, check: bool) -> None:
     help="Dropped and re-created by every run: give it a keyspace of its own.",
 )
 @click.option("--no-http", is_flag=True, help="Skip the HTTP API measurements.")
+@click.option("--no-v2", is_flag=True, help="Skip the v2 section (batches, long polling).")
+@click.option("--v2-batches", default="1,10", show_default=True, help="v2 batch sizes.")
+@click.option(
+    "--wake-samples",
+    type=click.IntRange(1),
+    default=30,
+    show_default=True,
+    help="Long-poll wake-up samples per case (same server, other server).",
+)
+@click.option(
+    "--idle-waiters", type=click.IntRange(1), default=100, show_default=True, help="Per server."
+)
+@click.option(
+    "--idle-seconds",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="The window the idle waiters' store reads are counted over.",
+)
 def bench(
-    as_json: bool, clients: str, seconds: float, backlog: int, keyspace: str, no_http: bool
+    as_json: bool,
+    clients: str,
+    seconds: float,
+    backlog: int,
+    keyspace: str,
+    no_http: bool,
+    no_v2: bool,
+    v2_batches: str,
+    wake_samples: int,
+    idle_waiters: int,
+    idle_seconds: float,
 ) -> None:
     """Measure the engine and the HTTP API against the LWT ceiling (real Cassandra)."""
     import asyncio
@@ -507,6 +536,7 @@ def bench(
 
     from cassieq.bench.report import table
     from cassieq.bench.run import run_bench
+    from cassieq.bench.v2 import V2Settings
     from cassieq.logs import configure_logging
 
     configure_logging("console", "warning")
@@ -519,6 +549,14 @@ def bench(
             backlog=backlog,
             http=not no_http,
             say=_err,
+            v2=None
+            if no_v2
+            else V2Settings(
+                batches=tuple(int(b) for b in v2_batches.split(",")),
+                wake_samples=wake_samples,
+                idle_waiters=idle_waiters,
+                idle_seconds=idle_seconds,
+            ),
         )
     )
     click.echo(json.dumps(result, indent=2) if as_json else table(result))

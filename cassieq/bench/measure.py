@@ -20,14 +20,16 @@ class Latencies:
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:
+    return percentiles(values, p50=0.50, p99=0.99)
+
+
+def percentiles(values: list[float], **at: float) -> dict[str, float]:
+    """Named nearest-rank percentiles, rounded: ``percentiles(v, p50=0.5)``; 0.0 for none."""
     ordered = sorted(values)
     if not ordered:
-        return {"p50": 0.0, "p99": 0.0}
-
-    def at(q: float) -> float:
-        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
-
-    return {"p50": at(0.50), "p99": at(0.99)}
+        return dict.fromkeys(at, 0.0)
+    last = len(ordered) - 1
+    return {name: round(ordered[min(last, int(q * len(ordered)))], 2) for name, q in at.items()}
 
 
 async def rate(clients: int, seconds: float, step: Callable[[int], Awaitable[bool]]) -> float:
@@ -35,6 +37,16 @@ async def rate(clients: int, seconds: float, step: Callable[[int], Awaitable[boo
 
     ``step`` returns whether it completed an operation (False: nothing to do, e.g. empty).
     """
+
+    async def counted(index: int) -> int:
+        return 1 if await step(index) else 0
+
+    return await throughput(clients, seconds, counted)
+
+
+async def throughput(clients: int, seconds: float, step: Callable[[int], Awaitable[int]]) -> float:
+    """Messages per second: ``clients`` loops calling ``step`` until time is up; ``step``
+    returns how many messages it moved (a batch moves several, an empty answer none)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     done = 0
@@ -42,8 +54,7 @@ async def rate(clients: int, seconds: float, step: Callable[[int], Awaitable[boo
     async def client(index: int) -> None:
         nonlocal done
         while loop.time() < deadline:
-            if await step(index):
-                done += 1
+            done += await step(index)
 
     started = loop.time()
     await asyncio.gather(*(client(i) for i in range(clients)))

@@ -39,4 +39,48 @@ def table(result: dict[str, Any]) -> str:
     ]
     if "http_over_engine_e2e" in result:
         lines.append(f"HTTP e2e ÷ engine e2e: {result['http_over_engine_e2e']}")
+    if "v2" in result:
+        lines += ["", *_v2_table(result["v2"]), "", *_acceptance(result.get("acceptance", []))]
     return "\n".join(lines)
+
+
+def _v2_table(v2: dict[str, Any]) -> list[str]:
+    lines = [
+        f"v2, {v2['clients']} clients (messages per second)",
+        "",
+        "| where | batch | put/s | receive+ack/s | e2e/s | LWTs/message | send p50/p99 ms | "
+        "receive p50/p99 ms | ack p50/p99 ms |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for where in ("engine", "http"):
+        for batch, m in v2.get(where, {}).items():
+            lat = m["latency_ms"]
+
+            def pp(op: str, lat: dict[str, Any] = lat) -> str:
+                return f"{lat[op]['p50']}/{lat[op]['p99']}" if op in lat else "-"
+
+            lwts = v2["lwts_per_message"].get(batch, "-") if where == "engine" else "-"
+            lines.append(
+                f"| {where} | {batch} | {m['put_per_s']} | {m['receive_ack_per_s']} | "
+                f"{m['e2e_per_s']} | {lwts} | {pp('send')} | {pp('receive')} | {pp('ack')} |"
+            )
+    for case, wake in v2.get("wake_up_ms", {}).items():
+        lines.append(
+            f"long-poll wake-up, put on the {case.replace('_', ' ')}: p50 {wake['p50']} ms, "
+            f"p95 {wake['p95']} ms ({wake['samples']} samples, {wake['missed']} missed)"
+        )
+    idle = v2["idle_waiters"]
+    reads = ", ".join(f"{name} {n}" for name, n in idle["reads_per_s"].items())
+    lines.append(
+        f"{idle['waiters_per_server']} idle waiters per server over {idle['seconds']} s: "
+        f"store reads/s {reads}; returned early {idle['returned_early']}"
+    )
+    return lines
+
+
+def _acceptance(rows: list[dict[str, Any]]) -> list[str]:
+    lines = ["| acceptance (#15) | figure | limit | verdict |", "|---|---|---|---|"]
+    for row in rows:
+        verdict = "pass" if row["passed"] else "FAIL"
+        lines.append(f"| {row['check']} | {row['figure']} | {row['limit']} | {verdict} |")
+    return lines

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import secrets
-import socket
-import subprocess
-import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
-
-import httpx
 
 from cassieq.bench.ceiling import raw_cas_rate
 from cassieq.bench.history import write_processed_history
 from cassieq.bench.measure import rate
-from cassieq.bench.targets import EngineTarget, HttpTarget, Target
+from cassieq.bench.servers import http_target
+from cassieq.bench.targets import EngineTarget, Target
+from cassieq.bench.v2 import V2Settings, run_v2
+from cassieq.bench.verdict import acceptance
 from cassieq.config import Settings
 from cassieq.engine import QueueEngine
 from cassieq.engine.errors import Contention
@@ -85,7 +82,9 @@ async def run_bench(
     backlog: int,
     http: bool,
     say: Say,
+    v2: V2Settings | None = None,
 ) -> dict[str, Any]:
+    """The whole run; ``v2`` None leaves out the v2 section (and the acceptance rows)."""
     cluster, session = connect(settings.cassandra_hosts, settings.cassandra_port)
     try:
         # A keyspace of its own, emptied first: queues left by an earlier run would give
@@ -124,8 +123,8 @@ async def run_bench(
                 # measured: its repair loop (every server runs one, for every queue) must
                 # not do its work during the other measurements.
                 say(f"HTTP API (server in its own process), {c} clients ...")
-                async with _server(settings, keyspace) as http_target:
-                    result["http"][str(c)] = await phases(http_target, c, seconds)
+                async with http_target(settings, keyspace) as over_http:
+                    result["http"][str(c)] = await phases(over_http, c, seconds)
         if http:
             engine_e2e = result["engine"][str(top)]["e2e_per_s"]
             result["http_over_engine_e2e"] = round(
@@ -159,6 +158,19 @@ async def run_bench(
         )
         say(f"backlog: {backlog} processed messages behind the reader ...")
         result["backlog_ratio"] = await _backlog_ratio(store, top, seconds, backlog)
+        if v2 is not None:
+            result["v2"] = await run_v2(
+                settings,
+                session,
+                store,
+                keyspace=keyspace,
+                clients=top,
+                seconds=seconds,
+                http=http,
+                opts=v2,
+                say=say,
+            )
+            result["acceptance"] = acceptance(result)
         raw = result["raw_lwt_per_s"][str(top)]
         result["min_lwts_per_message"] = MIN_LWTS_PER_MESSAGE
         result["e2e_over_lwt_bound"] = round(
@@ -212,63 +224,3 @@ async def _backlog_ratio(store: CountingStore, clients: int, seconds: float, bac
 
         rates.append(await rate(clients, seconds, step))
     return round(rates[1] / max(rates[0], 0.001), 2)
-
-
-@contextlib.asynccontextmanager
-async def _server(settings: Settings, keyspace: str) -> AsyncIterator[HttpTarget]:
-    """A `cassieq serve` in its own process with an account of its own; yields a target
-    that drives it."""
-    port = free_port()
-    token = secrets.token_urlsafe(32)  # `cassieq serve` refuses fewer than 32 characters
-    env = {
-        **os.environ,
-        "CASSIEQ_KEYSPACE": keyspace,
-        "CASSIEQ_PORT": str(port),
-        "CASSIEQ_ADMIN_TOKEN": token,
-        "CASSIEQ_LOG_LEVEL": "warning",
-        "CASSIEQ_CASSANDRA_HOSTS": ",".join(settings.cassandra_hosts),
-        "CASSIEQ_CASSANDRA_PORT": str(settings.cassandra_port),
-    }
-    server = await asyncio.to_thread(
-        subprocess.Popen,
-        [sys.executable, "-m", "cassieq", "serve"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        await _wait_for(url)
-        async with httpx.AsyncClient(base_url=url, timeout=30) as admin:
-            name = f"bench-{secrets.token_hex(4)}"
-            created = await admin.post(
-                "/api/v1/accounts", json=name, headers={"Authorization": f"Bearer {token}"}
-            )
-            created.raise_for_status()
-            key = created.json()["keys"]["primary"]
-        target = HttpTarget(url, name, key)
-        try:
-            yield target
-        finally:
-            await target.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-
-
-async def _wait_for(url: str) -> None:
-    async with httpx.AsyncClient() as client:
-        for _ in range(300):
-            try:
-                await client.get(f"{url}/health", timeout=1)
-                return
-            except httpx.TransportError:
-                await asyncio.sleep(0.1)
-    raise RuntimeError("the benchmark's server did not start")
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])

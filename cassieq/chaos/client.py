@@ -14,17 +14,38 @@ import msgspec
 
 from cassieq.auth.receipts import InvalidReceipt, ReceiptCodec
 from cassieq.auth.signing import signed_headers
-from cassieq.chaos.ledger import Ack, Call, Delivery, Ledger, Put
+from cassieq.chaos.ledger import ACKED, Ack, Call, Delivery, Ledger, Put
 
 # What "no answer" looks like: the server refused or reset the connection (killed), or the
 # answer did not come in time. The request may or may not have been carried out.
 _UNANSWERED = (aiohttp.ClientError, TimeoutError, ConnectionError)
+JSON = {"content-type": "application/json"}
 
 
 class _Message(msgspec.Struct, rename="camel"):
     pop_receipt: str
     message: str
     delivery_count: int
+
+
+class _Received(msgspec.Struct, rename="camel"):
+    pop_receipt: str
+    body: str
+    delivery_count: int  # v2: this delivery included
+
+
+class _ReceiveAnswer(msgspec.Struct):
+    messages: list[_Received]
+
+
+class _Failed(msgspec.Struct, rename="camel"):
+    pop_receipt: str
+    code: int
+
+
+class _AckAnswer(msgspec.Struct):
+    acked: list[str]
+    failed: list[_Failed]
 
 
 class _Row(msgspec.Struct):
@@ -73,6 +94,7 @@ class ChaosClient:
         self._ledger = ledger
         self._receipts: dict[int, str] = {}  # delivery id -> its pop receipt
         self._messages = f"/api/v1/accounts/{account}/queues/{queue}/messages"
+        self._v2_messages = f"/api/v2/accounts/{account}/queues/{queue}/messages"
         self._session = no_retry_session(timeout)
 
     async def close(self) -> None:
@@ -146,6 +168,95 @@ class ChaosClient:
         ack = Ack(delivery.id, server, call.send, call.recv, call.status, error=call.error)
         self._ledger.acks.append(ack)
         return ack
+
+    # ------------------------------------------------------------------ v2 batches
+
+    async def send(self, server: str, bodies: list[str]) -> list[Put]:
+        """One v2 send of ``bodies``: one Put each, all with the request's outcome (a send
+        is stored whole or refused whole)."""
+        call, _ = await self._request(
+            "send",
+            server,
+            "POST",
+            self._v2_messages,
+            data=msgspec.json.encode({"messages": [{"body": b} for b in bodies]}),
+            headers=JSON,
+        )
+        puts = [Put(body, server, call.send, call.recv, call.status) for body in bodies]
+        self._ledger.puts.extend(puts)
+        return puts
+
+    async def receive(
+        self, server: str, lease: int, max_messages: int, wait_s: int
+    ) -> tuple[Call, list[Delivery]]:
+        """A v2 batch receive: each message a delivery of its own, with its own receipt,
+        all leased between the request's send and its answer."""
+        request = {
+            "maxMessages": max_messages,
+            "waitSeconds": wait_s,
+            "visibilityTimeoutSeconds": lease,
+        }
+        call, raw = await self._request(
+            "receive",
+            server,
+            "POST",
+            f"{self._v2_messages}/receive",
+            data=msgspec.json.encode(request),
+            headers=JSON,
+        )
+        if call.status != 200:
+            return call, []
+        deliveries = []
+        for got in msgspec.json.decode(raw, type=_ReceiveAnswer).messages:
+            monoton, version = self._receipt_position(got.pop_receipt)
+            delivery = Delivery(
+                id=self._ledger.new_delivery_id(),
+                body=got.body,
+                server=server,
+                send=call.send,
+                recv=call.recv,
+                delivery_count=got.delivery_count,  # v2 counts this delivery already
+                monoton=monoton,
+                version=version,
+            )
+            self._ledger.deliveries.append(delivery)
+            self._receipts[delivery.id] = got.pop_receipt
+            deliveries.append(delivery)
+        return call, deliveries
+
+    async def ack_batch(self, server: str, deliveries: list[Delivery]) -> list[Ack]:
+        """One v2 batch ack; an Ack per delivery, in order, whose status is the entry's
+        outcome: ACKED, its failed code (409 stale, 400, 503 undecided), or, when the
+        request as a whole got no 200, the request's status (None: no answer)."""
+        receipts = [self._receipts[d.id] for d in deliveries]
+        call, raw = await self._request(
+            "ack",
+            server,
+            "POST",
+            f"{self._v2_messages}/ack",
+            data=msgspec.json.encode({"popReceipts": receipts}),
+            headers=JSON,
+        )
+        outcome: dict[str, int | None] = dict.fromkeys(receipts, call.status)
+        if call.status == 200:
+            answer = msgspec.json.decode(raw, type=_AckAnswer)
+            # An entry the answer left out (it must not): unknown, as if no answer came.
+            outcome = dict.fromkeys(receipts, None)
+            outcome.update(dict.fromkeys(answer.acked, ACKED))
+            outcome.update((f.pop_receipt, f.code) for f in answer.failed)
+        acks = []
+        for d, receipt in zip(deliveries, receipts, strict=True):
+            status = outcome[receipt]
+            error = call.error if call.status != 200 else None
+            if call.status == 200 and status is None:
+                error = "left out of the answer"
+            if call.status == 200 and status is not None and status >= 500:
+                # An entry the server could not decide counts as a 5xx, as a v1 ack's would.
+                self._ledger.calls.append(Call("ack entry", server, call.send, call.recv, status))
+            ack = Ack(d.id, server, call.send, call.recv, status, error=error)
+            self._ledger.acks.append(ack)
+            acks.append(ack)
+        return acks
 
     def _receipt_position(self, receipt: str) -> tuple[int, int]:
         """Where the receipt points (monoton, row version): the secret is ours, so the

@@ -47,6 +47,15 @@ SINGLE_NODE_REPLICATION = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
 )
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option(
+    "--batch",
+    type=click.IntRange(0, 100),
+    default=0,
+    show_default=True,
+    help="0: v1, one message per request. N: v2 batches (/api/v2): producers send N "
+    "messages per request, consumers receive up to N with long polling and ack them in one "
+    "request.",
+)
+@click.option(
     "--deadline",
     type=click.FloatRange(min=10),
     default=360.0,
@@ -81,6 +90,7 @@ def chaos(
     repair_poll: int,
     unacked_every: int,
     seed: int,
+    batch: int,
     deadline: float,
     hosts: str | None,
     single_node: bool,
@@ -114,6 +124,7 @@ def chaos(
         repair_poll=repair_poll,
         unacked_every=unacked_every,
         seed=seed,
+        batch=batch,
         deadline=deadline,
         single_node=single_node,
         keep_keyspace=keep,

@@ -57,6 +57,11 @@ class Delivery:
     left_unacked: bool = False  # on purpose: its lease must run out and it must come back
 
 
+# The status an ack that applied has in the ledger: v1's answer to it. A v2 batch entry
+# that was acked is recorded with it too, a failed entry with its code (409 stale, ...).
+ACKED = 204
+
+
 @dataclass(slots=True)
 class Ack:
     delivery_id: int
@@ -194,7 +199,7 @@ def _applied_ack(acks: list[Ack]) -> Ack | None:
     """The attempt known to have acked the delivery: a 204, or an attempt (no answer, a 5xx
     or a 409) after which the row showed it acked by this delivery's receipt."""
     for a in acks:
-        if a.status == 204:
+        if a.status == ACKED:
             return a
     for a in acks:
         if a.row_acked:
@@ -232,7 +237,7 @@ def _judge_acks(
 ) -> None:
     delivery = {d.id: d for d in ledger.deliveries}
     for a in ledger.acks:
-        if a.status == 204:
+        if a.status == ACKED:
             v.acks_204 += 1
         elif a.status is None:
             v.acks_unanswered += 1

@@ -32,6 +32,10 @@ class ChaosOptions:
     # dead-lettered message would otherwise look lost.
     max_delivery_count: int = 1000
     seed: int = 1
+    # 0: v1, one message per request (CassieQ's API). N: v2 batches through /api/v2:
+    # producers send N messages per request, consumers receive up to N (long polling) and
+    # ack what they got in one request.
+    batch: int = 0
     # Hard bound on a scenario from its set-up to the end of its drain.
     deadline: float = 360.0
     request_timeout: float = 45.0

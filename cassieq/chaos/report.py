@@ -48,6 +48,7 @@ def _verdict(r: Mapping[str, Any]) -> str:
 
 
 ROWS: list[Row] = [
+    ("API", lambda r: f"v2, batches of {r['batch']}" if r.get("batch") else "v1"),
     ("puts answered 201", lambda r: f"{r.get('puts_201', '-')} of {r.get('messages', '-')}"),
     ("put attempts (no answer)", lambda r: f"{r.get('put_attempts')} ({r.get('put_unanswered')})"),
     ("LOST", _n("lost")),
@@ -63,7 +64,7 @@ ROWS: list[Row] = [
         "redeliveries (left unacked on purpose)",
         lambda r: f"{r.get('redeliveries')} ({r.get('left_unacked')})",
     ),
-    ("acks answered 204", _n("acks_204")),
+    ("acks applied (v1 204, v2 acked)", _n("acks_204")),
     (
         "409s on valid receipts (ack had applied)",
         lambda r: f"{r.get('acks_409_valid')} ({r.get('acks_409_applied')})",

@@ -59,6 +59,7 @@ async def run_scenario(
             "keyspace": keyspace,
             "hosts": list(opts.hosts),
             "replication": opts.replication,
+            "batch": opts.batch,
             "log_dir": str(log_dir) if opts.log_dir is not None else None,
         }
         if cluster is not None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import aiohttp
 
-from cassieq.bench.run import free_port
+from cassieq.bench.servers import free_port
 
 STOP_TIMEOUT_S = 15.0
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cassieq.chaos.client import ChaosClient
-from cassieq.chaos.ledger import Delivery
+from cassieq.chaos.ledger import ACKED, Ack, Delivery
 from cassieq.chaos.options import ChaosOptions
 
 Say = Callable[[str], None]
@@ -20,6 +20,9 @@ ACK_ATTEMPTS = 4
 IDLE_S = 0.3  # a consumer's pause after an empty answer
 RETRY_S = 0.3  # pause after a failed request, before the next one
 ALIVE_S = 5.0  # the drain wants each server's latest "empty" to be this recent
+# A v2 consumer's long poll: well inside ALIVE_S, so an idle server still answers "empty"
+# often enough for the drain.
+WAIT_S = 1
 
 
 @dataclass
@@ -90,22 +93,27 @@ class Workload:
     async def _producer(self, home: str) -> None:
         start, opts = self.progress.puts_started, self._opts
         while not self._over() and self._next_seq < opts.messages:
-            seq = self._next_seq
-            self._next_seq += 1
-            # A shared schedule: put number seq is due at start + seq / rate.
-            await asyncio.sleep(max(0.0, start + seq / opts.rate - time.monotonic()))
-            await self._put(seq, home)
+            first = self._next_seq
+            seqs = range(first, min(first + max(1, opts.batch), opts.messages))
+            self._next_seq = seqs.stop
+            # A shared schedule: put number seq is due at start + seq / rate (a batch goes
+            # when its last message is due).
+            await asyncio.sleep(max(0.0, start + seqs[-1] / opts.rate - time.monotonic()))
+            await self._put(seqs, home)
 
-    async def _put(self, seq: int, home: str) -> None:
+    async def _put(self, seqs: range, home: str) -> None:
         server = home
         for attempt in range(PUT_ATTEMPTS):
             if self._over():
                 return
-            # A put with no answer may have been stored: the next attempt gets a body of its
+            # A put with no answer may have been stored: the next attempt gets bodies of its
             # own, so that a copy of the first is never taken for a double delivery.
-            body = f"{self._scenario}:{seq}:{attempt}"
-            put = await self._client.put(server, body)
-            if put.status == 201:
+            bodies = [f"{self._scenario}:{seq}:{attempt}" for seq in seqs]
+            if self._opts.batch:
+                status = (await self._client.send(server, bodies))[0].status
+            else:
+                status = (await self._client.put(server, bodies[0])).status
+            if status == 201:
                 return
             server = self._client.other(server)
             await asyncio.sleep(RETRY_S)
@@ -113,6 +121,9 @@ class Workload:
     # ------------------------------------------------------------------ consumers
 
     async def _consumer(self, index: int, home: str) -> None:
+        if self._opts.batch:
+            await self._batch_consumer(index, home)
+            return
         rng = random.Random(self._opts.seed * 1000 + index)
         while not self._over():
             server = home
@@ -134,6 +145,31 @@ class Workload:
             other = rng.random() < self._opts.other_server_acks
             await self._ack(delivery, self._client.other(server) if other else server)
 
+    async def _batch_consumer(self, index: int, home: str) -> None:
+        """v2: receive up to ``batch`` (waiting up to WAIT_S), ack them in one request."""
+        rng = random.Random(self._opts.seed * 1000 + index)
+        lease, batch = self._opts.lease, self._opts.batch
+        while not self._over():
+            server = home
+            call, got = await self._client.receive(server, lease, batch, WAIT_S)
+            if call.status is None or call.status >= 500:
+                server = self._client.other(home)
+                call, got = await self._client.receive(server, lease, batch, WAIT_S)
+            if call.status == 200 and not got:
+                self.progress.last_empty[server] = call.recv
+            if not got:
+                await asyncio.sleep(IDLE_S if call.status == 200 else RETRY_S)
+                continue
+            keep = []
+            for d in got:
+                self.progress.deliveries += 1
+                self.progress.last_delivery = max(self.progress.last_delivery, d.recv)
+                if not self._leave_unacked(d):
+                    keep.append(d)
+            other = rng.random() < self._opts.other_server_acks
+            if keep:
+                await self._ack_batch(keep, self._client.other(server) if other else server)
+
     def _leave_unacked(self, d: Delivery) -> bool:
         """Every Nth delivery, while puts run, on a first delivery only: it must come back
         once its lease has run out, and it is acked then."""
@@ -149,7 +185,7 @@ class Workload:
         unknown = False  # an attempt that may have applied
         for _ in range(ACK_ATTEMPTS):
             ack = await self._client.ack(server, d)
-            if ack.status == 204:
+            if ack.status == ACKED:
                 return
             if ack.status is not None and ack.status < 500:
                 if ack.status == 409:
@@ -165,6 +201,34 @@ class Workload:
             await asyncio.sleep(RETRY_S)
         if unknown:
             await self._client.read_row(d, ack)
+
+    async def _ack_batch(self, ds: list[Delivery], server: str) -> None:
+        """As _ack, entry by entry: an entry refused with a 4xx is done (a 409 has its row
+        read); an entry with no answer or a 5xx is sent again, with the others like it."""
+        unknown: set[int] = set()  # deliveries with an attempt that may have applied
+        last: dict[int, Ack] = {}
+        pending = ds
+        for _ in range(ACK_ATTEMPTS):
+            retry = []
+            for d, ack in zip(pending, await self._client.ack_batch(server, pending), strict=True):
+                last[d.id] = ack
+                if ack.status == ACKED:
+                    continue
+                if ack.status is not None and ack.status < 500:
+                    if ack.status == 409:
+                        await self._client.read_row(d, ack)
+                    continue
+                if ack.may_have_applied:
+                    unknown.add(d.id)
+                retry.append(d)
+            pending = retry
+            if not pending or time.monotonic() >= self._deadline:
+                break
+            server = self._client.other(server)
+            await asyncio.sleep(RETRY_S)
+        for d in pending:
+            if d.id in unknown:
+                await self._client.read_row(d, last[d.id])
 
     # ------------------------------------------------------------------ drain
 

@@ -6,9 +6,14 @@ machine (counts of LWTs a message cannot do without, every phase having moved me
 
 from __future__ import annotations
 
+from typing import Any
+
 from cassieq.bench.report import table
 from cassieq.bench.run import run_bench
+from cassieq.bench.v2 import V2Settings
 from tests.conftest import CassandraNode
+
+TINY_V2 = V2Settings(batches=(1, 3), wake_samples=2, idle_waiters=5, idle_seconds=0.5)
 
 
 async def test_a_short_bench_reports_every_figure(cassandra_node: CassandraNode) -> None:
@@ -21,6 +26,7 @@ async def test_a_short_bench_reports_every_figure(cassandra_node: CassandraNode)
         backlog=200,
         http=True,
         say=said.append,
+        v2=TINY_V2,
     )
     for where in ("engine", "http"):
         for clients in ("1", "4"):
@@ -35,6 +41,30 @@ async def test_a_short_bench_reports_every_figure(cassandra_node: CassandraNode)
     assert result["put_per_s_per_put_strategy"] > 0
     assert result["backlog_ratio"] > 0
     assert "http_over_engine_e2e" in result and "e2e_over_lwt_bound" in result
+    _check_v2(result["v2"])
+    assert [row["passed"] in (True, False) for row in result["acceptance"]] == [True] * 5
     report = table(result)
     assert "LWT/s with all clients on one partition" in report
+    assert "| acceptance (#15) |" in report and "v2, 4 clients" in report
     assert any("HTTP API" in line for line in said)
+    assert any("v2 HTTP API" in line for line in said)
+
+
+def _check_v2(v2: dict[str, Any]) -> None:
+    assert v2["clients"] == 4
+    for where in ("engine", "http"):
+        assert set(v2[where]) == {"1", "3"}, where
+        for batch, figures in v2[where].items():
+            for rate in ("put_per_s", "receive_ack_per_s", "e2e_per_s"):
+                assert figures[rate] > 0, (where, batch, rate)
+            assert set(figures["latency_ms"]) == {"send", "receive", "ack"}
+    # Some LWT is spent per message whatever the batching (at least the deliveries' batch).
+    assert all(v2["lwts_per_message"][b] > 0 for b in ("1", "3"))
+    for case in ("same_server", "other_server"):
+        wake = v2["wake_up_ms"][case]
+        assert wake["samples"] + wake["missed"] == 2, case
+        assert wake["samples"] > 0 and wake["p95"] >= wake["p50"] > 0, (case, wake)
+    idle = v2["idle_waiters"]
+    assert idle["waiters_per_server"] == 5 and idle["returned_early"] == 0
+    assert set(idle["reads_per_s"]) == {"A", "B"}
+    assert all(n >= 0 for n in idle["reads_per_s"].values())

@@ -1,8 +1,9 @@
 """`cassieq chaos --scenario both` against the three-node cluster: nothing lost, nothing
-delivered twice within its lease, no 5xx, no 409 on a valid receipt, pointers together.
+delivered twice within its lease, no 5xx, no 409 on a valid receipt, pointers together;
+with v1's one message per request, and with v2 batches of 10.
 
 Needs the cluster started by `cassieq cassandra start --nodes 3`; fails (never skips) when
-it does not answer. About 3 minutes.
+it does not answer. About 3 minutes, and 2 more for the batches.
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ pytestmark = pytest.mark.cluster
 # 500 messages at 8/s: a put phase of about a minute, the node killed at 1/3 of it and
 # restarted at 2/3, server B killed and restarted in between; then the drain (lease 30 s).
 ARGS = ["--scenario", "both", "--messages", "500", "--rate", "8", "--json"]
+# v2 batches of 10 (sends, receives with long polling, acks): a shorter put phase, the
+# same fault plan. One delivery in 20 left unacked: with batches few are delivered while the
+# puts run (the only time deliveries are left unacked), and some must be.
+BATCH_ARGS = [
+    "--scenario", "both", "--messages", "300", "--rate", "10", "--unacked-every", "20",
+    "--batch", "10", "--json",
+]  # fmt: skip
 BOUND_S = 480
+BATCH_BOUND_S = 600  # 434 s seen with other helpers' tests loading the 2 cores
 
 
 def _cluster_answers() -> None:
@@ -39,12 +48,21 @@ def _cluster_answers() -> None:
 
 
 def test_both_faults_lose_nothing_and_deliver_nothing_twice() -> None:
+    _check_soak(ARGS, messages=500, bound_s=BOUND_S)
+
+
+def test_v2_batches_of_10_under_both_faults_lose_nothing_and_deliver_nothing_twice() -> None:
+    result = _check_soak(BATCH_ARGS, messages=300, bound_s=BATCH_BOUND_S)
+    assert result["batch"] == 10
+
+
+def _check_soak(args: list[str], *, messages: int, bound_s: float) -> dict[str, Any]:
     _cluster_answers()
     done = subprocess.run(
-        [sys.executable, "-m", "cassieq", "chaos", *ARGS],
+        [sys.executable, "-m", "cassieq", "chaos", *args],
         capture_output=True,
         text=True,
-        timeout=BOUND_S,
+        timeout=bound_s,
     )
     try:
         result: dict[str, Any] = json.loads(done.stdout)["both"]
@@ -53,7 +71,7 @@ def test_both_faults_lose_nothing_and_deliver_nothing_twice() -> None:
     shown = json.dumps({k: v for k, v in result.items() if k != "samples"}, indent=1)
     assert "error" not in result, shown
     assert not result["timed_out"], shown
-    assert result["puts_201"] >= 450, shown
+    assert result["puts_201"] >= 0.9 * messages, shown
     assert result["lost"] == 0, f"{shown}\n{result['samples'].get('lost')}"
     assert result["double_within_lease"] == 0, shown
     assert result["delivered_after_ack"] == 0, shown
@@ -72,3 +90,4 @@ def test_both_faults_lose_nothing_and_deliver_nothing_twice() -> None:
         "restart node 2",
     ], shown
     assert done.returncode == 0, shown
+    return result

@@ -11,7 +11,7 @@ import time
 
 import httpx
 
-from cassieq.bench.run import free_port
+from cassieq.bench.servers import free_port
 from cassieq.engine.keyspace_secrets import RECEIPT_SECRET
 from cassieq.store.cassandra import CassandraStore
 from tests.api.conftest import AccountCtx

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cassieq.bench.run import free_port
+from cassieq.bench.servers import free_port
 from cassieq.store.cassandra import CassandraUnavailable, connect
 
 

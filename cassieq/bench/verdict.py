@@ -1,0 +1,61 @@
+"""Issue #15's acceptance, checked against one bench run's figures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_LWTS_PER_MESSAGE = 0.5
+MIN_HTTP_E2E_OVER_V1 = 5.0
+MAX_WAKE_SAME_MS = 50.0
+MAX_WAKE_OTHER_MS = 1500.0
+MAX_IDLE_READS_PER_S = 3.0
+
+
+def acceptance(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per check the run has the figures for: what, the figure, the limit, passed."""
+    v2 = result.get("v2")
+    if not v2:
+        return []
+    batch = str(max(int(b) for b in v2["engine"]))
+    clients = v2["clients"]
+    rows: list[dict[str, Any]] = []
+
+    def check(name: str, figure: float, limit: str, passed: bool) -> None:
+        rows.append({"check": name, "figure": figure, "limit": limit, "passed": passed})
+
+    lwts = v2["lwts_per_message"][batch]
+    check(
+        f"v2 LWTs per message put->receive->ack, batches of {batch}, {clients} clients",
+        lwts,
+        f"<= {MAX_LWTS_PER_MESSAGE:g}",
+        lwts <= MAX_LWTS_PER_MESSAGE,
+    )
+    v1_http = result.get("http", {}).get(str(clients))
+    if "http" in v2 and v1_http:
+        ratio = round(v2["http"][batch]["e2e_per_s"] / max(v1_http["e2e_per_s"], 0.001), 2)
+        check(
+            f"v2 HTTP e2e, batches of {batch} / v1 HTTP e2e, {clients} clients",
+            ratio,
+            f">= {MIN_HTTP_E2E_OVER_V1:g}",
+            ratio >= MIN_HTTP_E2E_OVER_V1,
+        )
+    for case, limit in (("same_server", MAX_WAKE_SAME_MS), ("other_server", MAX_WAKE_OTHER_MS)):
+        wake = v2.get("wake_up_ms", {}).get(case)
+        if wake is not None:
+            # A run where most waiters were not woken by their put has no latency to judge.
+            woken = wake["samples"] > wake["missed"]
+            check(
+                f"long-poll wake-up p50 ms, put on the {case.replace('_', ' ')}",
+                wake["p50"],
+                f"<= {limit:g}",
+                woken and wake["p50"] <= limit,
+            )
+    idle = v2["idle_waiters"]
+    worst = max(idle["reads_per_s"].values())
+    check(
+        f"store reads/s per server, {idle['waiters_per_server']} idle waiters (worst server)",
+        worst,
+        f"<= {MAX_IDLE_READS_PER_S:g}",
+        worst <= MAX_IDLE_READS_PER_S and idle["returned_early"] == 0,
+    )
+    return rows
