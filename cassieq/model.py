@@ -12,6 +12,8 @@ from typing import Literal
 
 import msgspec
 
+from cassieq.tokens import new_token
+
 MAX_NAME_LENGTH = 255
 NAME_PATTERN = r"^[a-zA-Z0-9_.-]+$"
 """Account, queue and key names, as CassieQ accepts them (dots and a leading '_', '-' or '.'
@@ -161,6 +163,24 @@ class MessageRow(msgspec.Struct, frozen=True, kw_only=True):
 
     def visible(self, now: int) -> bool:
         return not self.acked and self.next_visible_on <= now
+
+    def retired(
+        self, now: int, *, dead_lettered: bool = False, expired: bool = False, purged: bool = False
+    ) -> MessageRow:
+        """The next version of this row, out of its queue for good: acked as far as the
+        pointers, repair and bucket deletion go; the flags say why, for the statistics
+        (none: a consumer's ack, or a move that ended with a copy elsewhere)."""
+        return msgspec.structs.replace(
+            self,
+            version=self.version + 1,
+            acked=True,
+            dead_lettered=dead_lettered,
+            expired=expired,
+            purged=purged,
+            acked_at=now,
+            updated_at=now,
+            change=new_token(),
+        )
 
     def past_retention(self, now: int, retention_ms: int) -> bool:
         """Still in the queue and older than the retention: never to be delivered again.

@@ -14,14 +14,15 @@ from typing import TypeVar
 import msgspec
 
 from cassieq.engine.context import EngineContext
-from cassieq.engine.errors import EngineError, InvalidArgument, StaleReceipt
+from cassieq.engine.errors import EngineError, InvalidArgument, StaleReceipt, Unsettled
 from cassieq.engine.invisibility import InvisibilitySide
 from cassieq.model import MessageRow, PopReceipt, QueueDefinition, VisibilityChange
+from cassieq.store.base import StoreError
 from cassieq.tokens import new_token
 
 STALE = "the receipt is stale: acked, redelivered or updated since"
 OLD_VERSION = "the receipt belongs to a deleted version of this queue"
-REPEATED = "the batch names this message more than once: only its first entry counts"
+REPEATED = "the batch names this receipt more than once: only its first entry counts"
 
 R = TypeVar("R")
 
@@ -173,27 +174,40 @@ async def _per_bucket(
 ) -> list[R | EngineError]:
     """Run ``per_bucket`` on each bucket's entries (buckets side by side); the outcomes in
     entry order. An entry that is ``invalid``, whose receipt is of another queue version,
-    or that names a message an earlier entry names, is answered without a store call."""
+    or that repeats an earlier entry's receipt, is answered without a store call.
+
+    A conditional batch changes a row once, so entries naming the same message with
+    different receipts (an old delivery's and the current one's) go in separate rounds,
+    one after the other, as if sent one after the other."""
     outcomes: dict[int, R | EngineError] = {}
-    groups: dict[int, list[int]] = {}
-    seen: set[int] = set()
+    rounds: list[dict[int, list[int]]] = []
+    seen: dict[int, list[tuple[int, str]]] = {}
     for i, entry in enumerate(entries):
         receipt = receipt_of(entry)
+        held = seen.setdefault(receipt.monoton, [])
         if (error := invalid(entry)) is not None:
             outcomes[i] = error
         elif receipt.queue_version != queue.version:
             outcomes[i] = StaleReceipt(OLD_VERSION)
-        elif receipt.monoton in seen:
-            # A conditional batch changes a row once; as if sent one after the other, the
-            # second change of a message would find the first one's receipt stale.
+        elif (receipt.version, receipt.tag) in held:
             outcomes[i] = StaleReceipt(REPEATED)
         else:
-            seen.add(receipt.monoton)
-            groups.setdefault(queue.bucket_of(receipt.monoton), []).append(i)
+            if len(rounds) == len(held):
+                rounds.append({})
+            rounds[len(held)].setdefault(queue.bucket_of(receipt.monoton), []).append(i)
+            held.append((receipt.version, receipt.tag))
 
     async def run(bucket: int, indexes: list[int]) -> None:
-        answers = await per_bucket(bucket, [entries[i] for i in indexes])
+        try:
+            answers: list[R | EngineError] = list(
+                await per_bucket(bucket, [entries[i] for i in indexes])
+            )
+        except StoreError as exc:
+            # This bucket's conditional batch could not be settled (nor read back): its
+            # entries are answered so, the other buckets' outcomes still reported.
+            answers = [Unsettled(f"the outcome could not be settled now: {exc}")] * len(indexes)
         outcomes.update(zip(indexes, answers, strict=True))
 
-    await asyncio.gather(*(run(b, idx) for b, idx in groups.items()))
+    for groups in rounds:
+        await asyncio.gather(*(run(b, idx) for b, idx in groups.items()))
     return [outcomes[i] for i in range(len(entries))]

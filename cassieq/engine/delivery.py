@@ -18,7 +18,7 @@ from cassieq.engine.errors import Contention
 from cassieq.engine.publisher import Publisher, new_message
 from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.recent import Recent
-from cassieq.engine.retention import expired_row, expiring
+from cassieq.engine.retention import expiring
 from cassieq.model import Delivery, MessageRow, PopReceipt, QueueDefinition, QueueId
 from cassieq.tokens import new_token
 
@@ -147,7 +147,7 @@ class Deliverer:
         if spent:
             await self._dead_letter_all(queue, bucket, spent, unsealed=unsealed)
         now = ctx.clock.now()
-        writes = [(row, expired_row(row, now), False) for row in expiring_rows] + [
+        writes = [(row, row.retired(now, expired=True), False) for row in expiring_rows] + [
             (row, _taken(row, now, invisibility_ms), True)
             for row in live
             if row.delivery_count < queue.options.max_delivery_count
@@ -321,16 +321,7 @@ class Deliverer:
         dead_lettered: bool = True,
     ) -> bool:
         """The moved message's end in its queue: dead-lettered, or (a redrive) acked."""
-        now = self._ctx.clock.now()
-        done = msgspec.structs.replace(
-            row,
-            version=row.version + 1,
-            acked=True,
-            dead_lettered=dead_lettered,
-            acked_at=now,
-            updated_at=now,
-            change=new_token(),
-        )
+        done = row.retired(self._ctx.clock.now(), dead_lettered=dead_lettered)
         return await self._ctx.store.cas_message(
             queue.id, bucket, row.version, done, unsealed=unsealed
         )

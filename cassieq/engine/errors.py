@@ -53,3 +53,10 @@ class InvalidArgument(EngineError):
 
 class Contention(EngineError):
     """Compare-and-set kept losing; the caller may retry later."""
+
+
+class Unsettled(Contention):
+    """The store could not settle this entry of a batch now: it may or may not be done.
+
+    Reported per entry so that the other buckets' entries of the same batch are still
+    answered; retrying it is safe (an ack that had applied answers stale)."""

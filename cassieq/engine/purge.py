@@ -21,13 +21,10 @@ from __future__ import annotations
 
 import asyncio
 
-import msgspec
-
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import Contention
 from cassieq.engine.publisher import new_message
-from cassieq.model import MessageRow, QueueDefinition
-from cassieq.tokens import new_token
+from cassieq.model import QueueDefinition
 
 READS_AT_ONCE = 8
 ENTRIES_PER_BATCH = 50
@@ -77,7 +74,7 @@ class Purger:
             for start in range(0, len(left), ENTRIES_PER_BATCH):
                 chunk = left[start : start + ENTRIES_PER_BATCH]
                 applied = await store.cas_messages(
-                    qid, bucket, [(m.version, _retired(m, now)) for m in chunk]
+                    qid, bucket, [(m.version, m.retired(now, purged=True)) for m in chunk]
                 )
                 purged += sum(applied)
                 for m, done in zip(chunk, applied, strict=True):
@@ -92,7 +89,7 @@ class Purger:
         never writes it; 1 if this call retired a message there."""
         store, qid, bucket = self._ctx.store, queue.id, queue.bucket_of(monoton)
         now = self._ctx.clock.now()
-        placeholder = _retired(new_message(monoton, "", now), now)
+        placeholder = new_message(monoton, "", now).retired(now, purged=True)
         # Written only when the copy is not there yet (then the move's own insert does
         # nothing); a finalized bucket takes neither.
         await store.insert_messages(qid, bucket, [placeholder], now)
@@ -102,20 +99,8 @@ class Purger:
                 if row is not None and row.republished_to is not None and depth < MAX_FOLLOW:
                     return await self._copy(queue, row.republished_to, depth + 1)
                 return 0
-            if await store.cas_message(qid, bucket, row.version, _retired(row, now)):
+            if await store.cas_message(qid, bucket, row.version, row.retired(now, purged=True)):
                 if row.republished_to is not None and depth < MAX_FOLLOW:
                     return 1 + await self._copy(queue, row.republished_to, depth + 1)
                 return 1
         raise Contention(f"could not purge monoton {monoton} of {qid} (contention)")
-
-
-def _retired(row: MessageRow, now: int) -> MessageRow:
-    return msgspec.structs.replace(
-        row,
-        version=row.version + 1,
-        acked=True,
-        purged=True,
-        acked_at=now,
-        updated_at=now,
-        change=new_token(),
-    )

@@ -10,27 +10,12 @@ the count after the bucket is gone). Deciding it is ``MessageRow.past_retention`
 
 from __future__ import annotations
 
-import msgspec
-
 from cassieq.engine.context import EngineContext
 from cassieq.model import MessageRow, QueueDefinition
-from cassieq.tokens import new_token
 
 
 def expiring(queue: QueueDefinition, row: MessageRow, now: int) -> bool:
     return row.past_retention(now, queue.options.retention_ms)
-
-
-def expired_row(row: MessageRow, now: int) -> MessageRow:
-    """The row as the expiring write leaves it (the next version)."""
-    return msgspec.structs.replace(
-        row,
-        version=row.version + 1,
-        acked=True,
-        expired=True,
-        updated_at=now,
-        change=new_token(),
-    )
 
 
 async def expire(
@@ -43,7 +28,7 @@ async def expire(
 ) -> bool:
     """Retire ``row`` (at the version read) as expired; whether this call did it."""
     done = await ctx.store.cas_message(
-        queue.id, bucket, row.version, expired_row(row, ctx.clock.now()), unsealed=unsealed
+        queue.id, bucket, row.version, row.retired(ctx.clock.now(), expired=True), unsealed=unsealed
     )
     if done:
         ctx.log.info(

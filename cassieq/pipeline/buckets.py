@@ -30,6 +30,8 @@ MESSAGE_COLUMNS = (
     "created_at",
     "updated_at",
     "acked_at",
+    "expired",  # schema 0007
+    "purged",  # schema 0008
 )
 
 

@@ -4,7 +4,8 @@ Counts are the engine's own statistics (its StatisticsReader, run by the job's d
 the buckets the invisibility pointer has finished with are summed in its state
 (``summary``); the live buckets (from the pointer on, plus stragglers) are counted from
 their rows (a row moved by repair counts at its copy only).
-``published = acked + dead_lettered + in_flight + backlog``.
+``published = acked + dead_lettered + expired + in_flight + backlog`` (expired: past the
+retention or purged, retired unread).
 
 The delivery-count histogram, the oldest unacked message and the ack latencies come from
 the message rows still stored: buckets that repair finalized may have been deleted
@@ -88,7 +89,7 @@ def _snapshot(
         acked=c.acked,
         dead_lettered=c.dead_lettered,
         in_flight=c.in_flight,
-        backlog=c.size - c.in_flight,  # size = published - acked - dead_lettered
+        backlog=c.size - c.in_flight,  # size = published - acked - dead_lettered - expired
         delivered=c.delivered,
         delivery_count_histogram=d.get("histogram", {}),
         oldest_unacked_age_s=None if oldest is None else max(0, now_ms - oldest) / 1000,
@@ -120,7 +121,11 @@ def _scan(
             "kept": F.col("republished_to").isNull(),
             "live": (F.col("bucket") >= F.col("pointer"))
             | F.array_contains(F.col("stragglers"), F.col("bucket")),
-            "acked_ok": F.col("acked") & ~F.coalesce(F.col("dead_lettered"), F.lit(False)),
+            # Acked by a consumer: not dead-lettered, expired or purged (retired unread).
+            "acked_ok": F.col("acked")
+            & ~F.coalesce(
+                F.col("dead_lettered") | F.col("expired") | F.col("purged"), F.lit(False)
+            ),
         }
     )
     latency = F.when(

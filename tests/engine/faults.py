@@ -17,14 +17,20 @@ class InjectedFault(RuntimeError):
 class FaultyStore:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self._faults: dict[str, tuple[str, Callable[..., bool]]] = {}
+        self._faults: dict[str, tuple[str, Callable[..., bool], Callable[[str], Exception]]] = {}
         self._gates: dict[str, asyncio.Event] = {}
 
     def fail_once(
-        self, primitive: str, *, after: bool = False, when: Callable[..., bool] = lambda *a: True
+        self,
+        primitive: str,
+        *,
+        after: bool = False,
+        when: Callable[..., bool] = lambda *a: True,
+        error: Callable[[str], Exception] = lambda name: InjectedFault(f"injected fault in {name}"),
     ) -> None:
-        """The next call of ``primitive`` matching ``when`` raises (after running, if ``after``)."""
-        self._faults[primitive] = ("after" if after else "before", when)
+        """The next call of ``primitive`` matching ``when`` raises ``error(primitive)`` (after
+        running, if ``after``)."""
+        self._faults[primitive] = ("after" if after else "before", when, error)
 
     def hold(self, primitive: str) -> asyncio.Event:
         """Calls of ``primitive`` wait until the returned event is set (a slow LWT)."""
@@ -47,7 +53,7 @@ class FaultyStore:
                 del self._faults[name]
                 if fault[0] == "after":
                     await target(*args, **kwargs)
-                raise InjectedFault(f"injected fault in {name}")
+                raise fault[2](name)
             return await target(*args, **kwargs)
 
         return call

@@ -4,16 +4,19 @@ each one conditional batch per bucket partition (both stores)."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections import Counter
 
 import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
-from cassieq.engine.errors import InvalidArgument, StaleReceipt
+from cassieq.engine.errors import InvalidArgument, StaleReceipt, Unsettled
 from cassieq.model import Delivery, OutgoingMessage, PopReceipt, VisibilityChange
+from cassieq.store.base import LwtUndecided
 from cassieq.store.cassandra import CassandraStore
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue
+from tests.engine.faults import FaultyStore
 from tests.engine.test_holes_and_repair import drain
 
 
@@ -104,6 +107,36 @@ async def test_a_batch_ack_acks_the_rest_and_reports_the_stale_ones(
     assert await drain(engine, account, "q") == []
     stats = await engine.statistics(account, "q")
     assert (stats.size, stats.acked) == (0, 7)
+
+
+async def test_a_batch_whose_bucket_cannot_be_settled_reports_its_entries_and_does_the_rest(
+    store: CountingStore, clock: FakeClock
+) -> None:
+    """One bucket's conditional batch undecided (LwtUndecided): its entries are answered
+    Unsettled (503 over HTTP), the other buckets' entries still acked and reported."""
+    faulty = FaultyStore(store)
+    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
+    account = f"t-{uuid.uuid4().hex[:12]}"
+    await engine.accounts.create(account)
+    queue = await make_queue(engine, account, bucket_size=2)
+    await send(engine, account, "q", ["a", "b", "c", "d"])
+    got = await engine.receive(account, "q", 4, 30)
+    assert len(got) == 4
+    undecided = queue.bucket_of(got[0].receipt.monoton)
+    faulty.fail_once(
+        "ack_messages",
+        when=lambda _queue, bucket, *rest: bucket == undecided,
+        error=lambda name: LwtUndecided(name, "injected"),
+    )
+    answer = await engine.ack_batch(account, "q", [d.receipt for d in got])
+    in_undecided = [queue.bucket_of(d.receipt.monoton) == undecided for d in got]
+    assert [isinstance(a, Unsettled) for a in answer] == in_undecided
+    assert [a is None for a in answer] == [not u for u in in_undecided]
+    assert not faulty.armed("ack_messages")
+    # Not applied (the fault came before the batch ran): acking them again does it.
+    again = [d.receipt for d, u in zip(got, in_undecided, strict=True) if u]
+    assert await engine.ack_batch(account, "q", again) == [None] * len(again)
+    assert (await engine.statistics(account, "q")).acked == 4
 
 
 async def test_a_batch_visibility_change_with_new_bodies(

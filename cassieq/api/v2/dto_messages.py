@@ -13,7 +13,6 @@ Limits (SQS's where it has one):
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated
 
 import msgspec
@@ -111,9 +110,3 @@ class UpdatedEntry(msgspec.Struct, frozen=True, rename="camel"):
 class VisibilityResponse(msgspec.Struct, frozen=True):
     updated: list[UpdatedEntry]
     failed: list[FailedEntry]
-
-
-def iso_time(epoch_ms: int) -> str:
-    """``2026-11-22T21:45:54.123Z``: the one time format of v2 bodies."""
-    at = datetime.fromtimestamp(epoch_ms / 1000, UTC)
-    return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -9,12 +9,12 @@ silently keep its default.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import msgspec
 
 from cassieq.api.dto import Name, StatisticsDetailBody
+from cassieq.api.v2.times import iso_time
 from cassieq.engine.queues import (
     MAX_BUCKET_SIZE,
     MAX_DELAY_S,
@@ -196,9 +196,3 @@ class PeekedMessageBody(msgspec.Struct, frozen=True, rename="camel"):
 class PeekBody(msgspec.Struct, frozen=True):
     messages: list[PeekedMessageBody]
     next: str | None  # the cursor of the next page (opaque), null when there is none
-
-
-def iso_time(epoch_ms: int) -> str:
-    """``2026-11-22T21:45:54.123Z``: the one time format of v2 bodies."""
-    at = datetime.fromtimestamp(epoch_ms / 1000, UTC)
-    return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")

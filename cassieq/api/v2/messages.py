@@ -30,9 +30,9 @@ from cassieq.api.v2.dto_messages import (
     UpdatedEntry,
     VisibilityRequest,
     VisibilityResponse,
-    iso_time,
 )
 from cassieq.api.v2.entries import ReceiptFailure, decode_receipts, failure_of, message_size
+from cassieq.api.v2.times import iso_time
 from cassieq.engine.errors import InvalidArgument
 from cassieq.model import MAX_MESSAGE_BYTES, Delivery, OutgoingMessage, PopReceipt, VisibilityChange
 from cassieq.model import AuthorizationLevel as L
