@@ -209,6 +209,14 @@ class Waiters:
         """``receive()``'s first non-empty answer within ``wait_s`` seconds, else []."""
         if self._closed:
             return await receive()
+        if queue not in self._watchers:
+            # Nobody waits on this queue here, so most likely a message is there (a busy
+            # queue): try before paying for a watcher and its baseline read of the monoton.
+            # On nothing, the watched path below tries again after the baseline, so a put
+            # landing in between still wakes this receive.
+            got = await receive()
+            if got:
+                return got
         watcher = await self._ready(queue)
         if not watcher.quiet:
             got = await watcher.attempt(receive)

@@ -63,6 +63,20 @@ async def test_a_put_on_the_same_server_wakes_a_waiting_receive(
     assert engine.waiters.watcher(queue) is None  # the last waiter gone, the watching stops
 
 
+async def test_a_waiting_receive_that_finds_a_message_at_once_reads_no_monoton(
+    engine: QueueEngine, store: CountingStore, account: str
+) -> None:
+    """On a busy queue a long poll costs what a plain receive does: no watcher is set up,
+    so no baseline read of the monoton."""
+    queue = await _queue(engine, account)
+    await engine.put(account, "q", "there")
+    store.reset()
+    got = await engine.receive(account, "q", max_messages=1, invisibility_s=60, wait_s=SAFETY_S)
+    assert [d.message for d in got] == ["there"]
+    assert store.calls["read_monoton"] == 0
+    assert engine.waiters.watcher(queue) is None
+
+
 async def test_a_put_on_another_server_wakes_it_at_the_next_check(
     engine: QueueEngine, other: QueueEngine, account: str
 ) -> None:
