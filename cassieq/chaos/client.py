@@ -329,7 +329,8 @@ class ChaosClient:
                 method, self.urls[server] + path, params=params, data=data, headers=headers
             ) as response:
                 raw = await response.read()
-                call = Call(route, server, send, time.monotonic(), response.status)
+                answer = raw[:300].decode(errors="replace") if response.status >= 500 else None
+                call = Call(route, server, send, time.monotonic(), response.status, answer=answer)
         except _UNANSWERED as exc:
             call = Call(route, server, send, time.monotonic(), None, type(exc).__name__)
             raw = b""

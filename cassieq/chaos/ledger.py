@@ -33,6 +33,7 @@ class Call:
     recv: float
     status: int | None
     error: str | None = None
+    answer: str | None = None  # a 5xx's body (its start), for the samples
 
 
 @dataclass(slots=True)
@@ -335,6 +336,11 @@ def _judge_calls(v: Verdicts, calls: list[Call]) -> None:
             unanswered[c.server] += 1
         elif c.status >= 500:
             by_route[c.route] += 1
+            _sample(
+                v,
+                "5xx",
+                {"route": c.route, "status": c.status, "answer": c.answer, "server": c.server},
+            )
     v.http_5xx = sum(by_route.values())
     v.http_5xx_by_route = dict(sorted(by_route.items()))
     v.unanswered_by_server = dict(sorted(unanswered.items()))

@@ -18,6 +18,7 @@ from cassieq.engine.errors import AccountNotFound
 from cassieq.engine.keyspace_secrets import KEY_ENCRYPTION_SECRET, secret_bytes
 from cassieq.model import Account
 from cassieq.store.counting import CountingStore
+from cassieq.store.memory import MemoryStore
 from tests.conftest import CassandraNode
 
 
@@ -83,10 +84,13 @@ async def test_a_plaintext_row_is_sealed_on_read(
     assert (await engine.accounts.get_for_auth(name)).keys == {"primary": key}
     sealed = (await _raw(store, name))["primary"]
     assert is_sealed(sealed) and key not in sealed
-    assert store.calls["replace_key"] == 1
+    sealings = store.calls["replace_key"]
+    # On Cassandra the session's API server shares the keyspace, and its background pass
+    # may seal the row first (with the same keyspace key): then this read finds it sealed.
+    assert sealings == 1 if isinstance(store.inner, MemoryStore) else sealings in (0, 1)
     # Read again: opened, not re-sealed.
     assert (await engine.accounts.get(name)).keys == {"primary": key}
-    assert store.calls["replace_key"] == 1
+    assert store.calls["replace_key"] == sealings
 
 
 async def test_a_plaintext_row_written_with_cql_is_sealed_on_read(
