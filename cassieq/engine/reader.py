@@ -13,6 +13,9 @@ from cassieq.engine.singleflight import SingleFlight
 from cassieq.model import BucketState, Delivery, QueueDefinition, QueueId
 
 MAX_STEPS = 64
+# How many buckets this server's readers may be ahead of the stored reader pointer while
+# their seals and pointer moves are written behind them, one after another.
+MAX_AHEAD = 4
 
 
 class Reader:
@@ -30,9 +33,10 @@ class Reader:
         # bucket not being sealed, and _leave re-reads it unless this server moved it.
         self._pointers: Recent[QueueId, int] = Recent(ctx, ctx.tuning.state_cache_ms)
         self._prefetching: set[asyncio.Task[BucketState]] = set()
-        # queue -> the seal and pointer move of the bucket this server's readers just left,
-        # under way while they read the next one (see _leave).
-        self._moving: dict[QueueId, asyncio.Task[None]] = {}
+        # queue -> the seals and pointer moves of the buckets this server's readers just
+        # left, oldest first, under way while they read on (see _leave): each waits for the
+        # one before it, so the stored pointer still moves one bucket at a time, in order.
+        self._moving: dict[QueueId, list[asyncio.Task[bool]]] = {}
         # queue -> the bucket this server's own move targets (or reached): its readers read
         # it even while the move is under way, and leaving it needs no read of the pointer
         # first (if another server moved on meanwhile, the CAS says so).
@@ -162,14 +166,20 @@ class Reader:
         # the reader leaves a bucket, so the reads are skipped where the answer is known.
         store, qid, bucket = self._ctx.store, queue.id, snap.bucket
         size = queue.options.bucket_size
-        while (moving := self._moving.get(qid)) is not None:
-            # At most one bucket ahead of the stored pointer: the previous move goes first
-            # (its outcome decides where this server's readers are).
-            await asyncio.wait([moving])
-        now = self._ctx.clock.now()
         # Complete: every monoton of it has its row, or it was sealed (which is only done
         # once the monoton had passed it and its holes had their grace).
         complete = len(snap.messages) >= size or snap.sealed_at is not None
+        while moving := self._moving.get(qid):
+            # Ahead of the stored pointer only along this server's own chain of moves, at
+            # most MAX_AHEAD buckets, and only past complete buckets: batch receives empty
+            # a bucket in a round or two, and waiting for each seal and pointer CAS in turn
+            # was what bounded them. Any other leave waits for the chain to end (its outcome
+            # decides where this server's readers are; at the head of the queue, a get that
+            # finds nothing answers once the buckets it passed are sealed).
+            if complete and self._ahead.get(qid) == bucket and len(moving) < MAX_AHEAD:
+                break
+            await asyncio.wait([moving[0]])
+        now = self._ctx.clock.now()
         if not complete and await store.read_monoton(qid) < (bucket + 1) * size:
             return None
         if self._ahead.get(qid) != bucket:
@@ -191,13 +201,28 @@ class Reader:
         # leave reads the pointer and follows it.
         self._prefetch(queue, bucket + 1)
         self._ahead[qid] = bucket + 1
-        task = asyncio.get_running_loop().create_task(self._seal_and_move(queue, bucket))
-        self._moving[qid] = task
+        chain = self._moving.setdefault(qid, [])
+        before = chain[-1] if chain else None
+        task = asyncio.get_running_loop().create_task(self._seal_and_move(queue, bucket, before))
+        chain.append(task)
         task.add_done_callback(lambda done: self._moved(qid, bucket + 1, done))
         return bucket + 1
 
-    async def _seal_and_move(self, queue: QueueDefinition, bucket: int) -> None:
+    async def _seal_and_move(
+        self, queue: QueueDefinition, bucket: int, before: asyncio.Task[bool] | None
+    ) -> bool:
+        """Seal the bucket and move the pointer past it; whether this server moved it."""
         store, qid, size = self._ctx.store, queue.id, queue.options.bucket_size
+        if before is not None:
+            await asyncio.wait([before])
+            if before.cancelled() or before.exception() is not None or not before.result():
+                # The move before this one did not bring the pointer here (another server
+                # moved it, or its outcome is unknown): the bucket may be another server's
+                # reader bucket now, so it is not sealed from here; this server's readers
+                # go back to the stored pointer.
+                self._pointers.drop(qid)
+                self._ahead.pop(qid, None)
+                return False
         # Takes from a sealed bucket are refused (the reader's takes are conditioned on
         # the seal marker), so this server's takes still under way go first.
         await self._deliverer.wait_for_all_tries(queue, bucket * size, (bucket + 1) * size)
@@ -205,13 +230,17 @@ class Reader:
         if await store.cas_pointer(qid, "reader", bucket, bucket + 1):
             self._ctx.log.debug("reader_advanced", queue=str(qid), bucket=bucket + 1)
             self._pointers.put(qid, bucket + 1)
-            return
+            return True
         current = await store.read_pointer(qid, "reader")  # another server moved it
         self._follow(qid, current)
+        return False
 
-    def _moved(self, qid: QueueId, target: int, task: asyncio.Task[None]) -> None:
-        if self._moving.get(qid) is task:
-            del self._moving[qid]
+    def _moved(self, qid: QueueId, target: int, task: asyncio.Task[bool]) -> None:
+        chain = self._moving.get(qid, [])
+        if task in chain:
+            chain.remove(task)
+            if not chain:
+                del self._moving[qid]
         if task.cancelled() or task.exception() is not None:
             # Unknown how far it got: read the pointer next time and go from there. (Only
             # a shutdown cancels it: nothing to warn about, the next get redoes it.)
@@ -232,7 +261,7 @@ class Reader:
     async def settle(self) -> None:
         """Wait for the seals and pointer moves under way (tests, shutdown)."""
         while self._moving:
-            await asyncio.wait(list(self._moving.values()))
+            await asyncio.wait([t for chain in self._moving.values() for t in chain])
 
     def _prefetch(self, queue: QueueDefinition, bucket: int) -> None:
         task = asyncio.get_running_loop().create_task(self._read_bucket(queue, bucket))

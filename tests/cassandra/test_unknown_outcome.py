@@ -9,10 +9,12 @@ read back as "not applied"; one that keeps timing out is undecided, never a gues
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 import pytest
-from cassandra import Unavailable
+from cassandra import ConsistencyLevel, ReadTimeout, Unavailable
 
 from cassieq.model import (
     Account,
@@ -25,6 +27,7 @@ from cassieq.model import (
 )
 from cassieq.store.base import LwtUndecided
 from cassieq.store.cassandra import CassandraStore, LwtRetry
+from cassieq.store.cassandra.lwt import READ_BACK_TRIES
 from tests.lwt_faults import Mode, TimeoutInjectingStore, cas_timeout
 
 MODES: list[Mode] = ["before", "after"]
@@ -274,3 +277,48 @@ async def test_an_insert_whose_answer_is_lost_after_a_consumer_took_it(
     assert await lossy.insert_messages(queue, 0, [_row(1, "writer")], 0) is True
     stored = await plain.read_message(queue, 0, 0)
     assert stored is not None and stored.change == "consumer" and stored.delivery_count == 1
+
+
+class _FailingReadBacks(TimeoutInjectingStore):
+    """Its next ``failures`` SERIAL reads (the read backs of unknown outcomes) time out."""
+
+    failures = 0
+    reads = 0
+
+    async def _read_serial(self, statement: Any, params: Sequence[Any]) -> list[Any]:
+        self.reads += 1
+        if self.failures > 0:
+            self.failures -= 1
+            raise ReadTimeout("injected", consistency=ConsistencyLevel.SERIAL)
+        return await super()._read_serial(statement, params)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_read_back_that_fails_is_read_again_not_guessed(
+    cassandra_store: CassandraStore, mode: Mode
+) -> None:
+    # While a node dies, the read after a timed-out LWT often fails too: it is read again
+    # (never sent again unread, never assumed), and only a read that keeps failing is
+    # undecided.
+    store = _FailingReadBacks.beside(cassandra_store, lwt_retry=LwtRetry(base_s=0.001))
+    queue = _queue()
+    assert await store.insert_messages(queue, 0, [_row(1, "c1")], 0) is True
+    store.inject("ack_message", mode, times=1)
+    store.failures = READ_BACK_TRIES - 1
+    assert await store.ack_message(queue, 0, 0, 1, "t", 5) is True
+    _timed_out_once(store, "ack_message")
+    assert store.failures == 0 and store.reads >= READ_BACK_TRIES
+    assert store.seen["ack_message"] == (1 if mode == "after" else 2)  # not re-sent if applied
+    row = await store.read_message(queue, 0, 0)
+    assert row is not None and row.acked and row.version == 2
+
+    other = _queue()
+    assert await store.insert_messages(other, 0, [_row(1, "c2")], 0) is True
+    store.inject("ack_message", mode, times=1)
+    store.failures = READ_BACK_TRIES
+    with pytest.raises(LwtUndecided):
+        await store.ack_message(other, 0, 0, 1, "t", 5)
+    _timed_out_once(store, "ack_message")
+    assert store.seen["ack_message"] == 1  # undecided: not sent again
+    row = await store.read_message(other, 0, 0)
+    assert row is not None and row.acked is (mode == "after")

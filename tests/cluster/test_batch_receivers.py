@@ -24,7 +24,7 @@ from cassieq.devtools.cluster import ClusterConfig
 from cassieq.engine import QueueEngine
 from cassieq.model import OutgoingMessage, QueueOptions
 from cassieq.store.cassandra import CassandraStore, apply_schema, connect, default_schema_dir
-from tests.cluster.test_chaos import _cluster_answers
+from tests.cluster.helpers import cluster_answers
 
 pytestmark = pytest.mark.cluster
 
@@ -38,7 +38,7 @@ def cluster_store() -> Iterator[CassandraStore]:
     cfg = ClusterConfig.from_env()
     # A keyspace of this test run's own (helpers running side by side use their own).
     keyspace = os.environ.get("CASSIEQ_TEST_KEYSPACE", "cassieq_test") + "_rf3"
-    _cluster_answers()  # else a clear failure, not a connection error
+    cluster_answers()  # else a clear failure, not a connection error
     cluster, session = connect(list(cfg.hosts), cfg.native_port, connect_timeout=5.0)
     try:
         apply_schema(session, keyspace, cfg.replication(3), default_schema_dir())

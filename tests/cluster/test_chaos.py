@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from cassieq.store.cassandra import CassandraUnavailable, connect
+from tests.cluster.helpers import cluster_answers
 
 pytestmark = pytest.mark.cluster
 
@@ -33,20 +33,6 @@ BOUND_S = 480
 BATCH_BOUND_S = 600  # 434 s seen with other helpers' tests loading the 2 cores
 
 
-def _cluster_answers() -> None:
-    from cassieq.devtools.cluster import ClusterConfig
-
-    cfg = ClusterConfig.from_env()
-    try:
-        cluster, _ = connect(list(cfg.hosts), cfg.native_port, connect_timeout=5.0)
-    except CassandraUnavailable as exc:
-        pytest.fail(
-            f"this test needs the three-node cluster (cassieq cassandra start --nodes 3): {exc}",
-            pytrace=False,
-        )
-    cluster.shutdown()
-
-
 def test_both_faults_lose_nothing_and_deliver_nothing_twice() -> None:
     _check_soak(ARGS, messages=500, bound_s=BOUND_S)
 
@@ -57,7 +43,7 @@ def test_v2_batches_of_10_under_both_faults_lose_nothing_and_deliver_nothing_twi
 
 
 def _check_soak(args: list[str], *, messages: int, bound_s: float) -> dict[str, Any]:
-    _cluster_answers()
+    cluster_answers()
     done = subprocess.run(
         [sys.executable, "-m", "cassieq", "chaos", *args],
         capture_output=True,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine.reader import MAX_AHEAD
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue
 from tests.engine.faults import FaultyStore
@@ -103,3 +104,69 @@ async def test_a_bucket_left_but_not_yet_sealed_is_not_passed_by_the_invisibilit
     assert await engine.get_next(account, "q", 30) is None
     assert (await faulty.read_invisibility(queue.id)).bucket == 1  # passed once sealed
     await engine.settle()
+
+
+async def test_readers_go_several_buckets_ahead_of_the_moves_written_behind_them(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    # Batch receives empty a bucket in a round or two: waiting for each seal and pointer
+    # move in turn bounded them. The moves are written behind, in order, up to MAX_AHEAD.
+    faulty = FaultyStore(store)
+    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
+    queue = await make_queue(engine, account, bucket_size=2)
+    payloads = [f"m{i}" for i in range(2 * (MAX_AHEAD + 1))]
+    for payload in payloads:
+        await engine.put(account, "q", payload)
+    seal = faulty.hold("seal_bucket")
+    seen = []
+    for _ in payloads:  # none of them waits for a seal
+        got = await engine.get_next(account, "q", 30)
+        assert got is not None
+        seen.append(got.message)
+    assert seen == payloads
+    assert await faulty.read_pointer(queue.id, "reader") == 0
+    for bucket in range(MAX_AHEAD + 1):
+        assert (await faulty.read_bucket(queue.id, bucket)).sealed_at is None
+    seal.set()
+    await engine.settle()
+    assert await faulty.read_pointer(queue.id, "reader") == MAX_AHEAD
+    for bucket in range(MAX_AHEAD):
+        assert (await faulty.read_bucket(queue.id, bucket)).sealed_at is not None
+    assert await engine.get_next(account, "q", 30) is None
+
+
+async def test_a_failed_move_in_the_chain_seals_nothing_after_it(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    # The moves after a failed one do not seal their buckets: the pointer never reached
+    # them, so they may be another server's reader buckets. The readers go back to it.
+    faulty = FaultyStore(store)
+    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
+    queue = await make_queue(engine, account, bucket_size=2, finalize_seconds=1)
+    payloads = [f"m{i}" for i in range(9)]
+    for payload in payloads:
+        await engine.put(account, "q", payload)
+    seal = faulty.hold("seal_bucket")
+    seen = []
+    for _ in range(6):  # buckets 0-2 left, their moves waiting for the first seal
+        got = await engine.get_next(account, "q", 30)
+        assert got is not None
+        seen.append(got.message)
+        await engine.ack(account, "q", got.receipt)
+    faulty.fail_once("cas_pointer")  # bucket 0's move: sealed, the pointer not moved
+    seal.set()
+    await engine.settle()
+    assert not faulty.armed("cas_pointer")
+    assert await faulty.read_pointer(queue.id, "reader") == 0
+    assert (await faulty.read_bucket(queue.id, 0)).sealed_at is not None
+    for bucket in (1, 2):
+        assert (await faulty.read_bucket(queue.id, bucket)).sealed_at is None
+    # The readers find their way from the stored pointer; each message once.
+    seen += await drain(engine, account, "q")
+    await engine.settle()
+    assert sorted(seen) == payloads
+    assert await faulty.read_pointer(queue.id, "reader") == 4
+    clock.advance(60)
+    await engine.repair(account, "q")
+    assert await drain(engine, account, "q") == []
+    assert (await engine.statistics(account, "q")).size == 0

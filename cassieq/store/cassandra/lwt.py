@@ -77,6 +77,9 @@ class LwtRetry:
 
 Resolver = Callable[[], Awaitable[Outcome]]
 
+# Reads of an unknown outcome before it is called undecided (see _read_back).
+READ_BACK_TRIES = 3
+
 # A "not applied" answer to a try that follows a timed-out one, once read back.
 _AFTER_TIMEOUT: dict[Outcome, LwtEvent] = {
     Outcome.APPLIED: "timeout_applied",
@@ -106,7 +109,7 @@ async def run_lwt(
             raise  # refused before executing: a bug in the statement, not an outcome
         except Exception as exc:
             timed_out = True
-            outcome = await _read_back(primitive, resolve, observer, exc)
+            outcome = await _read_back(primitive, resolve, observer, exc, retry)
             observer.lwt_outcome(primitive, f"timeout_{outcome.value}")  # type: ignore[arg-type]
         else:
             row = rows[0]
@@ -119,7 +122,7 @@ async def run_lwt(
             # An earlier try of this very change timed out. It may have been completed
             # since (by another proposer's Paxos round) and be what fails the condition
             # now: only the read back tells our change from someone else's.
-            outcome = await _read_back(primitive, resolve, observer, None)
+            outcome = await _read_back(primitive, resolve, observer, None, retry)
             observer.lwt_outcome(primitive, _AFTER_TIMEOUT[outcome])
         if outcome is Outcome.APPLIED:
             return True, None
@@ -131,13 +134,27 @@ async def run_lwt(
 
 
 async def _read_back(
-    primitive: str, resolve: Resolver, observer: LwtObserver, cause: Exception | None
+    primitive: str,
+    resolve: Resolver,
+    observer: LwtObserver,
+    cause: Exception | None,
+    retry: LwtRetry,
 ) -> Outcome:
-    try:
-        return await resolve()
-    except RequestValidationException:
-        raise
-    except Exception as exc:
-        observer.lwt_outcome(primitive, "undecided")
-        why = f"after {cause!r}, " if cause is not None else ""
-        raise LwtUndecided(primitive, f"{why}its outcome could not be read back: {exc!r}") from exc
+    """The outcome as read back at SERIAL. A read that fails is tried again (not the LWT:
+    its outcome is still unknown): while a node dies, the read that follows a timed-out LWT
+    often meets the same dying replica, and giving up at once answered clients a 503."""
+    for attempt in range(READ_BACK_TRIES):
+        try:
+            return await resolve()
+        except RequestValidationException:
+            raise
+        except Exception as exc:
+            if attempt + 1 < READ_BACK_TRIES:
+                await asyncio.sleep(retry.backoff(attempt + 5))
+                continue
+            observer.lwt_outcome(primitive, "undecided")
+            why = f"after {cause!r}, " if cause is not None else ""
+            raise LwtUndecided(
+                primitive, f"{why}its outcome could not be read back: {exc!r}"
+            ) from exc
+    raise AssertionError("unreachable")  # the loop returns or raises
