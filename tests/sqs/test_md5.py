@@ -32,7 +32,7 @@ def test_attribute_digests_as_in_the_receive_message_examples() -> None:
 
 
 def test_binary_and_number_attributes_as_in_the_send_message_example() -> None:
-    attributes = {
+    attributes: dict[str, dict[str, object]] = {
         "City": {"DataType": "String", "StringValue": "Any City"},
         # awscli v1 sends a blob given in a JSON file as the bytes of its text, which
         # botocore base64-encodes: SQS saw (and digested) b"SGVsbG8sIFdvcmxkIQ==".
