@@ -9,6 +9,7 @@ import functools
 from pathlib import Path
 
 import msgspec
+import structlog
 from litestar import Response, get
 from litestar.datastructures import State
 
@@ -20,6 +21,8 @@ from cassieq.store.cassandra.schema import (
     load_migrations,
     pending_migrations,
 )
+
+log = structlog.get_logger("cassieq.api")
 
 # /ready must answer even when Cassandra does not: a check that hangs is a failed check.
 CHECK_TIMEOUT_S = 5.0
@@ -55,11 +58,19 @@ async def _store_checks(app: AppState) -> tuple[Check, Check]:
         applied: dict[int, str] = await asyncio.wait_for(read(), CHECK_TIMEOUT_S)
     except Exception as exc:
         # No quorum, timeouts, no connection: whatever the driver says, it is not ready.
-        return Check(ok=False, detail=f"no answer: {exc!r}"), Check(ok=False, detail="unknown")
+        # /ready is open to anyone: the error's text (hosts, addresses) goes to the log only.
+        log.warning("ready_cassandra_check_failed", error=repr(exc))
+        no_answer = Check(ok=False, detail=f"no answer ({type(exc).__name__})")
+        return no_answer, Check(ok=False, detail="unknown")
     try:
         expected = _expected_migrations(default_schema_dir())
     except SchemaError as exc:
         return Check(ok=True, detail="answers"), Check(ok=False, detail=str(exc))
+    if not expected:
+        # An installed package without its schema files (the image sets the directory).
+        return Check(ok=True, detail="answers"), Check(
+            ok=True, detail="no schema files here to compare with (CASSIEQ_SCHEMA_DIR)"
+        )
     pending = pending_migrations(applied, list(expected))
     if pending:
         detail = f"not applied: {', '.join(pending)} (run `cassieq schema apply`)"

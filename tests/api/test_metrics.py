@@ -19,8 +19,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from cassieq.api.app import create_app
 from cassieq.config import Settings
 from cassieq.engine import FakeClock
-from cassieq.model import QueueOptions
-from cassieq.store.base import Store
+from cassieq.model import Account, QueueOptions
+from cassieq.store.base import Store, StoreUnavailable
 from cassieq.store.memory import MemoryStore
 
 TOKEN = "metrics-operator-token"
@@ -133,6 +133,8 @@ def test_queue_figures_come_from_the_statistics(api: Api) -> None:
     age = api.queue_value(samples, "cassieq_queue_oldest_message_age_seconds", "q")
     assert age is not None and age >= 5
     assert second["popReceipt"]  # still in flight: counted above
+    assert samples[("cassieq_metrics_queues_listed", frozenset())] == 1
+    assert samples[("cassieq_metrics_sample_seconds", frozenset())] > 0
 
 
 def test_pointer_lag_matches_the_debug_route(api: Api) -> None:
@@ -276,3 +278,24 @@ def test_each_app_has_its_own_registry() -> None:
         and s.labels["route"] == "/health"
     ]
     assert counts == []  # app one's requests are not in app two's registry
+
+
+class FailingListing(MemoryStore):
+    async def list_accounts(self) -> list[Account]:
+        raise StoreUnavailable("no answer")
+
+
+def test_a_store_that_does_not_answer_still_gives_the_other_figures() -> None:
+    app = create_app(Settings(admin_token=TOKEN), FailingListing(), background=False)
+    with TestClient(app=app) as client:
+        assert client.get("/health").status_code == 200
+        answer = client.get("/metrics", headers=ADMIN)
+    assert answer.status_code == 200, answer.text
+    samples = {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(answer.text)
+        for s in family.samples
+    }
+    assert samples[("cassieq_metrics_queues_listed", frozenset())] == 0
+    health = frozenset({("method", "GET"), ("route", "/health"), ("status", "200")})
+    assert samples[("cassieq_http_request_duration_seconds_count", health)] == 1

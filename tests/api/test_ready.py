@@ -180,3 +180,13 @@ def test_cassandra_not_answering_is_not_ready(make: Any, cassandra_node: Cassand
     assert "cassandra" in body["failed"]
     assert body["checks"]["cassandra"]["ok"] is False
     assert body["checks"]["cassandra"]["detail"].startswith("no answer")
+
+
+def test_without_schema_files_there_is_nothing_to_compare(
+    make: Any, cassandra_store: CassandraStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An installed package run without CASSIEQ_SCHEMA_DIR: the keyspace is not judged.
+    monkeypatch.setenv("CASSIEQ_SCHEMA_DIR", str(tmp_path))
+    answer = make(cassandra_store, background=False).get()
+    assert answer.status_code == 200, answer.text
+    assert "CASSIEQ_SCHEMA_DIR" in answer.json()["checks"]["schema"]["detail"]

@@ -108,6 +108,11 @@ class QueueCollector:
             value=sample.errors,
         )
         yield GaugeMetricFamily(
+            "cassieq_metrics_sample_seconds",
+            "How long the last refresh of the per-queue figures took.",
+            value=sample.seconds,
+        )
+        yield GaugeMetricFamily(
             "cassieq_metrics_queues_listed",
             "1 when the last sample could list the queues, 0 when the store did not answer.",
             value=1 if sample.listed else 0,

@@ -12,7 +12,8 @@ every queue.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 
 from cassieq.engine import QueueEngine
 from cassieq.model import QueueDefinition, Statistics
@@ -42,6 +43,8 @@ class Sample:
     # Queues whose statistics could not be read this time; False: the listing failed.
     errors: int = 0
     listed: bool = True
+    # How long reading it took (what a refresh costs a scrape).
+    seconds: float = 0.0
 
 
 class QueueSampler:
@@ -61,7 +64,9 @@ class QueueSampler:
         async with self._lock:
             now = self._engine.ctx.clock.now()
             if self._taken_at is None or now - self._taken_at >= self._cache_ms:
-                self.sample = await self._read()
+                began = time.perf_counter()
+                sample = await self._read()
+                self.sample = replace(sample, seconds=time.perf_counter() - began)
                 self._taken_at = self._engine.ctx.clock.now()
             return self.sample
 
