@@ -61,6 +61,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     metrics_queues: tuple[str, ...] = ()
     # How long a scrape's per-queue statistics are reused (every queue is read per refresh).
     metrics_cache_seconds: Annotated[float, msgspec.Meta(ge=0)] = 10.0
+    # How long a scrape waits for that refresh before answering the previous figures (the
+    # refresh goes on): below Prometheus's scrape timeout (10 s by default).
+    metrics_scrape_wait_seconds: Annotated[float, msgspec.Meta(gt=0)] = 5.0
     # /ready fails when the background loop's last completed pass is older than this.
     ready_background_max_age_seconds: Annotated[float, msgspec.Meta(gt=0)] = 60.0
 

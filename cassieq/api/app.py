@@ -115,6 +115,8 @@ def create_app(
         finally:
             # Waiting receives answer [] now rather than at their deadline.
             await engine.waiters.close()
+            if state.metrics is not None:
+                await state.metrics.sampler.close()  # a /metrics refresh still running
             await worker.stop()
             # Redrive tasks of this server stop here; their status stays "running".
             await engine.redriver.close()

@@ -7,6 +7,7 @@ The app runs in-process on the memory store and on the real Cassandra, with a Fa
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,8 +18,9 @@ from litestar.testing import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from cassieq.api.app import create_app
+from cassieq.api.metrics.sampler import QueueSampler
 from cassieq.config import Settings
-from cassieq.engine import FakeClock
+from cassieq.engine import FakeClock, QueueEngine
 from cassieq.model import Account, QueueOptions
 from cassieq.store.base import Store, StoreUnavailable
 from cassieq.store.memory import MemoryStore
@@ -93,6 +95,9 @@ def _app(request: pytest.FixtureRequest, **settings: Any) -> Iterator[Api]:
     merged = {
         "admin_token": TOKEN,
         "metrics_cache_seconds": CACHE_S,
+        # A pass over the shared keyspace's every queue can take long on a loaded machine:
+        # these tests read the pass's figures, never the previous ones.
+        "metrics_scrape_wait_seconds": 300.0,
         # The shared keyspace holds other tests' queues, some deeper than these.
         "metrics_queues": (f"{account}/q", f"{account}/other"),
         **settings,
@@ -299,3 +304,31 @@ def test_a_store_that_does_not_answer_still_gives_the_other_figures() -> None:
     assert samples[("cassieq_metrics_queues_listed", frozenset())] == 0
     health = frozenset({("method", "GET"), ("route", "/health"), ("status", "200")})
     assert samples[("cassieq_http_request_duration_seconds_count", health)] == 1
+
+
+class HeldListing(MemoryStore):
+    """A store whose queue listing waits until the test lets it go: a pass that outlasts
+    the scrape's wait, as on a slow cluster with many queues."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+
+    async def list_accounts(self) -> list[Account]:
+        await self.release.wait()
+        return await super().list_accounts()
+
+
+async def test_a_slow_refresh_answers_the_previous_sample() -> None:
+    store = HeldListing()
+    engine = QueueEngine(store, FakeClock())
+    await engine.accounts.create("acct")
+    await engine.create_queue("acct", "q", QueueOptions())
+    sampler = QueueSampler(engine, top=5, allow=(), cache_ms=0, wait_s=0.01)
+    first = await sampler.refresh()
+    assert first.listed is False and first.queues == []  # nothing read yet: answered anyway
+    store.release.set()
+    await sampler.settle()
+    assert sampler.sample.listed is True
+    assert [(q.account, q.queue) for q in sampler.sample.queues] == [("acct", "q")]
+    await sampler.close()

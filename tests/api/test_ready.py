@@ -41,9 +41,10 @@ class Ready:
     def get(self) -> httpx.Response:
         return self.client.get("/ready")
 
-    def until_ready(self, within_s: float = 20) -> httpx.Response:
+    def until_ready(self, within_s: float = 180) -> httpx.Response:
         """The first background pass runs at start, on the app's loop: wait for it
-        (bounded), by asking as an orchestrator would."""
+        (bounded), by asking as an orchestrator would. It repairs every queue of the shared
+        test keyspace: long on a loaded machine."""
         deadline = time.monotonic() + within_s
         while True:
             answer = self.get()

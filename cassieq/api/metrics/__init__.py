@@ -21,6 +21,7 @@ class Metrics:
             top=settings.metrics_top_queues,
             allow=settings.metrics_queues,
             cache_ms=round(settings.metrics_cache_seconds * 1000),
+            wait_s=settings.metrics_scrape_wait_seconds,
         )
         self.requests = request_histogram(self.registry)
         self.registry.register(QueueCollector(self.sampler))

@@ -3,7 +3,10 @@
 Ranking queues by depth needs every queue's statistics, so a scrape reads them all (a
 bounded number of reads each, cassieq.engine.stats), a few queues at a time; the result
 is kept for CASSIEQ_METRICS_CACHE_SECONDS and concurrent scrapes share one refresh, so
-any number of Prometheus servers costs Cassandra one pass per period. Only the top N by
+any number of Prometheus servers costs Cassandra one pass per period. A scrape waits for a
+refresh at most CASSIEQ_METRICS_SCRAPE_WAIT_SECONDS: with many queues (or a slow cluster)
+a pass can outlast Prometheus's scrape timeout (10 s by default), and then the scrape
+answers the previous sample while the pass goes on for the next one. Only the top N by
 depth and the allow-listed queues become labelled series (bounded cardinality: one
 tenant's thousands of queues cannot blow up the time-series database); the sums cover
 every queue.
@@ -12,6 +15,7 @@ every queue.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from dataclasses import dataclass, field, replace
 
@@ -19,6 +23,8 @@ from cassieq.engine import QueueEngine
 from cassieq.model import QueueDefinition, Statistics
 
 READS_AT_ONCE = 8
+# CASSIEQ_METRICS_SCRAPE_WAIT_SECONDS's default.
+WAIT_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -49,26 +55,55 @@ class Sample:
 
 class QueueSampler:
     def __init__(
-        self, engine: QueueEngine, *, top: int, allow: tuple[str, ...], cache_ms: int
+        self,
+        engine: QueueEngine,
+        *,
+        top: int,
+        allow: tuple[str, ...],
+        cache_ms: int,
+        wait_s: float = WAIT_S,
     ) -> None:
         self._engine = engine
         self._top = top
         self._allow = frozenset(allow)
         self._cache_ms = cache_ms
-        self._lock = asyncio.Lock()
+        self._wait_s = wait_s
+        self._refreshing: asyncio.Task[None] | None = None
         self._taken_at: int | None = None
         self.sample = Sample(listed=False)
 
     async def refresh(self) -> Sample:
-        """The sample, read again when older than the cache period (engine clock)."""
-        async with self._lock:
-            now = self._engine.ctx.clock.now()
-            if self._taken_at is None or now - self._taken_at >= self._cache_ms:
-                began = time.perf_counter()
-                sample = await self._read()
-                self.sample = replace(sample, seconds=time.perf_counter() - began)
-                self._taken_at = self._engine.ctx.clock.now()
+        """The sample, read again when older than the cache period (engine clock); the
+        previous one when the pass takes longer than ``wait_s`` (it goes on meanwhile)."""
+        now = self._engine.ctx.clock.now()
+        if self._taken_at is not None and now - self._taken_at < self._cache_ms:
             return self.sample
+        if self._refreshing is None:
+            self._refreshing = asyncio.get_running_loop().create_task(self._refresh())
+        # Shielded: a scrape that stops waiting (or is cancelled) leaves the pass running.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._refreshing), self._wait_s)
+        return self.sample
+
+    async def settle(self) -> None:
+        """Wait for the pass under way, if any, to end."""
+        if self._refreshing is not None:
+            await asyncio.shield(self._refreshing)
+
+    async def close(self) -> None:
+        if self._refreshing is not None:
+            self._refreshing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._refreshing
+
+    async def _refresh(self) -> None:
+        try:
+            began = time.perf_counter()
+            sample = await self._read()
+            self.sample = replace(sample, seconds=time.perf_counter() - began)
+            self._taken_at = self._engine.ctx.clock.now()
+        finally:
+            self._refreshing = None
 
     async def _read(self) -> Sample:
         store = self._engine.ctx.store
