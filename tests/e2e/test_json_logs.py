@@ -21,7 +21,8 @@ def test_every_line_of_serve_is_json(
     server = start_server(cassandra_node, log, CASSIEQ_LOG_FORMAT="json", CASSIEQ_ACCESS_LOG="true")
     try:
         admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
-        assert httpx.get(f"{server.url}/metrics", headers=admin).status_code == 200
+        # A scrape waits for its pass at most 5 s (CASSIEQ_METRICS_SCRAPE_WAIT_SECONDS).
+        assert httpx.get(f"{server.url}/metrics", headers=admin, timeout=30).status_code == 200
         assert httpx.get(f"{server.url}/no/such/path").status_code == 404
         # A v1 signed query string carries a signature: the access log leaves it out.
         signed = httpx.get(f"{server.url}/api/v1/accounts/nobody/queues?sig=s3cr3t-signature")
