@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TEST_KEYSPACE ?= cassieq_test
 
-.PHONY: dev test lint cassandra-start cassandra-stop cluster-start cluster-stop clean
+.PHONY: dev test lint cassandra-start cassandra-stop cluster-start cluster-stop clean prometheus-check
 
 $(STAMP): pyproject.toml api_spec/client/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,12 @@ cluster-start: $(STAMP)
 
 cluster-stop: $(STAMP)
 	$(BIN)/cassieq cassandra stop --nodes 3
+
+## prometheus-check: a real Prometheus (Debian's package, installed if missing: needs root)
+## scraping `cassieq dev --cassandra`; prints its answers for the depth and LWT series
+prometheus-check: $(STAMP) cassandra-start
+	command -v prometheus >/dev/null || apt-get install -y --no-install-recommends prometheus
+	PYTHON=$(BIN)/python scripts/prometheus_check.sh
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -50,6 +50,22 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     long_poll_check_ms: Annotated[int, msgspec.Meta(ge=100, le=60_000)] = 1_000
     log_format: LogFormat = "console"
     log_level: LogLevel = "info"
+    # One structlog event per HTTP request (method, path without its query string, route,
+    # status, duration). Off by default: a line per request is a lot at queue rates.
+    access_log: bool = False
+
+    # --- Operations: /metrics and /ready (cassieq/api/metrics/, cassieq/api/ready.py) ---
+    # Per-queue series for the N deepest queues (visible messages), plus the allow-listed
+    # ones ("account/queue", comma-separated): bounded cardinality however many queues.
+    metrics_top_queues: Annotated[int, msgspec.Meta(ge=0)] = 50
+    metrics_queues: tuple[str, ...] = ()
+    # How long a scrape's per-queue statistics are reused (every queue is read per refresh).
+    metrics_cache_seconds: Annotated[float, msgspec.Meta(ge=0)] = 10.0
+    # How long a scrape waits for that refresh before answering the previous figures (the
+    # refresh goes on): below Prometheus's scrape timeout (10 s by default).
+    metrics_scrape_wait_seconds: Annotated[float, msgspec.Meta(gt=0)] = 5.0
+    # /ready fails when the background loop's last completed pass is older than this.
+    ready_background_max_age_seconds: Annotated[float, msgspec.Meta(gt=0)] = 60.0
 
     # --- HTTP server limits and CORS (cassieq/api/server.py, protocol.py, cors.py) ---
     # Browser origins allowed to call the API (comma-separated; "*" for any). Empty: no CORS.
@@ -90,7 +106,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
 
 # Comma-separated in the environment.
-_LISTS = frozenset({"cassandra_hosts", "cors_origins"})
+_LISTS = frozenset({"cassandra_hosts", "cors_origins", "metrics_queues"})
 
 
 def _split_hosts(value: str) -> list[str]:

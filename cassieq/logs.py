@@ -1,4 +1,11 @@
-"""structlog set-up: console lines for people, JSON lines for machines."""
+"""structlog set-up: console lines for people, JSON lines for machines.
+
+Everything the process logs goes through the same renderer: cassieq's own structlog
+events, and the standard library's records (uvicorn's server and error lines, the
+Cassandra driver's), which reach the root logger's one handler. With the JSON format
+every line of the process's output is one JSON object; a plain line among them would
+break a log shipper that parses them.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,10 @@ import structlog
 
 from cassieq.config import LogFormat
 
+# Loggers that configure handlers of their own elsewhere: theirs go, so that their records
+# reach the root handler (and are rendered once).
+_FOREIGN = ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi", "cassandra")
+
 
 def configure_logging(fmt: LogFormat = "console", level: str = "info") -> None:
     numeric = logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
@@ -17,17 +28,43 @@ def configure_logging(fmt: LogFormat = "console", level: str = "info") -> None:
         if fmt == "json"
         else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
     )
+    shared: list[structlog.typing.Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            renderer,
-        ],
+        processors=[*shared, structlog.processors.format_exc_info, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                # uvicorn adds a colored copy of its message for its own formatter.
+                _drop_color_message,
+                structlog.processors.format_exc_info,
+                renderer,
+            ],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers = [handler]
     # The driver logs every reconnection attempt at WARNING; keep them, drop the chatter.
-    logging.basicConfig(level=max(numeric, logging.WARNING), stream=sys.stderr)
+    root.setLevel(max(numeric, logging.WARNING))
+    for name in _FOREIGN:
+        logging.getLogger(name).handlers = []
+        logging.getLogger(name).propagate = True
+    # uvicorn's own lines (started, listening, shutting down) at the chosen level.
+    logging.getLogger("uvicorn").setLevel(numeric)
+
+
+def _drop_color_message(
+    _: object, __: str, event: structlog.typing.EventDict
+) -> structlog.typing.EventDict:
+    event.pop("color_message", None)
+    return event

@@ -20,9 +20,12 @@ from cassieq.api.debug import DebugController
 from cassieq.api.errors import EXCEPTION_HANDLERS
 from cassieq.api.health import health, root
 from cassieq.api.messages import MessageController
+from cassieq.api.metrics import Metrics, RequestTimer
+from cassieq.api.metrics.route import metrics
 from cassieq.api.options import AllowHeader
 from cassieq.api.permissions import PermissionController
 from cassieq.api.queues import QueueController
+from cassieq.api.ready import ready
 from cassieq.api.state import AppState
 from cassieq.api.v2 import V2_ROUTES
 from cassieq.auth.keyring import key_encryption_key
@@ -75,6 +78,7 @@ def create_app(
     *,
     clock: Clock | None = None,
     background: bool = True,
+    background_tick_seconds: float = 1.0,
     open_admin_port: bool = False,
 ) -> Litestar:
     engine = QueueEngine(
@@ -87,12 +91,16 @@ def create_app(
         key_encryption_key=key_encryption_key(settings.key_encryption_key),
     )
     receipts = ReceiptSigner(receipt_secrets(settings, engine), engine.ctx.clock.now)
+    worker = BackgroundWorker(engine, tick_seconds=background_tick_seconds)
+    worker.health.enabled = background
     state = AppState(
         settings=settings,
         engine=engine,
         receipts=receipts,
         replay=ReplayCache(settings.replay_cache_max_entries),
         open_admin_port=open_admin_port,
+        background=worker.health,
+        metrics=Metrics(settings, engine, worker.health),
     )
 
     @asynccontextmanager
@@ -101,7 +109,6 @@ def create_app(
         # first request; a store that does not answer yet only defers it to first use.
         with contextlib.suppress(StoreError):
             await receipts.start()
-        worker = BackgroundWorker(engine)
         if background:
             worker.start()
         engine.waiters.open()
@@ -110,6 +117,8 @@ def create_app(
         finally:
             # Waiting receives answer [] now rather than at their deadline.
             await engine.waiters.close()
+            if state.metrics is not None:
+                await state.metrics.sampler.close()  # a /metrics refresh still running
             await worker.stop()
             # Redrive tasks of this server stop here; their status stays "running".
             await engine.redriver.close()
@@ -121,6 +130,8 @@ def create_app(
     app = Litestar(
         route_handlers=[
             health,
+            ready,
+            metrics,
             QueueController,
             *V2_ROUTES,
             MessageController,
@@ -162,6 +173,9 @@ def create_app(
             render_plugins=[SwaggerRenderPlugin()],
         ),
         debug=False,
+        # Logging is cassieq.logs' alone: Litestar's own set-up would put a plain-text
+        # handler on the root logger (unhandled errors are logged by EXCEPTION_HANDLERS).
+        logging_config=None,
     )
     # SQS clients post to / or to a queue URL: their requests go to the SQS route before
     # routing, by their shape (cassieq.sqs.dispatch); other requests are untouched.
@@ -171,4 +185,9 @@ def create_app(
         # origin carries the allow-origin header (a 404 too), and preflights never reach a
         # route's guards.
         app.asgi_handler = Cors(app.asgi_handler, settings.cors_origins)
+    # Outermost: every answer is timed, a CORS preflight's and a 404's too.
+    assert state.metrics is not None
+    app.asgi_handler = RequestTimer(
+        app.asgi_handler, state.metrics.requests, access_log=settings.access_log
+    )
     return app

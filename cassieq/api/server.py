@@ -41,7 +41,12 @@ def uvicorn_config(
         ws="none",
         timeout_keep_alive=settings.http_keep_alive_seconds,
         log_level=log_level,
-        access_log=False,  # request logs would carry signed query strings
+        # No handlers of uvicorn's own: its records go through cassieq.logs (one format
+        # for every line, JSON when chosen).
+        log_config=None,
+        # uvicorn's access lines would carry signed query strings: the app's own access
+        # log (CASSIEQ_ACCESS_LOG, cassieq.api.metrics.http) leaves the query out.
+        access_log=False,
         timeout_graceful_shutdown=10,
         # A second listener on the same app (the admin port) must not run the app's
         # lifespan again: that would start a second set of background workers.

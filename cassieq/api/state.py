@@ -3,12 +3,17 @@ the replay cache of v2 signatures."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from cassieq.auth.receipt_keys import ReceiptSigner
 from cassieq.auth.replay import ReplayCache
 from cassieq.config import Settings
 from cassieq.engine import QueueEngine
+from cassieq.engine.background import LoopHealth
+
+if TYPE_CHECKING:
+    from cassieq.api.metrics import Metrics
 
 
 @dataclass(frozen=True)
@@ -21,3 +26,6 @@ class AppState:
     # `cassieq dev` only: requests on the admin port from loopback need no operator token,
     # as on CassieQ's dev image. Never set from the environment.
     open_admin_port: bool = False
+    # The background loop's health (/ready, /metrics) and this app's Prometheus registry.
+    background: LoopHealth = field(default_factory=LoopHealth)
+    metrics: Metrics | None = None

@@ -8,8 +8,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import dataclass
 
 from cassieq.engine.engine import QueueEngine
+
+
+@dataclass
+class LoopHealth:
+    """What /ready and /metrics say about the loop: a loop that stopped ticking (hung on a
+    node, or dead) leaves its last success behind on the engine's clock."""
+
+    # False: this app runs no background loop (tests, tools): nothing to be alive.
+    enabled: bool = True
+    running: bool = False
+    ticks: int = 0
+    failures: int = 0
+    # Engine clock (ms) at the end of the last pass that completed; None: none yet.
+    last_success_ms: int | None = None
 
 
 class BackgroundWorker:
@@ -18,6 +33,7 @@ class BackgroundWorker:
         self._tick_seconds = tick_seconds
         self._next_repair: dict[tuple[str, str], int] = {}
         self._task: asyncio.Task[None] | None = None
+        self.health = LoopHealth()
 
     async def tick(self) -> None:
         """One pass: repair each queue whose poll interval is up, run deletion jobs."""
@@ -33,6 +49,7 @@ class BackgroundWorker:
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run())
+        self.health.running = True
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -40,6 +57,7 @@ class BackgroundWorker:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        self.health.running = False
 
     async def _run(self) -> None:
         log = self._engine.ctx.log
@@ -50,5 +68,9 @@ class BackgroundWorker:
                 raise
             except Exception:
                 # One bad pass (a node down, a timeout) must not end background work.
+                self.health.failures += 1
                 log.exception("background_tick_failed")
+            else:
+                self.health.ticks += 1
+                self.health.last_success_ms = self._engine.ctx.clock.now()
             await asyncio.sleep(self._tick_seconds)

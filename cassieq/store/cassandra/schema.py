@@ -68,6 +68,11 @@ def split_statements(text: str) -> list[str]:
     return statements
 
 
+def pending_migrations(applied: dict[int, str], migrations: list[Migration]) -> list[str]:
+    """The schema files not (or not as they are now) recorded in the keyspace."""
+    return [m.name for m in migrations if applied.get(m.number) != m.checksum]
+
+
 def apply_schema(session: Session, keyspace: str, replication: str, schema_dir: Path) -> list[str]:
     """Create the keyspace and apply every migration not yet recorded; return those applied.
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cassandra import (
+    InvalidRequest,
     OperationTimedOut,
     ReadTimeout,
     Unavailable,
@@ -174,6 +175,17 @@ class CassandraStore:
             return CONTENDED if holds(row) else REJECTED
 
         return resolve
+
+    async def applied_migrations(self) -> dict[int, str]:
+        """Schema file number → checksum, as recorded by `cassieq schema apply` (/ready
+        compares them with the files this server was built with)."""
+        try:
+            rows = await self._run(
+                f"SELECT number, checksum FROM {self.keyspace}.schema_migrations"
+            )
+        except InvalidRequest:
+            return {}  # no such table (or keyspace): nothing applied
+        return {int(r.number): str(r.checksum) for r in rows}
 
     # ----------------------------------------------------------------- accounts
 

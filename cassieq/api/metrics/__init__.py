@@ -1,0 +1,37 @@
+"""Prometheus metrics: one registry per app (several apps in one process, as in tests,
+never share series), filled by collectors at scrape time and by the request timer."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, generate_latest
+
+from cassieq.api.metrics.collectors import BackgroundCollector, LwtCollector, QueueCollector
+from cassieq.api.metrics.http import RequestTimer, request_histogram
+from cassieq.api.metrics.sampler import QueueSampler
+from cassieq.config import Settings
+from cassieq.engine import QueueEngine
+from cassieq.engine.background import LoopHealth
+
+
+class Metrics:
+    def __init__(self, settings: Settings, engine: QueueEngine, health: LoopHealth) -> None:
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.sampler = QueueSampler(
+            engine,
+            top=settings.metrics_top_queues,
+            allow=settings.metrics_queues,
+            cache_ms=round(settings.metrics_cache_seconds * 1000),
+            wait_s=settings.metrics_scrape_wait_seconds,
+        )
+        self.requests = request_histogram(self.registry)
+        self.registry.register(QueueCollector(self.sampler))
+        # The Cassandra store counts its LWTs; the memory store has none.
+        self.registry.register(LwtCollector(getattr(engine.ctx.store, "lwt_tally", None)))
+        self.registry.register(BackgroundCollector(health, engine.ctx.clock.now))
+
+    async def render(self) -> bytes:
+        await self.sampler.refresh()
+        return generate_latest(self.registry)
+
+
+__all__ = ["Metrics", "RequestTimer"]

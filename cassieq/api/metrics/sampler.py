@@ -1,0 +1,159 @@
+"""Per-queue figures for /metrics, read at scrape time and kept for a short while.
+
+Ranking queues by depth needs every queue's statistics, so a scrape reads them all (a
+bounded number of reads each, cassieq.engine.stats), a few queues at a time; the result
+is kept for CASSIEQ_METRICS_CACHE_SECONDS and concurrent scrapes share one refresh, so
+any number of Prometheus servers costs Cassandra one pass per period. A scrape waits for a
+refresh at most CASSIEQ_METRICS_SCRAPE_WAIT_SECONDS: with many queues (or a slow cluster)
+a pass can outlast Prometheus's scrape timeout (10 s by default), and then the scrape
+answers the previous sample while the pass goes on for the next one. Only the top N by
+depth and the allow-listed queues become labelled series (bounded cardinality: one
+tenant's thousands of queues cannot blow up the time-series database); the sums cover
+every queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass, field, replace
+
+from cassieq.engine import QueueEngine
+from cassieq.model import QueueDefinition, Statistics
+
+READS_AT_ONCE = 8
+# CASSIEQ_METRICS_SCRAPE_WAIT_SECONDS's default.
+WAIT_S = 5.0
+
+
+@dataclass(frozen=True)
+class QueueSample:
+    account: str
+    queue: str
+    stats: Statistics
+    # Buckets between the reader pointer and the invisibility pointer, and the repair
+    # pointer: a lag that keeps growing is a stalled queue.
+    invisibility_lag: int
+    repair_lag: int
+
+
+@dataclass(frozen=True)
+class Sample:
+    queues: list[QueueSample] = field(default_factory=list)
+    # Every queue read, its figures summed (labelled series are only for ``queues``).
+    total_queues: int = 0
+    total_depth: int = 0
+    max_invisibility_lag: int = 0
+    max_repair_lag: int = 0
+    # Queues whose statistics could not be read this time; False: the listing failed.
+    errors: int = 0
+    listed: bool = True
+    # How long reading it took (what a refresh costs a scrape).
+    seconds: float = 0.0
+
+
+class QueueSampler:
+    def __init__(
+        self,
+        engine: QueueEngine,
+        *,
+        top: int,
+        allow: tuple[str, ...],
+        cache_ms: int,
+        wait_s: float = WAIT_S,
+    ) -> None:
+        self._engine = engine
+        self._top = top
+        self._allow = frozenset(allow)
+        self._cache_ms = cache_ms
+        self._wait_s = wait_s
+        self._refreshing: asyncio.Task[None] | None = None
+        self._taken_at: int | None = None
+        self.sample = Sample(listed=False)
+
+    async def refresh(self) -> Sample:
+        """The sample, read again when older than the cache period (engine clock); the
+        previous one when the pass takes longer than ``wait_s`` (it goes on meanwhile)."""
+        now = self._engine.ctx.clock.now()
+        if self._taken_at is not None and now - self._taken_at < self._cache_ms:
+            return self.sample
+        if self._refreshing is None:
+            self._refreshing = asyncio.get_running_loop().create_task(self._refresh())
+        # Shielded: a scrape that stops waiting (or is cancelled) leaves the pass running.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._refreshing), self._wait_s)
+        return self.sample
+
+    async def settle(self) -> None:
+        """Wait for the pass under way, if any, to end."""
+        if self._refreshing is not None:
+            await asyncio.shield(self._refreshing)
+
+    async def close(self) -> None:
+        if self._refreshing is not None:
+            self._refreshing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._refreshing
+
+    async def _refresh(self) -> None:
+        try:
+            began = time.perf_counter()
+            sample = await self._read()
+            self.sample = replace(sample, seconds=time.perf_counter() - began)
+            self._taken_at = self._engine.ctx.clock.now()
+        finally:
+            self._refreshing = None
+
+    async def _read(self) -> Sample:
+        store = self._engine.ctx.store
+        try:
+            queues = [
+                q
+                for account in await store.list_accounts()
+                for q in await self._engine.queues.list(account.name)
+            ]
+        except Exception:
+            # The store does not answer: no queue series this time (the rest of /metrics,
+            # the LWT and request figures, still says why).
+            self._engine.ctx.log.warning("metrics_queue_listing_failed", exc_info=True)
+            return Sample(listed=False)
+        limit = asyncio.Semaphore(READS_AT_ONCE)
+        read = await asyncio.gather(*(self._one(q, limit) for q in queues))
+        samples = [s for s in read if s is not None]
+        ranked = sorted(samples, key=lambda s: (-s.stats.visible, s.account, s.queue))
+        chosen = {(s.account, s.queue) for s in ranked[: self._top]}
+        chosen |= {(s.account, s.queue) for s in samples if f"{s.account}/{s.queue}" in self._allow}
+        return Sample(
+            queues=[s for s in ranked if (s.account, s.queue) in chosen],
+            total_queues=len(samples),
+            total_depth=sum(s.stats.visible for s in samples),
+            max_invisibility_lag=max((s.invisibility_lag for s in samples), default=0),
+            max_repair_lag=max((s.repair_lag for s in samples), default=0),
+            errors=len(read) - len(samples),
+        )
+
+    async def _one(self, queue: QueueDefinition, limit: asyncio.Semaphore) -> QueueSample | None:
+        store = self._engine.ctx.store
+        async with limit:
+            try:
+                stats, state, _ = await self._engine.statistics_reader.read_with_state(queue)
+                reader, repair = await asyncio.gather(
+                    store.read_pointer(queue.id, "reader"), store.read_pointer(queue.id, "repair")
+                )
+            except Exception:
+                # A queue deleted meanwhile, or a read that failed: the others still count.
+                self._engine.ctx.log.warning(
+                    "metrics_queue_read_failed",
+                    account=queue.account,
+                    queue=queue.name,
+                    exc_info=True,
+                )
+                return None
+        return QueueSample(
+            account=queue.account,
+            queue=queue.name,
+            stats=stats,
+            invisibility_lag=max(0, reader - state.bucket),
+            repair_lag=max(0, reader - repair),
+        )

@@ -1,0 +1,100 @@
+"""Readiness (/ready): Cassandra answers, its schema is the one this server was built
+with, and the background loop is alive. /health stays liveness (the process answers):
+an orchestrator restarts on /health and routes traffic on /ready."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from pathlib import Path
+
+import msgspec
+import structlog
+from litestar import Response, get
+from litestar.datastructures import State
+
+from cassieq.api.state import AppState
+from cassieq.store.cassandra.schema import (
+    Migration,
+    SchemaError,
+    default_schema_dir,
+    load_migrations,
+    pending_migrations,
+)
+
+log = structlog.get_logger("cassieq.api")
+
+# /ready must answer even when Cassandra does not: a check that hangs is a failed check.
+CHECK_TIMEOUT_S = 5.0
+
+
+class Check(msgspec.Struct, frozen=True):
+    ok: bool
+    detail: str
+
+
+class Readiness(msgspec.Struct, frozen=True):
+    status: str  # "ready" or "not ready"
+    failed: list[str]
+    checks: dict[str, Check]
+
+
+@get("/ready", include_in_schema=False)
+async def ready(state: State) -> Response[Readiness]:
+    app: AppState = state.cassieq
+    cassandra, schema = await _store_checks(app)
+    checks = {"cassandra": cassandra, "schema": schema, "background": _background(app)}
+    failed = [name for name, check in checks.items() if not check.ok]
+    body = Readiness(status="not ready" if failed else "ready", failed=failed, checks=checks)
+    return Response(body, status_code=503 if failed else 200)
+
+
+async def _store_checks(app: AppState) -> tuple[Check, Check]:
+    read = getattr(app.engine.ctx.store, "applied_migrations", None)
+    if read is None:
+        answer = Check(ok=True, detail="memory store")
+        return answer, answer
+    try:
+        applied: dict[int, str] = await asyncio.wait_for(read(), CHECK_TIMEOUT_S)
+    except Exception as exc:
+        # No quorum, timeouts, no connection: whatever the driver says, it is not ready.
+        # /ready is open to anyone: the error's text (hosts, addresses) goes to the log only.
+        log.warning("ready_cassandra_check_failed", error=repr(exc))
+        no_answer = Check(ok=False, detail=f"no answer ({type(exc).__name__})")
+        return no_answer, Check(ok=False, detail="unknown")
+    try:
+        expected = _expected_migrations(default_schema_dir())
+    except SchemaError as exc:
+        return Check(ok=True, detail="answers"), Check(ok=False, detail=str(exc))
+    if not expected:
+        # An installed package without its schema files (the image sets the directory).
+        return Check(ok=True, detail="answers"), Check(
+            ok=True, detail="no schema files here to compare with (CASSIEQ_SCHEMA_DIR)"
+        )
+    pending = pending_migrations(applied, list(expected))
+    if pending:
+        detail = f"not applied: {', '.join(pending)} (run `cassieq schema apply`)"
+        return Check(ok=True, detail="answers"), Check(ok=False, detail=detail)
+    return Check(ok=True, detail="answers"), Check(ok=True, detail=f"{len(expected)} files applied")
+
+
+@functools.cache
+def _expected_migrations(schema_dir: Path) -> tuple[Migration, ...]:
+    return tuple(load_migrations(schema_dir))
+
+
+def _background(app: AppState) -> Check:
+    health = app.background
+    if not health.enabled:
+        return Check(ok=True, detail="not run by this app")
+    if health.last_success_ms is None:
+        return Check(ok=False, detail=f"no pass completed yet ({health.failures} failed)")
+    age_s = (app.engine.ctx.clock.now() - health.last_success_ms) / 1000
+    limit = app.settings.ready_background_max_age_seconds
+    if age_s > limit:
+        return Check(
+            ok=False,
+            detail=f"last pass completed {age_s:.0f} s ago (limit {limit:g} s; "
+            f"{health.failures} failed)",
+        )
+    return Check(ok=True, detail=f"last pass completed {age_s:.1f} s ago")
