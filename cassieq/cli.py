@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
@@ -411,11 +412,12 @@ def serve(
     from cassieq.auth.keyring import key_encryption_key
     from cassieq.store.cassandra import CassandraStore, CassandraUnavailable
 
-    settings = Settings.from_env(
+    settings = serve_settings(
+        None,
         host=host,
         port=port,
         admin_port=admin_port,
-        cassandra_hosts=cassandra_hosts.split(",") if cassandra_hosts else None,
+        cassandra_hosts=cassandra_hosts,
         cassandra_port=cassandra_port,
         keyspace=keyspace,
         log_format=log_format,
@@ -429,6 +431,16 @@ def serve(
     except CassandraUnavailable as exc:
         raise click.ClickException(str(exc)) from exc
     _serve(settings, store)
+
+
+def serve_settings(
+    env: Mapping[str, str] | None, *, cassandra_hosts: str | None, **flags: Any
+) -> Settings:
+    """The settings of `cassieq serve`: its flags (None: not given) over the environment."""
+    hosts = (
+        [h.strip() for h in cassandra_hosts.split(",") if h.strip()] if cassandra_hosts else None
+    )
+    return Settings.from_env(env, cassandra_hosts=hosts, **flags)
 
 
 def secret_length_problem(settings: Settings) -> str | None:
