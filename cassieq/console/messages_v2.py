@@ -85,7 +85,7 @@ def _line_count(path: Path) -> int:
     "--file",
     "file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="One message per line (with --jsonl, one JSON object per line).",
+    help="One message per line (with --jsonl, one JSON string or object per line).",
 )
 @click.option(
     "--jsonl",
@@ -127,7 +127,8 @@ def put(
     skip: int,
     delay: int | None,
 ) -> None:
-    """Put MESSAGE (or every line of --file) into QUEUE, in batches (/api/v2)."""
+    """Put MESSAGE (or every line of --file) into QUEUE, in batches (/api/v2; one by one
+    over /api/v1 when the server has no v2)."""
     if (message is None) == (file is None):
         raise click.UsageError("give a MESSAGE or --file, not both")
     if (jsonl or skip) and file is None:
