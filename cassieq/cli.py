@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 import click
 
-from cassieq.config import Settings
+from cassieq.config import LogFormat, LogLevel, Settings
 
 # The shortest operator token or receipt secret `cassieq serve` accepts.
 MIN_SECRET_LENGTH = 32
@@ -276,6 +277,19 @@ def schema_apply(
 
 # --------------------------------------------------------------------------- servers
 
+_LOG_FORMAT = click.option(
+    "--log-format",
+    type=click.Choice(get_args(LogFormat)),
+    default=None,
+    help="Log lines as text or JSON ($CASSIEQ_LOG_FORMAT, default console).",
+)
+_LOG_LEVEL = click.option(
+    "--log-level",
+    type=click.Choice(get_args(LogLevel)),
+    default=None,
+    help="($CASSIEQ_LOG_LEVEL, default info).",
+)
+
 
 @cli.command()
 @click.option("--host", default=None, help="Bind address (default 127.0.0.1).")
@@ -298,6 +312,8 @@ def schema_apply(
 @click.option(
     "--dev-key", default=None, help="Primary key of the 'dev' account ($CASSIEQ_DEV_KEY)."
 )
+@_LOG_FORMAT
+@_LOG_LEVEL
 def dev(
     host: str | None,
     port: int | None,
@@ -305,6 +321,8 @@ def dev(
     use_cassandra: bool,
     admin_token: str | None,
     dev_key: str | None,
+    log_format: str | None,
+    log_level: str | None,
 ) -> None:
     """Run a development server with an account 'dev' (memory store unless --cassandra)."""
     import asyncio
@@ -316,7 +334,14 @@ def dev(
     from cassieq.engine.accounts import new_key
 
     token = admin_token or os.environ.get("CASSIEQ_ADMIN_TOKEN") or secrets.token_urlsafe(32)
-    settings = Settings.from_env(host=host, port=port, admin_token=token, admin_port=admin_port)
+    settings = Settings.from_env(
+        host=host,
+        port=port,
+        admin_token=token,
+        admin_port=admin_port,
+        log_format=log_format,
+        log_level=log_level,
+    )
     if problem := secret_length_problem(settings):
         # A dev server is for this machine: a short token is allowed, but said to be one.
         _err(f"warning: {problem} (accepted by `cassieq dev` only; `cassieq serve` refuses it)")
@@ -352,12 +377,52 @@ def dev(
 
 
 @cli.command()
-def serve() -> None:
-    """Run the production server on Cassandra, configured by CASSIEQ_* variables."""
+@click.option("--host", default=None, help="Bind address ($CASSIEQ_HOST, default 127.0.0.1).")
+@click.option("--port", type=int, default=None, help="HTTP port ($CASSIEQ_PORT, default 8080).")
+@click.option(
+    "--admin-port",
+    type=int,
+    default=None,
+    help="A second port serving the operator routes ($CASSIEQ_ADMIN_PORT; default none).",
+)
+@click.option(
+    "--cassandra-hosts",
+    default=None,
+    help="Comma-separated contact points ($CASSIEQ_CASSANDRA_HOSTS, default 127.0.0.1).",
+)
+@click.option(
+    "--cassandra-port", type=int, default=None, help="CQL port ($CASSIEQ_CASSANDRA_PORT)."
+)
+@click.option("--keyspace", default=None, help="($CASSIEQ_KEYSPACE, default cassieq).")
+@_LOG_FORMAT
+@_LOG_LEVEL
+def serve(
+    host: str | None,
+    port: int | None,
+    admin_port: int | None,
+    cassandra_hosts: str | None,
+    cassandra_port: int | None,
+    keyspace: str | None,
+    log_format: str | None,
+    log_level: str | None,
+) -> None:
+    """Run the production server on Cassandra, configured by CASSIEQ_* variables; a flag
+    wins over its variable. Secrets (tokens, keys) are read from the environment only: a
+    command line is visible to every user of the machine."""
     from cassieq.auth.keyring import key_encryption_key
     from cassieq.store.cassandra import CassandraStore, CassandraUnavailable
 
-    settings = Settings.from_env()
+    settings = serve_settings(
+        None,
+        host=host,
+        port=port,
+        admin_port=admin_port,
+        cassandra_hosts=cassandra_hosts,
+        cassandra_port=cassandra_port,
+        keyspace=keyspace,
+        log_format=log_format,
+        log_level=log_level,
+    )
     if problem := secret_length_problem(settings):
         raise click.ClickException(problem)
     key_encryption_key(settings.key_encryption_key)  # a malformed one: refused before connecting
@@ -366,6 +431,16 @@ def serve() -> None:
     except CassandraUnavailable as exc:
         raise click.ClickException(str(exc)) from exc
     _serve(settings, store)
+
+
+def serve_settings(
+    env: Mapping[str, str] | None, *, cassandra_hosts: str | None, **flags: Any
+) -> Settings:
+    """The settings of `cassieq serve`: its flags (None: not given) over the environment."""
+    hosts = (
+        [h.strip() for h in cassandra_hosts.split(",") if h.strip()] if cassandra_hosts else None
+    )
+    return Settings.from_env(env, cassandra_hosts=hosts, **flags)
 
 
 def secret_length_problem(settings: Settings) -> str | None:

@@ -343,7 +343,8 @@ class VisibilityChange(msgspec.Struct, frozen=True, kw_only=True):
     """One entry of a v2 visibility batch: a new lease (and maybe a new body)."""
 
     receipt: PopReceipt
-    invisibility_ms: int
+    # None keeps the lease the delivery has (a new body only: `cassieq update --message`).
+    invisibility_ms: int | None
     body: str | None = None
 
 

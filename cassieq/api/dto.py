@@ -63,7 +63,11 @@ class V2ErrorBody(msgspec.Struct, frozen=True, omit_defaults=True):
     detail: str | None = None
 
 
-class QueueCreateOptions(msgspec.Struct, frozen=True, rename="camel"):
+class QueueCreateOptions(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
+    """v1 create options. An unknown option is refused (422 naming it), not ignored: a
+    misspelt option would otherwise silently keep its default. The wire contract lists every
+    field CassieQ's clients send, and CassieQ's own Jackson binding had no ignore-unknown."""
+
     queue_name: Name
     bucket_size: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 20
     max_delivery_count: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = 5

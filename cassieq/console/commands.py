@@ -28,7 +28,12 @@ def account() -> None:
 @connected
 def account_create(conn: Connection, name: str) -> None:
     with conn.operator_api() as c:
-        emit(call(c, "POST", "/api/v1/accounts", json=name).json(), conn.as_json, title="account")
+        emit(
+            call(c, "POST", "/api/v1/accounts", json=name).json(),
+            conn.as_json,
+            plain=conn.plain,
+            title="account",
+        )
 
 
 @account.command("list")
@@ -45,6 +50,7 @@ def account_list(conn: Connection) -> None:
                 for a in accounts
             ],
             False,
+            plain=conn.plain,
         )
 
 
@@ -56,6 +62,7 @@ def account_show(conn: Connection, name: str) -> None:
         emit(
             call(c, "GET", f"/api/v1/accounts/{segment(name)}").json(),
             conn.as_json,
+            plain=conn.plain,
             title="account",
         )
 
@@ -66,7 +73,7 @@ def account_show(conn: Connection, name: str) -> None:
 def account_delete(conn: Connection, name: str) -> None:
     with conn.operator_api() as c:
         call(c, "DELETE", f"/api/v1/accounts/{segment(name)}")
-    emit({"deleted": name}, conn.as_json)
+    emit({"deleted": name}, conn.as_json, plain=conn.plain)
 
 
 # --------------------------------------------------------------------------- keys
@@ -86,7 +93,11 @@ def key_add(conn: Connection, account_name: str, key_name: str) -> None:
         new = call(
             c, "POST", f"/api/v1/accounts/{segment(account_name)}/keys", json={"keyName": key_name}
         ).json()
-    emit({"accountName": account_name, "keyName": key_name, "key": new}, conn.as_json)
+    emit(
+        {"accountName": account_name, "keyName": key_name, "key": new},
+        conn.as_json,
+        plain=conn.plain,
+    )
 
 
 @key.command("delete")
@@ -96,7 +107,7 @@ def key_add(conn: Connection, account_name: str, key_name: str) -> None:
 def key_delete(conn: Connection, account_name: str, key_name: str) -> None:
     with conn.operator_api() as c:
         call(c, "DELETE", f"/api/v1/accounts/{segment(account_name)}/keys/{segment(key_name)}")
-    emit({"deleted": key_name, "accountName": account_name}, conn.as_json)
+    emit({"deleted": key_name, "accountName": account_name}, conn.as_json, plain=conn.plain)
 
 
 # --------------------------------------------------------------------------- queues
@@ -139,7 +150,12 @@ def queue_create(
     with conn.queue_api() as c:
         # The create answers an empty body (wire contract): the queue is shown by a GET.
         call(c, "POST", conn.queues_path(), json=body, params=params)
-        emit(call(c, "GET", conn.queues_path(name)).json(), conn.as_json, title="queue")
+        emit(
+            call(c, "GET", conn.queues_path(name)).json(),
+            conn.as_json,
+            plain=conn.plain,
+            title="queue",
+        )
 
 
 @queue.command("list")
@@ -150,6 +166,7 @@ def queue_list(conn: Connection) -> None:
     emit(
         queues,
         conn.as_json,
+        plain=conn.plain,
         columns=["queueName", "bucketSize", "maxDeliveryCount", "dlqName", "strictFifo"],
     )
 
@@ -159,7 +176,12 @@ def queue_list(conn: Connection) -> None:
 @connected
 def queue_show(conn: Connection, name: str) -> None:
     with conn.queue_api() as c:
-        emit(call(c, "GET", conn.queues_path(name)).json(), conn.as_json, title="queue")
+        emit(
+            call(c, "GET", conn.queues_path(name)).json(),
+            conn.as_json,
+            plain=conn.plain,
+            title="queue",
+        )
 
 
 @queue.command("delete")
@@ -168,7 +190,7 @@ def queue_show(conn: Connection, name: str) -> None:
 def queue_delete(conn: Connection, name: str) -> None:
     with conn.queue_api() as c:
         call(c, "DELETE", conn.queues_path(name))
-    emit({"deleted": name}, conn.as_json)
+    emit({"deleted": name}, conn.as_json, plain=conn.plain)
 
 
 # --------------------------------------------------------------------------- messages
@@ -188,9 +210,11 @@ def get(conn: Connection, name: str, invisibility: int) -> None:
             params={"invisibilityTimeSeconds": invisibility},
         )
     if response.status_code == 204:
-        emit(None, conn.as_json) if conn.as_json else click.echo("(no visible message)")
+        emit(None, conn.as_json, plain=conn.plain) if conn.as_json else click.echo(
+            "(no visible message)"
+        )
         return
-    emit(response.json(), conn.as_json, title="message")
+    emit(response.json(), conn.as_json, plain=conn.plain, title="message")
 
 
 @click.command()
@@ -201,29 +225,48 @@ def ack(conn: Connection, name: str, receipt: str) -> None:
     """Ack the message a pop receipt stands for."""
     with conn.queue_api() as c:
         call(c, "DELETE", f"{conn.queues_path(name)}/messages", params={"popReceipt": receipt})
-    emit({"acked": True}, conn.as_json)
+    emit({"acked": True}, conn.as_json, plain=conn.plain)
 
 
 @click.command()
 @click.argument("name", metavar="QUEUE")
 @click.argument("receipt", metavar="RECEIPT")
 @click.option("--message", default=None, help="New payload (default: keep it).")
-@click.option("--invisibility", type=int, default=0, show_default=True, help="Seconds from now.")
+@click.option(
+    "--invisibility",
+    type=click.IntRange(0),
+    default=None,
+    help="Seconds from now until the message is visible again (default: keep the lease it "
+    "has; 0: visible at once).",
+)
 @connected
 def update(
-    conn: Connection, name: str, receipt: str, message: str | None, invisibility: int
+    conn: Connection, name: str, receipt: str, message: str | None, invisibility: int | None
 ) -> None:
     """Change a held message's payload and/or invisibility; prints the new receipt."""
-    body = {"message": message, "newInvisibilitySeconds": invisibility}
+    if message is None and invisibility is None:
+        raise click.UsageError("give --message, --invisibility or both")
     with conn.queue_api() as c:
-        response = call(
-            c,
-            "PUT",
-            f"{conn.queues_path(name)}/messages",
-            params={"popReceipt": receipt},
-            json=body,
-        )
-    emit(response.json(), conn.as_json)
+        if invisibility is None:
+            # v1's update always sets a new lease (absent means 0: visible at once); v2's
+            # visibility change without visibilityTimeoutSeconds keeps the one it has.
+            entry = {"popReceipt": receipt, "body": message}
+            path = f"{conn.queues_path(name, api='v2')}/messages/visibility"
+            answer = call(c, "POST", path, json={"entries": [entry]}).json()
+            if answer["failed"]:
+                failed = answer["failed"][0]
+                raise click.ClickException(f"{failed['code']}: {failed['message']}")
+            updated = answer["updated"][0]
+            result: dict[str, Any] = {
+                "popReceipt": updated["newPopReceipt"],
+                "messageTag": updated["messageTag"],
+            }
+        else:
+            body = {"message": message, "newInvisibilitySeconds": invisibility}
+            params = {"popReceipt": receipt}
+            path = f"{conn.queues_path(name)}/messages"
+            result = call(c, "PUT", path, params=params, json=body).json()
+    emit(result, conn.as_json, plain=conn.plain)
 
 
 @click.command()
@@ -235,7 +278,7 @@ def stats(conn: Connection, name: str, detail: bool) -> None:
     params = {"detail": "true"} if detail else {}
     path = f"{conn.queues_path(name, api='v2')}/statistics"
     with conn.queue_api() as c:
-        emit(call(c, "GET", path, params=params).json(), conn.as_json, title=name)
+        emit(call(c, "GET", path, params=params).json(), conn.as_json, plain=conn.plain, title=name)
 
 
 @click.command()

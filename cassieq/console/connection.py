@@ -28,6 +28,7 @@ class Connection:
     admin_token: str | None
     as_json: bool
     key_name: str | None = None
+    plain: bool = False  # tab-separated lines instead of tables
 
     def queue_api(self, timeout: float = 30) -> httpx.Client:
         if not self.account or not self.key:
@@ -132,6 +133,11 @@ _OPTIONS = [
         "--admin-token", envvar="CASSIEQ_ADMIN_TOKEN", default=None, help="($CASSIEQ_ADMIN_TOKEN)"
     ),
     click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts."),
+    click.option(
+        "--plain",
+        is_flag=True,
+        help="Tab-separated lines instead of tables (values never cut short either way).",
+    ),
 ]
 
 
@@ -147,9 +153,12 @@ def connected(command: Callable[..., None]) -> Callable[..., None]:
         signing_key_name: str | None,
         admin_token: str | None,
         as_json: bool,
+        plain: bool,
         **kwargs: Any,
     ) -> None:
-        conn = Connection(url.rstrip("/"), account, key, admin_token, as_json, signing_key_name)
+        conn = Connection(
+            url.rstrip("/"), account, key, admin_token, as_json, signing_key_name, plain
+        )
         command(conn, *args, **kwargs)
 
     for option in reversed(_OPTIONS):

@@ -1,7 +1,8 @@
 """Message commands over /api/v2 (api-v2.md): batch put, receive, drain, peek, purge, redrive.
 
-`put --file` streams the file in batches: on a failure it says how many messages were sent
-(always the file's first ones, so a re-run can start after them) and which line failed.
+`put --file` streams the file in batches (v2; one by one over v1 when the server has no v2):
+on a failure it says how many messages were sent and up to which line (always the file's
+first ones, so `--skip LINE` resumes after them) and which line failed.
 """
 
 from __future__ import annotations
@@ -36,10 +37,12 @@ class Line:
     entry: dict[str, Any]
 
 
-def _entries(path: Path, jsonl: bool, delay: int | None) -> Iterator[Line]:
+def _entries(path: Path, jsonl: bool, delay: int | None, skip: int = 0) -> Iterator[Line]:
     # Bytes, decoded line by line: a line that is not UTF-8 is named exactly.
     with path.open("rb") as lines:
         for number, raw in enumerate(lines, start=1):
+            if number <= skip:
+                continue  # sent by an earlier run
             try:
                 text = raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
             except UnicodeDecodeError:
@@ -60,8 +63,10 @@ def _parse_entry(text: str, number: int) -> dict[str, Any]:
         entry = json.loads(text)
     except json.JSONDecodeError as exc:
         raise LineError(f"line {number}: not JSON ({exc.msg})") from None
+    if isinstance(entry, str):
+        return {"body": entry}  # a JSON string: the body alone (newlines escaped as \n)
     if not isinstance(entry, dict) or not isinstance(entry.get("body"), str):
-        raise LineError(f'line {number}: needs a JSON object with a string "body"')
+        raise LineError(f'line {number}: needs a JSON string, or an object with a string "body"')
     unknown = sorted(set(entry) - _ENTRY_FIELDS)
     if unknown:
         raise LineError(f"line {number}: unknown fields {', '.join(unknown)}")
@@ -80,12 +85,13 @@ def _line_count(path: Path) -> int:
     "--file",
     "file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="One message per line (with --jsonl, one JSON object per line).",
+    help="One message per line (with --jsonl, one JSON string or object per line).",
 )
 @click.option(
     "--jsonl",
     is_flag=True,
-    help='Lines of --file are {"body": str, "attributes"?: {str: str}, "delaySeconds"?: int}.',
+    help='Lines of --file are JSON: a string (the body), or {"body": str, "attributes"?: '
+    '{str: str}, "delaySeconds"?: int}. For bodies with newlines in them.',
 )
 @click.option(
     "--batch",
@@ -93,6 +99,14 @@ def _line_count(path: Path) -> int:
     default=10,
     show_default=True,
     help="Messages per request.",
+)
+@click.option(
+    "--skip",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Leave out the first SKIP lines of --file (sent by an earlier run that stopped: it "
+    "said up to which line).",
 )
 @click.option(
     "--delay",
@@ -110,13 +124,15 @@ def put(
     file: Path | None,
     jsonl: bool,
     batch: int,
+    skip: int,
     delay: int | None,
 ) -> None:
-    """Put MESSAGE (or every line of --file) into QUEUE, in batches (/api/v2)."""
+    """Put MESSAGE (or every line of --file) into QUEUE, in batches (/api/v2; one by one
+    over /api/v1 when the server has no v2)."""
     if (message is None) == (file is None):
         raise click.UsageError("give a MESSAGE or --file, not both")
-    if jsonl and file is None:
-        raise click.UsageError("--jsonl reads --file")
+    if (jsonl or skip) and file is None:
+        raise click.UsageError("--jsonl and --skip read --file")
     path = f"{conn.queues_path(name, api='v2')}/messages"
     if message is not None:
         entry: dict[str, Any] = {"body": message}
@@ -124,33 +140,36 @@ def put(
             entry["delaySeconds"] = delay
         with conn.queue_api() as c:
             call(c, "POST", path, json={"messages": [entry]})
-        emit({"queueName": name, "put": 1}, conn.as_json)
+        emit({"queueName": name, "put": 1}, conn.as_json, plain=conn.plain)
         return
     assert file is not None
-    sender = _BatchSender(conn, name, path)
+    sender = _BatchSender(conn, name, path, skip)
     with sender, progress(not conn.as_json) as bar:
-        task = bar.add_task("put", total=_line_count(file))
+        task = bar.add_task("put", total=max(0, _line_count(file) - skip))
         pending: list[Line] = []
         try:
-            for line in _entries(file, jsonl, delay):
+            for line in _entries(file, jsonl, delay, skip):
                 pending.append(line)
                 if len(pending) == batch:
                     sender.send(pending)
-                    bar.update(task, completed=line.number)
+                    bar.update(task, completed=line.number - skip)
                     pending = []
         except LineError as exc:
             sender.send(pending)  # the lines before the bad one: "sent" stays a prefix
             sender.fail(str(exc))
         sender.send(pending)
-    emit({"queueName": name, "put": sender.sent}, conn.as_json)
+    emit({"queueName": name, "put": sender.sent}, conn.as_json, plain=conn.plain)
 
 
 class _BatchSender:
-    """Sends batches in file order; ``sent`` is always the file's first messages."""
+    """Sends batches in file order; ``sent`` is always the file's first messages (after
+    --skip). Over v2 when the server has it, else over v1, one request per message."""
 
-    def __init__(self, conn: Connection, queue: str, path: str) -> None:
+    def __init__(self, conn: Connection, queue: str, path: str, skip: int = 0) -> None:
         self.conn, self.queue, self.path = conn, queue, path
-        self.sent = self.last_line = 0
+        self.sent = 0
+        self.last_line = skip
+        self.v1 = False
         self._client = conn.queue_api()
 
     def __enter__(self) -> _BatchSender:
@@ -162,31 +181,76 @@ class _BatchSender:
     def send(self, lines: list[Line]) -> None:
         if not lines:
             return
+        if not self.v1:
+            response = self._post(lines, self.path, json={"messages": [x.entry for x in lines]})
+            if response.status_code in (404, 405) and self._without_v2():
+                self.v1 = True
+            else:
+                self._check(response, lines)
+                self._sent(lines)
+                return
+        for line in lines:
+            self._send_v1(line)
+
+    def _send_v1(self, line: Line) -> None:
+        entry = line.entry
+        if entry.get("attributes"):
+            self.fail(f"line {line.number} has attributes: this server (v1 only) cannot keep them")
+        params = {"initialInvisibilitySeconds": entry.get("delaySeconds", 0)}
+        path = f"{self.conn.queues_path(self.queue)}/messages"
+        body = entry["body"].encode()
+        response = self._post([line], path, content=body, params=params)
+        self._check(response, [line])
+        self._sent([line])
+
+    def _post(self, lines: list[Line], path: str, **kwargs: Any) -> httpx.Response:
         first, last = lines[0].number, lines[-1].number
         try:
-            response = self._client.post(
-                self.path, json={"messages": [line.entry for line in lines]}
-            )
+            return self._client.post(path, **kwargs)
         except httpx.HTTPError as exc:
-            self.fail(
-                f"no answer for lines {first}-{last} ({exc}): they may or may not have been sent",
-            )
-        if response.status_code >= 400:
-            why = f"{response.status_code} {reason(response)}"
-            index = _ENTRY_INDEX.search(why)
-            if index is not None and int(index[1]) < len(lines):
-                where = f"line {lines[int(index[1])].number}"
-            else:
-                where = f"lines {first}-{last}" if first != last else f"line {first}"
-            self.fail(f"{where} refused: {why}")
+            where = f"lines {first}-{last}" if first != last else f"line {first}"
+            self.fail(f"no answer for {where} ({exc}): it may or may not have been sent")
+
+    def _without_v2(self) -> bool:
+        """After a 404 or 405 from v2's send: whether the queue is there over v1 (then the
+        server has no v2), rather than missing (then the 404 stands)."""
+        try:
+            shown = self._client.get(self.conn.queues_path(self.queue))
+        except httpx.HTTPError:
+            return False
+        return shown.status_code == 200
+
+    def _check(self, response: httpx.Response, lines: list[Line]) -> None:
+        if response.status_code < 400:
+            return
+        first, last = lines[0].number, lines[-1].number
+        why = f"{response.status_code} {reason(response)}"
+        index = _ENTRY_INDEX.search(why)
+        if index is not None and int(index[1]) < len(lines):
+            where = f"line {lines[int(index[1])].number}"
+        else:
+            where = f"lines {first}-{last}" if first != last else f"line {first}"
+        self.fail(f"{where} refused: {why}")
+
+    def _sent(self, lines: list[Line]) -> None:
         self.sent += len(lines)
-        self.last_line = last
+        self.last_line = lines[-1].number
 
     def fail(self, problem: str) -> NoReturn:
-        upto = f" (up to line {self.last_line})" if self.sent else ""
         if self.conn.as_json:
-            emit({"queueName": self.queue, "put": self.sent, "error": problem}, True)
-        raise click.ClickException(f"sent {self.sent} messages{upto}; {problem}")
+            emit(
+                {
+                    "queueName": self.queue,
+                    "put": self.sent,
+                    "lastLineSent": self.last_line,
+                    "error": problem,
+                },
+                True,
+            )
+        line = self.last_line
+        upto = f" (up to line {line})" if self.sent else f" (after line {line})" if line else ""
+        resume = f"; resume with --skip {line}" if line else ""
+        raise click.ClickException(f"sent {self.sent} messages{upto}; {problem}{resume}")
 
 
 @click.command()
@@ -268,7 +332,7 @@ def drain(conn: Connection, name: str, output: Path | None, batch: int) -> None:
         finally:
             if sink:
                 sink.close()
-    emit({"queueName": name, "drained": done, "ackFailed": refused}, conn.as_json)
+    emit({"queueName": name, "drained": done, "ackFailed": refused}, conn.as_json, plain=conn.plain)
 
 
 @click.command()
@@ -288,7 +352,7 @@ def peek(conn: Connection, name: str, limit: int, after: str | None) -> None:
         emit(page, True)
         return
     columns = ["id", "body", "attributes", "deliveryCount", "visible", "sentAt"]
-    emit(page["messages"], False, columns=columns, title=name)
+    emit(page["messages"], False, plain=conn.plain, columns=columns, title=name)
     if page.get("next"):
         click.echo(f"next: {page['next']}")
 
@@ -300,7 +364,7 @@ def purge(conn: Connection, name: str) -> None:
     """Delete every message put into QUEUE before now; later puts stay (/api/v2)."""
     with conn.queue_api() as c:
         purged = call(c, "POST", f"{conn.queues_path(name, api='v2')}/purge").json()
-    emit({"queueName": name, **purged}, conn.as_json)
+    emit({"queueName": name, **purged}, conn.as_json, plain=conn.plain)
 
 
 @click.command()
@@ -323,7 +387,7 @@ def redrive(
             if target is not None or max_per_second is not None:
                 raise click.UsageError("--status shows a task: no --to or --max-per-second")
             shown = call(c, "GET", f"{base}/{_task_segment(task_id)}").json()
-            emit({"queueName": name, "taskId": task_id, **shown}, conn.as_json)
+            emit({"queueName": name, "taskId": task_id, **shown}, conn.as_json, plain=conn.plain)
             return
         body: dict[str, Any] = {}
         if target is not None:
@@ -331,7 +395,7 @@ def redrive(
         if max_per_second is not None:
             body["maxPerSecond"] = max_per_second
         started = call(c, "POST", base, json=body).json()
-    emit({"queueName": name, **started}, conn.as_json)
+    emit({"queueName": name, **started}, conn.as_json, plain=conn.plain)
 
 
 def _task_segment(task_id: str) -> str:

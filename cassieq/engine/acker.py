@@ -86,7 +86,7 @@ class Acker:
         """Per entry, in order: the new receipt (the old one is stale from now), or why not."""
 
         def invalid(change: VisibilityChange) -> EngineError | None:
-            if change.invisibility_ms < 0:
+            if change.invisibility_ms is not None and change.invisibility_ms < 0:
                 return InvalidArgument("the new invisibility must be >= 0")
             return None
 
@@ -156,7 +156,10 @@ def _changed(row: MessageRow, change: VisibilityChange, now: int) -> MessageRow:
         row,
         version=row.version + 1,
         message=row.message if change.body is None else change.body,
-        next_visible_on=now + change.invisibility_ms,
+        # None: the lease stays as it is (one already over stays over: visible now).
+        next_visible_on=row.next_visible_on
+        if change.invisibility_ms is None
+        else now + change.invisibility_ms,
         updated_at=now,
         change=new_token(),
     )

@@ -32,6 +32,14 @@ def test_create_queue_twice_then_conflict_when_asked(account: AccountCtx) -> Non
         assert "already exists" in conflict.json()["message"]
 
 
+def test_an_unknown_create_option_is_422_naming_it(account: AccountCtx) -> None:
+    with account.client() as c:
+        refused = c.post("/queues", json={**Q, "bucketSzie": 10})
+        assert refused.status_code == 422
+        assert any("bucketSzie" in e for e in refused.json()["errors"]), refused.text
+        assert c.get("/queues/orders").status_code == 404
+
+
 def test_list_show_and_delete_queue(account: AccountCtx) -> None:
     with account.client() as c:
         assert c.post("/queues", json=Q).status_code == 201

@@ -204,6 +204,24 @@ def test_create_queue_is_201_then_200_with_an_empty_body(c: TestClient) -> None:
     _assert_empty(c.post(Q, json={"queueName": "orders"}), 200)
 
 
+def test_an_unknown_create_option_is_422_naming_it(c: TestClient) -> None:  # type: ignore[type-arg]
+    # Not in CassieQ's contract either way: refused so that a misspelt option cannot
+    # silently keep its default. The queue is not created.
+    refused = c.post(Q, json={"queueName": "orders", "maxDeliveryCounts": 3})
+    assert refused.status_code == 422
+    assert any("maxDeliveryCounts" in e for e in refused.json()["errors"]), refused.text
+    assert c.get(f"{Q}/orders").status_code == 404
+
+
+def test_recreate_with_other_options_is_200_and_keeps_the_first(c: TestClient) -> None:  # type: ignore[type-arg]
+    # The contract: "200 empty body when it existed" (CassieQ's answer, whatever the
+    # options); v2's PUT answers 409 for other options instead.
+    _queue(c, bucketSize=10)
+    again = c.post(Q, json={"queueName": "orders", "bucketSize": 30})
+    assert again.status_code == 200 and again.content == b""
+    assert c.get(f"{Q}/orders").json()["bucketSize"] == 10
+
+
 def test_put_is_201_with_an_empty_body(c: TestClient) -> None:  # type: ignore[type-arg]
     _queue(c)
     _assert_empty(c.post(f"{Q}/orders/messages", content=b"m"), 201)

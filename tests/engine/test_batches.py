@@ -179,6 +179,25 @@ async def test_a_batch_visibility_change_with_new_bodies(
     ]
 
 
+async def test_a_new_body_without_a_new_lease_keeps_the_lease(
+    engine: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    # `cassieq update --message` without --invisibility: only the body changes.
+    await make_queue(engine, account, bucket_size=10)
+    await send(engine, account, "q", ["a"])
+    (held,) = await engine.receive(account, "q", 1, 30)
+    clock.advance(10)
+    (kept,) = await engine.change_visibility(
+        account, "q", [VisibilityChange(receipt=held.receipt, invisibility_ms=None, body="a2")]
+    )
+    assert isinstance(kept, PopReceipt)
+    clock.advance(19)  # 29 s after the receive: still leased (a reset lease would be over)
+    assert await engine.receive(account, "q", 10, 30) == []
+    clock.advance(1)  # 30 s: the first lease ends, as it would have without the update
+    (again,) = await engine.receive(account, "q", 10, 30)
+    assert again.message == "a2" and again.delivery_count == 1
+
+
 async def test_a_batch_receive_dead_letters_spent_messages_and_takes_others(
     engine: QueueEngine, account: str, clock: FakeClock
 ) -> None:

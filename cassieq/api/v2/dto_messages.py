@@ -93,7 +93,8 @@ class AckResponse(msgspec.Struct, frozen=True):
 
 class VisibilityEntry(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
     pop_receipt: Receipt
-    visibility_timeout_seconds: LeaseSeconds
+    # Absent: the delivery keeps the lease it has (to change only the body).
+    visibility_timeout_seconds: LeaseSeconds | None = None
     body: str | None = None  # a new body (attributes are kept)
 
 

@@ -173,7 +173,11 @@ class MessageV2Controller(Controller):
         decoded = await decode_receipts(app, account, queue, tokens)
         changes = [
             VisibilityChange(
-                receipt=r, invisibility_ms=e.visibility_timeout_seconds * 1000, body=e.body
+                receipt=r,
+                invisibility_ms=None
+                if e.visibility_timeout_seconds is None
+                else e.visibility_timeout_seconds * 1000,
+                body=e.body,
             )
             for r, e in zip(decoded, data.entries, strict=True)
             if isinstance(r, PopReceipt)

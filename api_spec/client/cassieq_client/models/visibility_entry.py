@@ -25,13 +25,13 @@ class VisibilityEntry:
     """ 
         Attributes:
             pop_receipt (str):
-            visibility_timeout_seconds (int):
             body (None | str | Unset):
+            visibility_timeout_seconds (int | None | Unset):
      """
 
     pop_receipt: str
-    visibility_timeout_seconds: int
     body: None | str | Unset = UNSET
+    visibility_timeout_seconds: int | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -41,23 +41,28 @@ class VisibilityEntry:
     def to_dict(self) -> dict[str, Any]:
         pop_receipt = self.pop_receipt
 
-        visibility_timeout_seconds = self.visibility_timeout_seconds
-
         body: None | str | Unset
         if isinstance(self.body, Unset):
             body = UNSET
         else:
             body = self.body
 
+        visibility_timeout_seconds: int | None | Unset
+        if isinstance(self.visibility_timeout_seconds, Unset):
+            visibility_timeout_seconds = UNSET
+        else:
+            visibility_timeout_seconds = self.visibility_timeout_seconds
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
             "popReceipt": pop_receipt,
-            "visibilityTimeoutSeconds": visibility_timeout_seconds,
         })
         if body is not UNSET:
             field_dict["body"] = body
+        if visibility_timeout_seconds is not UNSET:
+            field_dict["visibilityTimeoutSeconds"] = visibility_timeout_seconds
 
         return field_dict
 
@@ -67,8 +72,6 @@ class VisibilityEntry:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
         pop_receipt = d.pop("popReceipt")
-
-        visibility_timeout_seconds = d.pop("visibilityTimeoutSeconds")
 
         def _parse_body(data: object) -> None | str | Unset:
             if data is None:
@@ -80,10 +83,20 @@ class VisibilityEntry:
         body = _parse_body(d.pop("body", UNSET))
 
 
+        def _parse_visibility_timeout_seconds(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        visibility_timeout_seconds = _parse_visibility_timeout_seconds(d.pop("visibilityTimeoutSeconds", UNSET))
+
+
         visibility_entry = cls(
             pop_receipt=pop_receipt,
-            visibility_timeout_seconds=visibility_timeout_seconds,
             body=body,
+            visibility_timeout_seconds=visibility_timeout_seconds,
         )
 
 

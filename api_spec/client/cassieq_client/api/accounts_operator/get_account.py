@@ -145,11 +145,14 @@ def sync(
      """
 
 
-    return sync_detailed(
+    response = sync_detailed(
         account=account,
 client=client,
 
-    ).parsed
+    )
+    # cassieq: an error answer raises its typed exception (errors.ApiError), body attached.
+    errors.raise_for_status(response)
+    return response.parsed
 
 async def asyncio_detailed(
     account: str,
@@ -202,8 +205,10 @@ async def asyncio(
      """
 
 
-    return (await asyncio_detailed(
+    response = await asyncio_detailed(
         account=account,
 client=client,
 
-    )).parsed
+    )
+    errors.raise_for_status(response)
+    return response.parsed

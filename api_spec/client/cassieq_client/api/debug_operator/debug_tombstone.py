@@ -157,13 +157,16 @@ def sync(
      """
 
 
-    return sync_detailed(
+    response = sync_detailed(
         account=account,
 queue=queue,
 bucket=bucket,
 client=client,
 
-    ).parsed
+    )
+    # cassieq: an error answer raises its typed exception (errors.ApiError), body attached.
+    errors.raise_for_status(response)
+    return response.parsed
 
 async def asyncio_detailed(
     account: str,
@@ -226,10 +229,12 @@ async def asyncio(
      """
 
 
-    return (await asyncio_detailed(
+    response = await asyncio_detailed(
         account=account,
 queue=queue,
 bucket=bucket,
 client=client,
 
-    )).parsed
+    )
+    errors.raise_for_status(response)
+    return response.parsed

@@ -97,10 +97,13 @@ def sync(
      """
 
 
-    return sync_detailed(
+    response = sync_detailed(
         client=client,
 
-    ).parsed
+    )
+    # cassieq: an error answer raises its typed exception (errors.ApiError), body attached.
+    errors.raise_for_status(response)
+    return response.parsed
 
 async def asyncio_detailed(
     *,
@@ -144,7 +147,9 @@ async def asyncio(
      """
 
 
-    return (await asyncio_detailed(
+    response = await asyncio_detailed(
         client=client,
 
-    )).parsed
+    )
+    errors.raise_for_status(response)
+    return response.parsed

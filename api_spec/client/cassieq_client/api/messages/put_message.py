@@ -22,7 +22,7 @@ def _get_kwargs(
     account: str,
     queue: str,
     *,
-    body: File,
+    body: File | str,
     initial_invisibility_seconds: int | None | Unset = UNSET,
     initial_invisiblity_time: int | None | Unset = UNSET,
 
@@ -58,7 +58,7 @@ def _get_kwargs(
         "params": params,
     }
 
-    _kwargs["content"] = body.payload
+    _kwargs["content"] = body.encode() if isinstance(body, str) else body.payload.read()
     headers["Content-Type"] = "text/plain"
 
     _kwargs["headers"] = headers
@@ -133,7 +133,7 @@ def sync_detailed(
     queue: str,
     *,
     client: AuthenticatedClient | Client,
-    body: File,
+    body: File | str,
     initial_invisibility_seconds: int | None | Unset = UNSET,
     initial_invisiblity_time: int | None | Unset = UNSET,
 
@@ -178,7 +178,7 @@ def sync(
     queue: str,
     *,
     client: AuthenticatedClient | Client,
-    body: File,
+    body: File | str,
     initial_invisibility_seconds: int | None | Unset = UNSET,
     initial_invisiblity_time: int | None | Unset = UNSET,
 
@@ -203,7 +203,7 @@ def sync(
      """
 
 
-    return sync_detailed(
+    response = sync_detailed(
         account=account,
 queue=queue,
 client=client,
@@ -211,14 +211,17 @@ body=body,
 initial_invisibility_seconds=initial_invisibility_seconds,
 initial_invisiblity_time=initial_invisiblity_time,
 
-    ).parsed
+    )
+    # cassieq: an error answer raises its typed exception (errors.ApiError), body attached.
+    errors.raise_for_status(response)
+    return response.parsed
 
 async def asyncio_detailed(
     account: str,
     queue: str,
     *,
     client: AuthenticatedClient | Client,
-    body: File,
+    body: File | str,
     initial_invisibility_seconds: int | None | Unset = UNSET,
     initial_invisiblity_time: int | None | Unset = UNSET,
 
@@ -263,7 +266,7 @@ async def asyncio(
     queue: str,
     *,
     client: AuthenticatedClient | Client,
-    body: File,
+    body: File | str,
     initial_invisibility_seconds: int | None | Unset = UNSET,
     initial_invisiblity_time: int | None | Unset = UNSET,
 
@@ -288,7 +291,7 @@ async def asyncio(
      """
 
 
-    return (await asyncio_detailed(
+    response = await asyncio_detailed(
         account=account,
 queue=queue,
 client=client,
@@ -296,4 +299,6 @@ body=body,
 initial_invisibility_seconds=initial_invisibility_seconds,
 initial_invisiblity_time=initial_invisiblity_time,
 
-    )).parsed
+    )
+    errors.raise_for_status(response)
+    return response.parsed

@@ -159,11 +159,14 @@ def sync(
      """
 
 
-    return sync_detailed(
+    response = sync_detailed(
         client=client,
 body=body,
 
-    ).parsed
+    )
+    # cassieq: an error answer raises its typed exception (errors.ApiError), body attached.
+    errors.raise_for_status(response)
+    return response.parsed
 
 async def asyncio_detailed(
     *,
@@ -216,8 +219,10 @@ async def asyncio(
      """
 
 
-    return (await asyncio_detailed(
+    response = await asyncio_detailed(
         client=client,
 body=body,
 
-    )).parsed
+    )
+    errors.raise_for_status(response)
+    return response.parsed

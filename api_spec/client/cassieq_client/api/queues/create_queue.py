@@ -188,13 +188,16 @@ def sync(
      """
 
 
-    return sync_detailed(
+    response = sync_detailed(
         account=account,
 client=client,
 body=body,
 error_if_exists=error_if_exists,
 
-    ).parsed
+    )
+    # cassieq: an error answer raises its typed exception (errors.ApiError), body attached.
+    errors.raise_for_status(response)
+    return response.parsed
 
 async def asyncio_detailed(
     account: str,
@@ -259,10 +262,12 @@ async def asyncio(
      """
 
 
-    return (await asyncio_detailed(
+    response = await asyncio_detailed(
         account=account,
 client=client,
 body=body,
 error_if_exists=error_if_exists,
 
-    )).parsed
+    )
+    errors.raise_for_status(response)
+    return response.parsed

@@ -147,12 +147,15 @@ def sync(
      """
 
 
-    return sync_detailed(
+    response = sync_detailed(
         account=account,
 queue=queue,
 client=client,
 
-    ).parsed
+    )
+    # cassieq: an error answer raises its typed exception (errors.ApiError), body attached.
+    errors.raise_for_status(response)
+    return response.parsed
 
 async def asyncio_detailed(
     account: str,
@@ -210,9 +213,11 @@ async def asyncio(
      """
 
 
-    return (await asyncio_detailed(
+    response = await asyncio_detailed(
         account=account,
 queue=queue,
 client=client,
 
-    )).parsed
+    )
+    errors.raise_for_status(response)
+    return response.parsed

@@ -151,12 +151,15 @@ def sync(
      """
 
 
-    return sync_detailed(
+    response = sync_detailed(
         account=account,
 queue=queue,
 client=client,
 
-    ).parsed
+    )
+    # cassieq: an error answer raises its typed exception (errors.ApiError), body attached.
+    errors.raise_for_status(response)
+    return response.parsed
 
 async def asyncio_detailed(
     account: str,
@@ -214,9 +217,11 @@ async def asyncio(
      """
 
 
-    return (await asyncio_detailed(
+    response = await asyncio_detailed(
         account=account,
 queue=queue,
 client=client,
 
-    )).parsed
+    )
+    errors.raise_for_status(response)
+    return response.parsed

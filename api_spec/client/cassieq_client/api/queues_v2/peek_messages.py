@@ -181,14 +181,17 @@ def sync(
      """
 
 
-    return sync_detailed(
+    response = sync_detailed(
         account=account,
 queue=queue,
 client=client,
 limit=limit,
 after=after,
 
-    ).parsed
+    )
+    # cassieq: an error answer raises its typed exception (errors.ApiError), body attached.
+    errors.raise_for_status(response)
+    return response.parsed
 
 async def asyncio_detailed(
     account: str,
@@ -260,11 +263,13 @@ async def asyncio(
      """
 
 
-    return (await asyncio_detailed(
+    response = await asyncio_detailed(
         account=account,
 queue=queue,
 client=client,
 limit=limit,
 after=after,
 
-    )).parsed
+    )
+    errors.raise_for_status(response)
+    return response.parsed

@@ -1,0 +1,155 @@
+"""The README's curl sessions and the client README's example, run as written against a
+`cassieq dev` started here (memory store, and --cassandra on the test keyspace).
+
+A block is found by the marker comment before it: ``<!-- readme-test: NAME -->``. The only
+changes made to it: the dev server's URL for http://127.0.0.1:8080 and the banner's key for
+``KEY=...``."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from cassieq.bench.servers import free_port
+from tests.conftest import CassandraNode
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC_URL = "http://127.0.0.1:8080"
+
+
+def snippet(markdown: Path, name: str) -> str:
+    """The fenced block right after ``<!-- readme-test: NAME -->``."""
+    text = markdown.read_text()
+    found = re.search(
+        rf"<!-- readme-test: {re.escape(name)} -->\n```\w*\n(.*?)\n```", text, re.DOTALL
+    )
+    assert found, f"{markdown.name} has no block marked readme-test: {name}"
+    return found.group(1)
+
+
+@dataclass
+class Dev:
+    url: str
+    key: str
+
+    def prepared(self, code: str) -> str:
+        return code.replace(DOC_URL, self.url).replace("KEY=...", f"KEY={self.key}")
+
+
+@pytest.fixture(params=["memory", "cassandra"])
+def dev(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Dev]:
+    port, admin_port = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CASSIEQ_")}
+    args = ["dev", "--port", str(port), "--admin-port", str(admin_port)]
+    if request.param == "cassandra":
+        node: CassandraNode = request.getfixturevalue("cassandra_node")
+        request.getfixturevalue("cassandra_store")  # the schema is applied
+        s = node.settings
+        env |= {
+            "CASSIEQ_KEYSPACE": s.keyspace,
+            "CASSIEQ_CASSANDRA_PORT": str(s.cassandra_port),
+        }
+        args.append("--cassandra")
+    log = tmp_path / "dev.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "cassieq", *args], env=env, stdout=out, stderr=out, text=True
+        )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 90
+        key = None
+        while time.monotonic() < deadline and process.poll() is None:
+            key = key or re.search(r"^key primary: (\S+)$", log.read_text(), re.M)
+            try:
+                if key and httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)  # polls a process start, bounded by the deadline
+        else:
+            pytest.fail(f"cassieq dev did not start:\n{log.read_text()[-3000:]}")
+        assert key, log.read_text()
+        # On Cassandra the account `dev` outlives a run: its queues start over.
+        with httpx.Client(
+            base_url=f"{url}/api/v1/accounts/dev",
+            headers={"Authorization": f"Key {key.group(1)}"},
+            timeout=30,
+        ) as c:
+            for queue in ("orders", "jobs"):
+                assert c.delete(f"/queues/{queue}").status_code in (200, 404)
+        yield Dev(url, key.group(1))
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def _bash(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    assert shutil.which("curl") and shutil.which("jq"), "the README's session needs curl and jq"
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_the_readme_curl_sessions_run_as_written(dev: Dev, tmp_path: Path) -> None:
+    v1 = _bash(dev.prepared(snippet(ROOT / "README.md", "curl-v1")), tmp_path)
+    assert v1.returncode == 0, v1.stderr
+    lines = v1.stdout.splitlines()
+    # create 201, put 201, the message, ack 204, and the empty queue's 204.
+    assert lines[:2] == ["201", "201"] and lines[-2:] == ["204", "204"], v1.stdout
+    got = json.loads("\n".join(lines[2:-2]))
+    assert got["message"] == "hi" and got["deliveryCount"] == 0  # no stored quotes
+
+    v2_code = f"KEY={dev.key}\n" + dev.prepared(snippet(ROOT / "README.md", "curl-v2"))
+    v2 = _bash(v2_code, tmp_path)
+    assert v2.returncode == 0, v2.stderr
+    definition, created, sent, *rest = v2.stdout.splitlines()
+    assert created == "201" and json.loads(definition)["queueName"] == "jobs", v2.stdout
+    assert [m["id"] for m in json.loads(sent)["messages"]] != []
+    received, acked = json.loads(rest[0]), json.loads(rest[1])
+    assert [m["body"] for m in received["messages"]] == ["order 1"]  # order 2 is delayed
+    assert acked["acked"] == [received["messages"][0]["popReceipt"]] and acked["failed"] == []
+
+
+def test_the_client_readme_example_runs_as_written(dev: Dev, tmp_path: Path) -> None:
+    code = snippet(ROOT / "api_spec/client/README.md", "client-example")
+    env = {**os.environ, "CASSIEQ_URL": dev.url, "CASSIEQ_KEY": dev.key}
+    ran = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines() == ["hello", "409 Conflict", "404 no-such-queue"]
+    # The async puts (text, then bytes from a File) are in the queue.
+    with httpx.Client(
+        base_url=f"{dev.url}/api/v1/accounts/dev/queues/orders",
+        headers={"Authorization": f"Key {dev.key}"},
+        timeout=30,
+    ) as c:
+        bodies = [c.get("/messages/next").json()["message"] for _ in range(2)]
+        assert sorted(bodies) == ["async hello", "bytes"]
+        assert c.get("/messages/next").status_code == 204
