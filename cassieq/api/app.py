@@ -9,14 +9,12 @@ from contextlib import asynccontextmanager
 
 from litestar import Litestar, Router
 from litestar.datastructures import State
-from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import SwaggerRenderPlugin
 
-from cassieq import __version__
 from cassieq.api.accounts import AccountController
 from cassieq.api.bodies import CassieqRequest
 from cassieq.api.cors import Cors
 from cassieq.api.debug import DebugController
+from cassieq.api.docs import asset_routes, document_security, openapi_config
 from cassieq.api.errors import EXCEPTION_HANDLERS
 from cassieq.api.health import health, root
 from cassieq.api.messages import MessageController
@@ -133,6 +131,7 @@ def create_app(
                 include_in_schema=False,
             ),
             root,
+            *asset_routes(),
         ],
         state=State({"cassieq": state}),
         exception_handlers=EXCEPTION_HANDLERS,
@@ -143,22 +142,10 @@ def create_app(
         # Bodies beyond this are refused (413) by their Content-Length before being read;
         # the put route has its own limit, the message size.
         request_max_body_size=settings.http_max_body_bytes,
-        openapi_config=OpenAPIConfig(
-            title="cassieq",
-            version=__version__,
-            description=(
-                "A message queue on Apache Cassandra, wire-compatible with the CassieQ v1 API. "
-                "Queue routes take `Authorization: Key <key>`, `Authorization: Signed <sig>` with "
-                "`x-cassieq-request-time`, or a signed query string; /api/v2 routes also take "
-                "`Authorization: CQ2-HMAC-SHA256 Key=<keyName>, Signature=<sig>` with "
-                "`x-cassieq-date`; operator routes take "
-                "`Authorization: Bearer <CASSIEQ_ADMIN_TOKEN>`."
-            ),
-            path="/schema",
-            render_plugins=[SwaggerRenderPlugin()],
-        ),
+        openapi_config=openapi_config(),
         debug=False,
     )
+    document_security(app)
     if settings.cors_origins:
         # Around Litestar's whole handler, routing included: every answer to an allowed
         # origin carries the allow-origin header (a 404 too), and preflights never reach a

@@ -99,7 +99,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | MonotonBody | ResourceErrorBody]:
     """ The next monoton to hand out
@@ -133,7 +133,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | MonotonBody | ResourceErrorBody | None:
     """ The next monoton to hand out
@@ -162,7 +162,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | MonotonBody | ResourceErrorBody]:
     """ The next monoton to hand out
@@ -196,7 +196,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | MonotonBody | ResourceErrorBody | None:
     """ The next monoton to hand out

@@ -107,7 +107,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     detail: bool | Unset = False,
 
 ) -> Response[StatisticsV2Body | V2ErrorBody]:
@@ -147,7 +147,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     detail: bool | Unset = False,
 
 ) -> StatisticsV2Body | V2ErrorBody | None:
@@ -182,7 +182,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     detail: bool | Unset = False,
 
 ) -> Response[StatisticsV2Body | V2ErrorBody]:
@@ -222,7 +222,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     detail: bool | Unset = False,
 
 ) -> StatisticsV2Body | V2ErrorBody | None:
