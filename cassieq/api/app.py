@@ -12,6 +12,7 @@ from litestar.datastructures import State
 
 from cassieq.api.accounts import AccountController
 from cassieq.api.bodies import CassieqRequest
+from cassieq.api.console import History, console_router
 from cassieq.api.cors import Cors
 from cassieq.api.debug import DebugController
 from cassieq.api.docs import asset_routes, document_security, openapi_config
@@ -90,6 +91,7 @@ def create_app(
         replay=ReplayCache(settings.replay_cache_max_entries),
         open_admin_port=open_admin_port,
     )
+    history = History(engine)
 
     @asynccontextmanager
     async def lifespan(_: Litestar) -> AsyncIterator[None]:
@@ -98,8 +100,11 @@ def create_app(
         with contextlib.suppress(StoreError):
             await receipts.start()
         worker = BackgroundWorker(engine)
+        sampler = None
         if background:
             worker.start()
+            # The console's charts: statistics of the queues viewed in it, every 10 s.
+            sampler = asyncio.create_task(history.run(), name="console-sampler")
         engine.waiters.open()
         try:
             yield
@@ -107,6 +112,10 @@ def create_app(
             # Waiting receives answer [] now rather than at their deadline.
             await engine.waiters.close()
             await worker.stop()
+            if sampler is not None:
+                sampler.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await sampler
             # Redrive tasks of this server stop here; their status stays "running".
             await engine.redriver.close()
             # A reader pointer move left half done is redone by the next get, but finishing
@@ -132,8 +141,9 @@ def create_app(
             ),
             root,
             *asset_routes(),
+            console_router(),
         ],
-        state=State({"cassieq": state}),
+        state=State({"cassieq": state, "console_history": history}),
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
         # JSON bodies are depth-checked before they are decoded (cassieq.api.bodies).
