@@ -204,3 +204,16 @@ def test_no_operator_token_disables_the_console() -> None:
         page = c.get("/console/", follow_redirects=False)
         assert page.status_code == 403 and "CASSIEQ_ADMIN_TOKEN" in page.text
         assert c.post("/console/login", data={"token": ""}).status_code == 401
+
+
+def test_overview_lists_a_bounded_number_of_accounts(
+    console: Console, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import cassieq.api.console.views as views
+
+    populate(console.client, ADMIN, console.clock)  # a second account at least
+    monkeypatch.setattr(views, "OVERVIEW_ACCOUNTS", 1)
+    console.login()
+    page = console.client.get("/console/").text
+    assert page.count('<h2 class="account">') == 1
+    assert re.search(r"\d+ more accounts are not shown", page)
