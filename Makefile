@@ -6,7 +6,10 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TEST_KEYSPACE ?= cassieq_test
 
-.PHONY: dev test lint cassandra-start cassandra-stop cluster-start cluster-stop clean prometheus-check
+# apt-get as root, else through sudo (the browser tests' chromium).
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: dev test lint browser cassandra-start cassandra-stop cluster-start cluster-stop clean prometheus-check
 
 $(STAMP): pyproject.toml api_spec/client/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,9 +29,14 @@ lint: $(STAMP)
 
 ## test: lint, start the local node and the three-node cluster, apply the schema to an empty
 ## test keyspace, run the suite (the cluster tests: the cluster tool and a short chaos soak)
-test: lint cassandra-start cluster-start
+test: lint browser cassandra-start cluster-start
 	$(BIN)/cassieq schema apply --keyspace $(TEST_KEYSPACE) --recreate
 	CASSIEQ_TEST_KEYSPACE=$(TEST_KEYSPACE) $(BIN)/pytest
+
+## browser: Debian's chromium, which the browser tests (tests/browser) drive through
+## Playwright; installed when missing (Playwright's own browser download is not used)
+browser:
+	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium; }
 
 cassandra-start: $(STAMP)
 	$(BIN)/cassieq cassandra start

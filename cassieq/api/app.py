@@ -9,14 +9,13 @@ from contextlib import asynccontextmanager
 
 from litestar import Litestar, Router
 from litestar.datastructures import State
-from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import SwaggerRenderPlugin
 
-from cassieq import __version__
 from cassieq.api.accounts import AccountController
 from cassieq.api.bodies import CassieqRequest
+from cassieq.api.console import History, console_router
 from cassieq.api.cors import Cors
 from cassieq.api.debug import DebugController
+from cassieq.api.docs import asset_routes, document_security, openapi_config
 from cassieq.api.errors import EXCEPTION_HANDLERS
 from cassieq.api.health import health, root
 from cassieq.api.messages import MessageController
@@ -102,6 +101,7 @@ def create_app(
         background=worker.health,
         metrics=Metrics(settings, engine, worker.health),
     )
+    history = History(engine)
 
     @asynccontextmanager
     async def lifespan(_: Litestar) -> AsyncIterator[None]:
@@ -109,8 +109,11 @@ def create_app(
         # first request; a store that does not answer yet only defers it to first use.
         with contextlib.suppress(StoreError):
             await receipts.start()
+        sampler = None
         if background:
             worker.start()
+            # The console's charts: statistics of the queues viewed in it, every 10 s.
+            sampler = asyncio.create_task(history.run(), name="console-sampler")
         engine.waiters.open()
         try:
             yield
@@ -120,6 +123,10 @@ def create_app(
             if state.metrics is not None:
                 await state.metrics.sampler.close()  # a /metrics refresh still running
             await worker.stop()
+            if sampler is not None:
+                sampler.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await sampler
             # Redrive tasks of this server stop here; their status stays "running".
             await engine.redriver.close()
             # A reader pointer move left half done is redone by the next get, but finishing
@@ -148,8 +155,10 @@ def create_app(
             root,
             # The SQS endpoint (JSON 1.0 and query protocols), reached through SqsDispatch.
             sqs_endpoint,
+            *asset_routes(),
+            console_router(),
         ],
-        state=State({"cassieq": state}),
+        state=State({"cassieq": state, "console_history": history}),
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
         # JSON bodies are depth-checked before they are decoded (cassieq.api.bodies).
@@ -158,25 +167,13 @@ def create_app(
         # Bodies beyond this are refused (413) by their Content-Length before being read;
         # the put route has its own limit, the message size.
         request_max_body_size=settings.http_max_body_bytes,
-        openapi_config=OpenAPIConfig(
-            title="cassieq",
-            version=__version__,
-            description=(
-                "A message queue on Apache Cassandra, wire-compatible with the CassieQ v1 API. "
-                "Queue routes take `Authorization: Key <key>`, `Authorization: Signed <sig>` with "
-                "`x-cassieq-request-time`, or a signed query string; /api/v2 routes also take "
-                "`Authorization: CQ2-HMAC-SHA256 Key=<keyName>, Signature=<sig>` with "
-                "`x-cassieq-date`; operator routes take "
-                "`Authorization: Bearer <CASSIEQ_ADMIN_TOKEN>`."
-            ),
-            path="/schema",
-            render_plugins=[SwaggerRenderPlugin()],
-        ),
+        openapi_config=openapi_config(),
         debug=False,
         # Logging is cassieq.logs' alone: Litestar's own set-up would put a plain-text
         # handler on the root logger (unhandled errors are logged by EXCEPTION_HANDLERS).
         logging_config=None,
     )
+    document_security(app)
     # SQS clients post to / or to a queue URL: their requests go to the SQS route before
     # routing, by their shape (cassieq.sqs.dispatch); other requests are untouched.
     app.asgi_handler = SqsDispatch(app.asgi_handler)

@@ -115,7 +115,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 def sync_detailed(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: KeyCreateRequest,
 
 ) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | str]:
@@ -149,7 +149,7 @@ body=body,
 def sync(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: KeyCreateRequest,
 
 ) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | str | None:
@@ -181,7 +181,7 @@ body=body,
 async def asyncio_detailed(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: KeyCreateRequest,
 
 ) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | str]:
@@ -215,7 +215,7 @@ body=body,
 async def asyncio(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: KeyCreateRequest,
 
 ) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | str | None:

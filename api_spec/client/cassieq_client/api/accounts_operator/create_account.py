@@ -114,7 +114,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CreateAccountBodyType1 | str,
 
 ) -> Response[AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
@@ -145,7 +145,7 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CreateAccountBodyType1 | str,
 
 ) -> AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
@@ -174,7 +174,7 @@ body=body,
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CreateAccountBodyType1 | str,
 
 ) -> Response[AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
@@ -205,7 +205,7 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CreateAccountBodyType1 | str,
 
 ) -> AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:

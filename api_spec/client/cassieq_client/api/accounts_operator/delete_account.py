@@ -85,7 +85,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 def sync_detailed(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[Any | AuthErrorBody | ErrorsBody]:
     """ Delete an account
@@ -116,7 +116,7 @@ def sync_detailed(
 def sync(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Any | AuthErrorBody | ErrorsBody | None:
     """ Delete an account
@@ -145,7 +145,7 @@ client=client,
 async def asyncio_detailed(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[Any | AuthErrorBody | ErrorsBody]:
     """ Delete an account
@@ -176,7 +176,7 @@ async def asyncio_detailed(
 async def asyncio(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Any | AuthErrorBody | ErrorsBody | None:
     """ Delete an account

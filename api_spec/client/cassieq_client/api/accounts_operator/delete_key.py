@@ -95,7 +95,7 @@ def sync_detailed(
     account: str,
     key_name: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Delete a key: its signatures stop working at once
@@ -129,7 +129,7 @@ def sync(
     account: str,
     key_name: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Delete a key: its signatures stop working at once
@@ -161,7 +161,7 @@ async def asyncio_detailed(
     account: str,
     key_name: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Delete a key: its signatures stop working at once
@@ -195,7 +195,7 @@ async def asyncio(
     account: str,
     key_name: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Delete a key: its signatures stop working at once

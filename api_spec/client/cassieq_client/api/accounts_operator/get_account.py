@@ -97,7 +97,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 def sync_detailed(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Show an account
@@ -128,7 +128,7 @@ def sync_detailed(
 def sync(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Show an account
@@ -157,7 +157,7 @@ client=client,
 async def asyncio_detailed(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Show an account
@@ -188,7 +188,7 @@ async def asyncio_detailed(
 async def asyncio(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AccountBody | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Show an account

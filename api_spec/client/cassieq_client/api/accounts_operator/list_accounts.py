@@ -92,7 +92,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | list[AccountBody]]:
     """ List accounts
@@ -118,7 +118,7 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | list[AccountBody] | None:
     """ List accounts
@@ -142,7 +142,7 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | list[AccountBody]]:
     """ List accounts
@@ -168,7 +168,7 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | list[AccountBody] | None:
     """ List accounts

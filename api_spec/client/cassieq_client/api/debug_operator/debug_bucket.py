@@ -106,7 +106,7 @@ def sync_detailed(
     queue: str,
     bucket: int,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody]]:
     """ Messages of one bucket
@@ -143,7 +143,7 @@ def sync(
     queue: str,
     bucket: int,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody] | None:
     """ Messages of one bucket
@@ -178,7 +178,7 @@ async def asyncio_detailed(
     queue: str,
     bucket: int,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody]]:
     """ Messages of one bucket
@@ -215,7 +215,7 @@ async def asyncio(
     queue: str,
     bucket: int,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody] | None:
     """ Messages of one bucket

@@ -104,7 +104,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody]]:
     """ Messages of the reader's bucket
@@ -138,7 +138,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody] | None:
     """ Messages of the reader's bucket
@@ -170,7 +170,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody]]:
     """ Messages of the reader's bucket
@@ -204,7 +204,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | list[MessageDebugBody] | None:
     """ Messages of the reader's bucket

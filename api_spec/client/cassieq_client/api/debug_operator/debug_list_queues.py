@@ -102,7 +102,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 def sync_detailed(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | list[QueueDefinitionBody]]:
     """ Queues of an account
@@ -133,7 +133,7 @@ def sync_detailed(
 def sync(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | list[QueueDefinitionBody] | None:
     """ Queues of an account
@@ -162,7 +162,7 @@ client=client,
 async def asyncio_detailed(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | list[QueueDefinitionBody]]:
     """ Queues of an account
@@ -193,7 +193,7 @@ async def asyncio_detailed(
 async def asyncio(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | list[QueueDefinitionBody] | None:
     """ Queues of an account

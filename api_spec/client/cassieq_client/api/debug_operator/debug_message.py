@@ -101,7 +101,7 @@ def sync_detailed(
     queue: str,
     monoton: int,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | MessageDebugBody | ResourceErrorBody]:
     """ One raw message
@@ -138,7 +138,7 @@ def sync(
     queue: str,
     monoton: int,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | MessageDebugBody | ResourceErrorBody | None:
     """ One raw message
@@ -173,7 +173,7 @@ async def asyncio_detailed(
     queue: str,
     monoton: int,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | MessageDebugBody | ResourceErrorBody]:
     """ One raw message
@@ -210,7 +210,7 @@ async def asyncio(
     queue: str,
     monoton: int,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | MessageDebugBody | ResourceErrorBody | None:
     """ One raw message

@@ -99,7 +99,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | MonotonBody | ResourceErrorBody]:
     """ The next monoton to hand out
@@ -133,7 +133,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | MonotonBody | ResourceErrorBody | None:
     """ The next monoton to hand out
@@ -165,7 +165,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | MonotonBody | ResourceErrorBody]:
     """ The next monoton to hand out
@@ -199,7 +199,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | MonotonBody | ResourceErrorBody | None:
     """ The next monoton to hand out

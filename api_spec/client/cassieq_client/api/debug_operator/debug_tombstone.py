@@ -101,7 +101,7 @@ def sync_detailed(
     queue: str,
     bucket: int,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | TombstoneBody]:
     """ When the bucket was sealed (and finalized)
@@ -138,7 +138,7 @@ def sync(
     queue: str,
     bucket: int,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | TombstoneBody | None:
     """ When the bucket was sealed (and finalized)
@@ -173,7 +173,7 @@ async def asyncio_detailed(
     queue: str,
     bucket: int,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | TombstoneBody]:
     """ When the bucket was sealed (and finalized)
@@ -210,7 +210,7 @@ async def asyncio(
     queue: str,
     bucket: int,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | TombstoneBody | None:
     """ When the bucket was sealed (and finalized)

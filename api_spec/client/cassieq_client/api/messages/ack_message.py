@@ -111,7 +111,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     pop_receipt: str,
 
 ) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
@@ -148,7 +148,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     pop_receipt: str,
 
 ) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
@@ -183,7 +183,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     pop_receipt: str,
 
 ) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
@@ -220,7 +220,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     pop_receipt: str,
 
 ) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:

@@ -126,7 +126,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     invisibility_time_seconds: int | Unset = 30,
 
 ) -> Response[Any | AuthErrorBody | ErrorsBody | GetMessageBody | None | ResourceErrorBody]:
@@ -163,7 +163,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     invisibility_time_seconds: int | Unset = 30,
 
 ) -> Any | AuthErrorBody | ErrorsBody | GetMessageBody | None | ResourceErrorBody | None:
@@ -198,7 +198,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     invisibility_time_seconds: int | Unset = 30,
 
 ) -> Response[Any | AuthErrorBody | ErrorsBody | GetMessageBody | None | ResourceErrorBody]:
@@ -235,7 +235,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     invisibility_time_seconds: int | Unset = 30,
 
 ) -> Any | AuthErrorBody | ErrorsBody | GetMessageBody | None | ResourceErrorBody | None:

@@ -129,7 +129,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: UpdateMessageRequest,
     pop_receipt: str,
 
@@ -169,7 +169,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: UpdateMessageRequest,
     pop_receipt: str,
 
@@ -207,7 +207,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: UpdateMessageRequest,
     pop_receipt: str,
 
@@ -247,7 +247,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: UpdateMessageRequest,
     pop_receipt: str,
 

@@ -112,7 +112,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AckRequest,
 
 ) -> Response[AckResponse | V2ErrorBody]:
@@ -149,7 +149,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AckRequest,
 
 ) -> AckResponse | V2ErrorBody | None:
@@ -184,7 +184,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AckRequest,
 
 ) -> Response[AckResponse | V2ErrorBody]:
@@ -221,7 +221,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AckRequest,
 
 ) -> AckResponse | V2ErrorBody | None:

@@ -112,7 +112,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: VisibilityRequest,
 
 ) -> Response[V2ErrorBody | VisibilityResponse]:
@@ -149,7 +149,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: VisibilityRequest,
 
 ) -> V2ErrorBody | VisibilityResponse | None:
@@ -184,7 +184,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: VisibilityRequest,
 
 ) -> Response[V2ErrorBody | VisibilityResponse]:
@@ -221,7 +221,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: VisibilityRequest,
 
 ) -> V2ErrorBody | VisibilityResponse | None:

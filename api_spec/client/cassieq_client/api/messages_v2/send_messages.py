@@ -119,7 +119,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: SendRequest,
 
 ) -> Response[SendResponse | V2ErrorBody]:
@@ -156,7 +156,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: SendRequest,
 
 ) -> SendResponse | V2ErrorBody | None:
@@ -191,7 +191,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: SendRequest,
 
 ) -> Response[SendResponse | V2ErrorBody]:
@@ -228,7 +228,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: SendRequest,
 
 ) -> SendResponse | V2ErrorBody | None:

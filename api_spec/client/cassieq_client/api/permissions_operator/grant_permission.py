@@ -110,7 +110,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: PermissionRequest,
 
 ) -> Response[AuthErrorBody | ErrorsBody | PermissionBody | ResourceErrorBody]:
@@ -141,7 +141,7 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: PermissionRequest,
 
 ) -> AuthErrorBody | ErrorsBody | PermissionBody | ResourceErrorBody | None:
@@ -170,7 +170,7 @@ body=body,
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: PermissionRequest,
 
 ) -> Response[AuthErrorBody | ErrorsBody | PermissionBody | ResourceErrorBody]:
@@ -201,7 +201,7 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: PermissionRequest,
 
 ) -> AuthErrorBody | ErrorsBody | PermissionBody | ResourceErrorBody | None:

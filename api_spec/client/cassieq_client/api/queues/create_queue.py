@@ -128,7 +128,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 def sync_detailed(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: QueueCreateOptions,
     error_if_exists: bool | Unset = False,
 
@@ -166,7 +166,7 @@ error_if_exists=error_if_exists,
 def sync(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: QueueCreateOptions,
     error_if_exists: bool | Unset = False,
 
@@ -202,7 +202,7 @@ error_if_exists=error_if_exists,
 async def asyncio_detailed(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: QueueCreateOptions,
     error_if_exists: bool | Unset = False,
 
@@ -240,7 +240,7 @@ error_if_exists=error_if_exists,
 async def asyncio(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: QueueCreateOptions,
     error_if_exists: bool | Unset = False,
 

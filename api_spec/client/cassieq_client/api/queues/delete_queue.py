@@ -95,7 +95,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Delete a queue (its rows are removed in the background)
@@ -129,7 +129,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Delete a queue (its rows are removed in the background)
@@ -161,7 +161,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[Any | AuthErrorBody | ErrorsBody | ResourceErrorBody]:
     """ Delete a queue (its rows are removed in the background)
@@ -195,7 +195,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Any | AuthErrorBody | ErrorsBody | ResourceErrorBody | None:
     """ Delete a queue (its rows are removed in the background)

@@ -99,7 +99,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody]:
     """ Show a queue
@@ -133,7 +133,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody | None:
     """ Show a queue
@@ -165,7 +165,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody]:
     """ Show a queue
@@ -199,7 +199,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | QueueDefinitionBody | ResourceErrorBody | None:
     """ Show a queue

@@ -99,7 +99,7 @@ def sync_detailed(
     queue: str,
     task_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[RedriveStatus | V2ErrorBody]:
     """ A redrive task's progress, from any server
@@ -136,7 +136,7 @@ def sync(
     queue: str,
     task_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> RedriveStatus | V2ErrorBody | None:
     """ A redrive task's progress, from any server
@@ -171,7 +171,7 @@ async def asyncio_detailed(
     queue: str,
     task_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[RedriveStatus | V2ErrorBody]:
     """ A redrive task's progress, from any server
@@ -208,7 +208,7 @@ async def asyncio(
     queue: str,
     task_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> RedriveStatus | V2ErrorBody | None:
     """ A redrive task's progress, from any server

@@ -99,7 +99,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsSizeBody]:
     """ Queue size: exactly {"size": n}, as CassieQ answers (more at /api/v2)
@@ -133,7 +133,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsSizeBody | None:
     """ Queue size: exactly {"size": n}, as CassieQ answers (more at /api/v2)
@@ -165,7 +165,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsSizeBody]:
     """ Queue size: exactly {"size": n}, as CassieQ answers (more at /api/v2)
@@ -199,7 +199,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | ResourceErrorBody | StatisticsSizeBody | None:
     """ Queue size: exactly {"size": n}, as CassieQ answers (more at /api/v2)

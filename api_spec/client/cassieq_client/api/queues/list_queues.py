@@ -94,7 +94,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 def sync_detailed(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | list[QueueDefinitionBody]]:
     """ List the account's queues
@@ -125,7 +125,7 @@ def sync_detailed(
 def sync(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | list[QueueDefinitionBody] | None:
     """ List the account's queues
@@ -154,7 +154,7 @@ client=client,
 async def asyncio_detailed(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[AuthErrorBody | ErrorsBody | list[QueueDefinitionBody]]:
     """ List the account's queues
@@ -185,7 +185,7 @@ async def asyncio_detailed(
 async def asyncio(
     account: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> AuthErrorBody | ErrorsBody | list[QueueDefinitionBody] | None:
     """ List the account's queues

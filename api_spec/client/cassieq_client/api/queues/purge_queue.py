@@ -104,7 +104,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[PurgedBody | V2ErrorBody]:
     """ Retire every message put before the call (delivered to no one afterwards, on any server; receipts of
@@ -140,7 +140,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> PurgedBody | V2ErrorBody | None:
     """ Retire every message put before the call (delivered to no one afterwards, on any server; receipts of
@@ -174,7 +174,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[PurgedBody | V2ErrorBody]:
     """ Retire every message put before the call (delivered to no one afterwards, on any server; receipts of
@@ -210,7 +210,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> PurgedBody | V2ErrorBody | None:
     """ Retire every message put before the call (delivered to no one afterwards, on any server; receipts of

@@ -116,7 +116,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: None | RedriveRequest,
 
 ) -> Response[RedriveStarted | V2ErrorBody]:
@@ -156,7 +156,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: None | RedriveRequest,
 
 ) -> RedriveStarted | V2ErrorBody | None:
@@ -194,7 +194,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: None | RedriveRequest,
 
 ) -> Response[RedriveStarted | V2ErrorBody]:
@@ -234,7 +234,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: None | RedriveRequest,
 
 ) -> RedriveStarted | V2ErrorBody | None:

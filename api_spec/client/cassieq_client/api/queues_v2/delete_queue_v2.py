@@ -93,7 +93,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[Any | V2ErrorBody]:
     """ Delete a queue (gone at once; its rows are removed in the background)
@@ -127,7 +127,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Any | V2ErrorBody | None:
     """ Delete a queue (gone at once; its rows are removed in the background)
@@ -159,7 +159,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[Any | V2ErrorBody]:
     """ Delete a queue (gone at once; its rows are removed in the background)
@@ -193,7 +193,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Any | V2ErrorBody | None:
     """ Delete a queue (gone at once; its rows are removed in the background)

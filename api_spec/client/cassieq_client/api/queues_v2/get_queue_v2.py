@@ -97,7 +97,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[QueueBody | V2ErrorBody]:
     """ Show a queue with every option
@@ -131,7 +131,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> QueueBody | V2ErrorBody | None:
     """ Show a queue with every option
@@ -163,7 +163,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[QueueBody | V2ErrorBody]:
     """ Show a queue with every option
@@ -197,7 +197,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> QueueBody | V2ErrorBody | None:
     """ Show a queue with every option

@@ -107,7 +107,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     detail: bool | Unset = False,
 
 ) -> Response[StatisticsV2Body | V2ErrorBody]:
@@ -147,7 +147,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     detail: bool | Unset = False,
 
 ) -> StatisticsV2Body | V2ErrorBody | None:
@@ -185,7 +185,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     detail: bool | Unset = False,
 
 ) -> Response[StatisticsV2Body | V2ErrorBody]:
@@ -225,7 +225,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     detail: bool | Unset = False,
 
 ) -> StatisticsV2Body | V2ErrorBody | None:

@@ -115,7 +115,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 10,
     after: None | str | Unset = UNSET,
 
@@ -157,7 +157,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 10,
     after: None | str | Unset = UNSET,
 
@@ -197,7 +197,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 10,
     after: None | str | Unset = UNSET,
 
@@ -239,7 +239,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 10,
     after: None | str | Unset = UNSET,
 

@@ -119,7 +119,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: QueueOptionsBody,
 
 ) -> Response[QueueBody | V2ErrorBody]:
@@ -158,7 +158,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: QueueOptionsBody,
 
 ) -> QueueBody | V2ErrorBody | None:
@@ -195,7 +195,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: QueueOptionsBody,
 
 ) -> Response[QueueBody | V2ErrorBody]:
@@ -234,7 +234,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: QueueOptionsBody,
 
 ) -> QueueBody | V2ErrorBody | None:

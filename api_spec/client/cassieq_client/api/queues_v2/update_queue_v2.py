@@ -112,7 +112,7 @@ def sync_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: QueueOptionsPatch,
 
 ) -> Response[QueueBody | V2ErrorBody]:
@@ -150,7 +150,7 @@ def sync(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: QueueOptionsPatch,
 
 ) -> QueueBody | V2ErrorBody | None:
@@ -186,7 +186,7 @@ async def asyncio_detailed(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: QueueOptionsPatch,
 
 ) -> Response[QueueBody | V2ErrorBody]:
@@ -224,7 +224,7 @@ async def asyncio(
     account: str,
     queue: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: QueueOptionsPatch,
 
 ) -> QueueBody | V2ErrorBody | None:

@@ -1,0 +1,104 @@
+"""The bucket-and-pointer view of one queue: where the reader, invisibility and repair
+pointers are, the buckets between them, and whether a pointer has stalled.
+
+A pointer one bucket behind the reader is the normal state (the reader's bucket is not
+sealed yet). A pointer is shown as stalled, as the engine's StallWatch logs it, when it is
+more than one bucket behind the reader and the bucket it waits on was sealed longer ago
+than the queue's finalize wait plus a minute: redelivery (invisibility) or repair of
+everything behind it has stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from cassieq.engine import QueueEngine
+from cassieq.engine.stall import GRACE_MS
+from cassieq.model import BucketState, QueueDefinition
+
+# Buckets read for one page: the oldest few behind and the newest around the reader.
+MAX_BUCKETS = 24
+HEAD_BUCKETS = 8
+
+
+@dataclass(frozen=True)
+class Pointer:
+    name: str
+    bucket: int
+    lag: int  # buckets behind the reader
+    stalled: bool
+
+
+@dataclass(frozen=True)
+class BucketRow:
+    bucket: int
+    messages: int
+    acked: int
+    sealed_at: int | None
+    finalized_at: int | None
+    pointers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PointerView:
+    reader: int
+    monoton: int
+    pointers: tuple[Pointer, ...]
+    buckets: tuple[BucketRow, ...]
+    skipped: int  # buckets between the head and the tail not shown
+
+    @property
+    def stalled(self) -> bool:
+        return any(p.stalled for p in self.pointers)
+
+
+async def pointer_view(engine: QueueEngine, queue: QueueDefinition) -> PointerView:
+    store, qid = engine.ctx.store, queue.id
+    reader, repair, invisibility, monoton = await asyncio.gather(
+        store.read_pointer(qid, "reader"),
+        store.read_pointer(qid, "repair"),
+        store.read_invisibility(qid),
+        store.read_monoton(qid),
+    )
+    at = {"invisibility": invisibility.bucket, "repair": repair}
+    first = min(at.values())
+    last = max(reader, queue.bucket_of(max(monoton - 1, 0)))
+    numbers = list(range(first, last + 1))
+    skipped = 0
+    if len(numbers) > MAX_BUCKETS:
+        skipped = len(numbers) - MAX_BUCKETS
+        numbers = numbers[:HEAD_BUCKETS] + numbers[HEAD_BUCKETS + skipped :]
+    states = dict(
+        zip(
+            numbers,
+            await asyncio.gather(*(store.read_bucket(qid, b) for b in numbers)),
+            strict=True,
+        )
+    )
+    now = engine.ctx.clock.now()
+    limit = queue.options.finalize_seconds * 1000 + GRACE_MS
+    pointers = [Pointer("reader", reader, 0, False)]
+    for name, bucket in at.items():
+        state = states.get(bucket) or await store.read_bucket(qid, bucket)
+        pointers.append(Pointer(name, bucket, reader - bucket, _stalled(state, reader, now, limit)))
+    marks = {b: tuple(p.name for p in pointers if p.bucket == b) for b in numbers}
+    rows = tuple(_row(states[b], marks[b]) for b in numbers)
+    return PointerView(reader, monoton, tuple(pointers), rows, skipped)
+
+
+def _stalled(state: BucketState, reader: int, now: int, limit: int) -> bool:
+    if reader <= state.bucket + 1 or state.sealed_at is None:
+        return False
+    return now - state.sealed_at > limit
+
+
+def _row(state: BucketState, pointers: tuple[str, ...]) -> BucketRow:
+    return BucketRow(
+        bucket=state.bucket,
+        messages=len(state.messages),
+        acked=sum(1 for m in state.messages if m.acked),
+        sealed_at=state.sealed_at,
+        finalized_at=state.finalized_at,
+        pointers=pointers,
+    )
