@@ -150,6 +150,9 @@ class MessageRow(msgspec.Struct, frozen=True, kw_only=True):
     # written with the message and never change after (a compare-and-set keeps them).
     attributes: dict[str, str] = msgspec.field(default_factory=dict)
     first_delivered_at: int | None = None
+    # Schema 0010: the SQS DataType of each attribute (an attribute missing here is a
+    # String). Written with the message, never changed, like the attributes.
+    attribute_types: dict[str, str] = msgspec.field(default_factory=dict)
     # Retired unread because it outlived its queue's messageRetentionSeconds (schema 0007):
     # acked as far as the queue's machinery goes (its bucket can be finished and dropped),
     # counted as expired, not as acked.
@@ -302,6 +305,7 @@ class Delivery(msgspec.Struct, frozen=True, kw_only=True):
     attributes: dict[str, str] = msgspec.field(default_factory=dict)
     sent_at: int = 0  # the message's created_at
     first_delivered_at: int | None = None
+    attribute_types: dict[str, str] = msgspec.field(default_factory=dict)  # SQS DataTypes
 
     @property
     def tag(self) -> str:
@@ -332,6 +336,8 @@ class OutgoingMessage(msgspec.Struct, frozen=True, kw_only=True):
     body: str
     delay_ms: int = 0
     attributes: dict[str, str] = msgspec.field(default_factory=dict)
+    # SQS DataType by attribute name (missing: String); a Binary value is base64 in attributes.
+    attribute_types: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class Sent(msgspec.Struct, frozen=True, kw_only=True):

@@ -127,7 +127,9 @@ class QueueEngine:
         # one conditional batch per bucket partition.
         rows = await asyncio.gather(
             *(
-                self.publisher.put_row(definition, m.body, m.delay_ms, m.attributes)
+                self.publisher.put_row(
+                    definition, m.body, m.delay_ms, m.attributes, m.attribute_types
+                )
                 for m in messages
             )
         )

@@ -198,10 +198,13 @@ class MemoryStore:
             return False
         if unsealed and b.sealed_at is not None:
             return False
-        # The attributes and the dead-letter source are kept as stored, as the Cassandra
-        # update leaves them.
+        # The attributes (and their types) and the dead-letter source are kept as stored,
+        # as the Cassandra update leaves them.
         b.messages[row.monoton] = msgspec.structs.replace(
-            row, attributes=current.attributes, dead_letter_source=current.dead_letter_source
+            row,
+            attributes=current.attributes,
+            attribute_types=current.attribute_types,
+            dead_letter_source=current.dead_letter_source,
         )
         return True
 

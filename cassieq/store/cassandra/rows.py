@@ -94,6 +94,7 @@ def message_values(m: MessageRow) -> tuple[Any, ...]:
         *message_set_values(m),
         m.attributes or UNSET_VALUE,
         _unset_if_none(m.dead_letter_source),
+        m.attribute_types or UNSET_VALUE,
     )
 
 
@@ -146,6 +147,7 @@ def message_of(r: Any) -> MessageRow:
         purged=bool(r.purged),  # null in rows written before 0008
         dead_letter_source=r.dead_letter_source,
         redrive_to=r.redrive_to,
+        attribute_types=dict(r.attribute_types or {}),  # null before schema 0010
     )
 
 

@@ -15,10 +15,11 @@ MESSAGE_COLUMNS = (
     "monoton, message, version, delivery_count, acked, dead_lettered, republished_to, "
     "next_visible_on, tag, created_at, updated_at, acked_at, last_change, dlq_held, "
     "dlq_version, dlq_monoton, first_delivered_at, expired, purged, redrive_to, attributes, "
-    "dead_letter_source"
+    "dead_letter_source, attribute_types"
 )
 # A message's changing state (rows.message_set_values): every column but the key, the
-# attributes and the dead-letter source, which are written with the message, never changed.
+# attributes (and their types) and the dead-letter source, which are written with the
+# message, never changed.
 MESSAGE_SET = (
     "UPDATE messages SET message = ?, version = ?, delivery_count = ?, acked = ?, "
     "dead_lettered = ?, republished_to = ?, next_visible_on = ?, tag = ?, created_at = ?, "
