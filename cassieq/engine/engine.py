@@ -167,6 +167,13 @@ class QueueEngine:
     ) -> list[PopReceipt | EngineError]:
         return await self.batches.change_visibility(await self.queues.get(account, queue), changes)
 
+    async def current_receipt(
+        self, account: str, queue: str, receipt: PopReceipt, deliveries: int
+    ) -> PopReceipt | None:
+        """The receipt now of the delivery (the ``deliveries``-th) ``receipt`` was given
+        for, None when that delivery is over (the SQS endpoint's receipt handles)."""
+        return await self.acker.current(await self.queues.get(account, queue), receipt, deliveries)
+
     async def update_queue(
         self, account: str, queue: str, changes: dict[str, object]
     ) -> QueueDefinition:
