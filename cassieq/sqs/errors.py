@@ -227,6 +227,12 @@ def signature_does_not_match() -> SqsError:
     )
 
 
+def signature_does_not_match_because(message: str) -> SqsError:
+    """A scope or time that does not fit: AWS answers these as SignatureDoesNotMatch too
+    (e.g. "Signature expired: 20150619T100249Z is now earlier than ... - 15 min.)")."""
+    return SqsError("SignatureDoesNotMatch", message, status=403)
+
+
 def request_expired(message: str) -> SqsError:
     """Authorization header form: the request time too far from ours (clock skew)."""
     return SqsError("RequestExpired", message, status=400)
