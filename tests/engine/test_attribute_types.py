@@ -49,11 +49,11 @@ async def test_types_kept_by_dead_letter_move_and_redrive(
         account, "work", [OutgoingMessage(body="m", attributes=ATTRS, attribute_types=TYPES)]
     )
     assert await engine.receive(account, "work", 1, 5)
-    clock.advance(6_000)
+    clock.advance(6)
     assert await engine.receive(account, "work", 1, 5) == []  # moved to "dead"
     [dead] = await engine.receive(account, "dead", 1, 5)
     assert (dead.message, dead.attribute_types) == ("m", TYPES)
-    clock.advance(6_000)
+    clock.advance(6)
     await engine.start_redrive(account, "dead", None, 10_000)
     await engine.redriver.join()
     [back] = await engine.receive(account, "work", 1, 5)
