@@ -1,0 +1,1 @@
+"""SQS actions: one ACTIONS table per module, merged by the route."""
