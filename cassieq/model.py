@@ -113,6 +113,8 @@ class QueueDefinition(msgspec.Struct, frozen=True, kw_only=True):
     options_rev: int = 0
     # SQS queue tags (schema 0009); changed as the options are (options_rev bumped).
     tags: dict[str, str] = msgspec.field(default_factory=dict)
+    # The last change of the options (schema 0009; 0: never changed since created_at).
+    modified_at: int = 0
 
     @property
     def id(self) -> QueueId:

@@ -87,9 +87,17 @@ class QueueEngine:
     # The message operations by account and queue name, as the API sees them.
 
     async def create_queue(
-        self, account: str, name: str, options: QueueOptions, *, error_if_exists: bool = False
+        self,
+        account: str,
+        name: str,
+        options: QueueOptions,
+        *,
+        error_if_exists: bool = False,
+        tags: dict[str, str] | None = None,
     ) -> tuple[QueueDefinition, bool]:
-        return await self.queues.create(account, name, options, error_if_exists=error_if_exists)
+        return await self.queues.create(
+            account, name, options, error_if_exists=error_if_exists, tags=tags
+        )
 
     async def put(
         self, account: str, queue: str, message: str, initial_invisibility_s: int = 0

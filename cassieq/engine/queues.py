@@ -44,7 +44,13 @@ class QueueDirectory:
         self._loading: SingleFlight[tuple[str, str], QueueDefinition] = SingleFlight()
 
     async def create(
-        self, account: str, name: str, options: QueueOptions, *, error_if_exists: bool = False
+        self,
+        account: str,
+        name: str,
+        options: QueueOptions,
+        *,
+        error_if_exists: bool = False,
+        tags: dict[str, str] | None = None,
     ) -> tuple[QueueDefinition, bool]:
         """Return (definition, created). An existing active queue is returned as it is.
 
@@ -75,7 +81,13 @@ class QueueDirectory:
                 "delete one first"
             )
         fresh = QueueDefinition(
-            account=account, name=name, version=1, status="active", options=options, created_at=now
+            account=account,
+            name=name,
+            version=1,
+            status="active",
+            options=options,
+            created_at=now,
+            tags=tags or {},
         )
         for _ in range(self._ctx.tuning.max_cas_attempts):
             existing = await store.insert_queue(fresh)
@@ -125,7 +137,10 @@ class QueueDirectory:
             if options == current.options:
                 return current
             updated = msgspec.structs.replace(
-                current, options=options, options_rev=current.options_rev + 1
+                current,
+                options=options,
+                options_rev=current.options_rev + 1,
+                modified_at=self._ctx.clock.now(),
             )
             if await store.replace_queue(updated, current.version, current.options_rev):
                 self._ctx.log.info("queue_updated", queue=str(updated.id), changes=sorted(changes))

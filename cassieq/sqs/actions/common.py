@@ -53,11 +53,14 @@ def required(call: SqsCall, name: str) -> Any:
     return value
 
 
-async def queue_definition(call: SqsCall, url: str | None = None) -> QueueDefinition:
-    """The definition of the queue the call's QueueUrl (or ``url``) names."""
+async def queue_definition(
+    call: SqsCall, url: str | None = None, *, fresh: bool = False
+) -> QueueDefinition:
+    """The definition of the queue the call's QueueUrl (or ``url``) names (``fresh``: read
+    from the store, not this server's briefly cached copy)."""
     name = name_of_url(call, url if url is not None else str(required(call, "QueueUrl")))
     try:
-        return await call.engine.queues.get(call.account, name)
+        return await call.engine.queues.get(call.account, name, fresh=fresh)
     except QueueNotFound:
         raise errors.queue_does_not_exist(name) from None
 

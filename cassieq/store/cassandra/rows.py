@@ -73,6 +73,7 @@ def queue_of(r: Any) -> QueueDefinition:
         created_at=int(r.created_at),
         options_rev=int(r.options_rev or 0),  # null before schema 0007 and before a change
         tags=dict(r.tags or {}),
+        modified_at=int(r.modified_at or 0),
     )
 
 
@@ -88,7 +89,7 @@ def queue_params(q: QueueDefinition) -> tuple[Any, ...]:
         # SQS's (schema 0009): a queue without them writes no cell on insert; a replace
         # writes them (rows.queue_replace_params), so removing the last tag clears the cell.
         q.tags or UNSET_VALUE, _unset_if_none(o.redrive_allow_policy),
-        o.receive_wait_seconds or UNSET_VALUE,
+        o.receive_wait_seconds or UNSET_VALUE, q.modified_at or UNSET_VALUE,
     )  # fmt: skip
 
 
@@ -96,7 +97,10 @@ def queue_replace_params(q: QueueDefinition) -> tuple[Any, ...]:
     """queue_params for an UPDATE: the SQS columns written even when empty (a cleared
     value must overwrite the stored one)."""
     o = q.options
-    return (*queue_params(q)[:-3], q.tags or None, o.redrive_allow_policy, o.receive_wait_seconds)
+    return (
+        *queue_params(q)[:-4], q.tags or None, o.redrive_allow_policy, o.receive_wait_seconds,
+        q.modified_at or None,
+    )  # fmt: skip
 
 
 def message_values(m: MessageRow) -> tuple[Any, ...]:
