@@ -31,7 +31,8 @@ QUEUE_COLUMNS = (
     "account_name, queue_name, version, status, bucket_size, max_delivery_count, "
     "repair_poll_seconds, finalize_seconds, delete_buckets_after_finalize, dlq_name, "
     "strict_fifo, created_at, visibility_timeout_seconds, delay_seconds, "
-    "message_retention_seconds, max_message_bytes, options_rev"
+    "message_retention_seconds, max_message_bytes, options_rev, tags, redrive_allow_policy, "
+    "receive_wait_seconds, modified_at"
 )
 
 
@@ -96,7 +97,8 @@ class Statements:
             "repair_poll_seconds = ?, finalize_seconds = ?, delete_buckets_after_finalize = ?, "
             "dlq_name = ?, strict_fifo = ?, created_at = ?, visibility_timeout_seconds = ?, "
             "delay_seconds = ?, message_retention_seconds = ?, max_message_bytes = ?, "
-            "options_rev = ? WHERE account_name = ? AND queue_name = ? IF version = ?"
+            "options_rev = ?, tags = ?, redrive_allow_policy = ?, receive_wait_seconds = ?, "
+            "modified_at = ? WHERE account_name = ? AND queue_name = ? IF version = ?"
         )
         self.queue_replace = p(queue_set)
         # An update of the options: also conditioned on the options' revision (null: 0).
@@ -232,11 +234,21 @@ class Statements:
         )
 
         # ------------------------------------------------------- redrive (schema 0008)
-        task_columns = "task_id, status, moved, total, failed, target, updated_at"
+        task_columns = (
+            "task_id, status, moved, total, failed, target, updated_at, started_at, max_per_second"
+        )
+        # cancel_requested is left out of the write: a progress write never clears a cancel.
         self.redrive_task_write = p(
             f"INSERT INTO redrive_tasks (queue_id, {task_columns}) "
             f"VALUES (?, {_marks(task_columns)})"
         )
         self.redrive_task_read = p(
-            f"SELECT {task_columns} FROM redrive_tasks WHERE queue_id = ? AND task_id = ?"
+            f"SELECT {task_columns}, cancel_requested FROM redrive_tasks "
+            "WHERE queue_id = ? AND task_id = ?"
+        )
+        self.redrive_task_list = p(
+            f"SELECT {task_columns}, cancel_requested FROM redrive_tasks WHERE queue_id = ?"
+        )
+        self.redrive_task_cancel = p(
+            "UPDATE redrive_tasks SET cancel_requested = true WHERE queue_id = ? AND task_id = ?"
         )
