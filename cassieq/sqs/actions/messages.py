@@ -16,7 +16,7 @@ from cassieq.engine.errors import Contention, EngineError, StaleReceipt
 from cassieq.model import Delivery, OutgoingMessage, PopReceipt, QueueDefinition, VisibilityChange
 from cassieq.sqs import errors
 from cassieq.sqs.actions import handles, message_attrs
-from cassieq.sqs.actions.common import queue_of
+from cassieq.sqs.actions.common import queue_definition
 from cassieq.sqs.context import Handler, SqsCall
 from cassieq.sqs.md5 import md5_of_attributes, md5_of_body
 
@@ -87,8 +87,8 @@ def _entries(params: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 async def _queue(call: SqsCall) -> tuple[str, QueueDefinition]:
-    account, name = await queue_of(call, _required(call.params, "QueueUrl"))
-    return name, await call.engine.queues.get(account, name)
+    definition = await queue_definition(call)
+    return definition.name, definition
 
 
 def message_id(tag: str) -> str:
@@ -197,16 +197,11 @@ def _system_names(params: dict[str, Any]) -> set[str]:
     return names
 
 
-def _default_wait(definition: QueueDefinition) -> int:
-    # The queue's ReceiveMessageWaitTimeSeconds (an SQS option; 0 where a queue has none).
-    return int(getattr(definition.options, "receive_wait_seconds", 0) or 0)
-
-
 async def receive_message(call: SqsCall) -> dict[str, Any]:
     name, definition = await _queue(call)
     params = call.params
     count = _int(params, "MaxNumberOfMessages", 1, MAX_BATCH, 1)
-    wait = _int(params, "WaitTimeSeconds", 0, MAX_WAIT_S, _default_wait(definition))
+    wait = _int(params, "WaitTimeSeconds", 0, MAX_WAIT_S, definition.options.receive_wait_seconds)
     visibility = _int(
         params,
         "VisibilityTimeout",
