@@ -235,6 +235,34 @@ async def test_queue_option_updates(lossy: TimeoutInjectingStore, mode: Mode) ->
     assert await lossy.read_queue(queue.account, "q") == second
 
 
+@pytest.mark.parametrize("mode", MODES)
+async def test_sqs_queue_columns_and_tag_changes(lossy: TimeoutInjectingStore, mode: Mode) -> None:
+    """The SQS columns (schema 0009) take part in the read-back that resolves a lost answer:
+    a tag change whose answer is lost is read back as applied, and a removal of the last tag
+    clears the stored tags."""
+    options = QueueOptions(
+        receive_wait_seconds=20, redrive_allow_policy='{"redrivePermission":"allowAll"}'
+    )
+    queue = QueueDefinition(
+        account=f"u-{uuid.uuid4().hex[:10]}", name="q", version=1, status="active",
+        options=options, created_at=1_000, tags={"team": "a"},
+    )  # fmt: skip
+    lossy.inject("insert_queue", mode, times=1)
+    assert await lossy.insert_queue(queue) is None
+    _timed_out_once(lossy, "insert_queue")
+    assert await lossy.read_queue(queue.account, "q") == queue
+    tagged = msgspec.structs.replace(queue, tags={"team": "b", "env": "x"}, options_rev=1)
+    lossy.inject("replace_queue", mode, times=1)
+    assert await lossy.replace_queue(tagged, 1, 0) is True
+    _timed_out_once(lossy, "replace_queue")
+    assert await lossy.read_queue(queue.account, "q") == tagged
+    cleared = msgspec.structs.replace(tagged, tags={}, options_rev=2, modified_at=5_000)
+    lossy.inject("replace_queue", mode, times=1)
+    assert await lossy.replace_queue(cleared, 1, 1) is True
+    _timed_out_once(lossy, "replace_queue")
+    assert await lossy.read_queue(queue.account, "q") == cleared
+
+
 async def test_contention_that_outlasts_every_try_is_undecided(
     cassandra_store: CassandraStore,
 ) -> None:

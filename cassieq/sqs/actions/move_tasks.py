@@ -31,7 +31,8 @@ def task_handle(account: str, queue: str, task_id: str) -> str:
 
 def _of_handle(call: SqsCall, handle: str) -> tuple[str, str]:
     try:
-        account, queue, task_id = base64.urlsafe_b64decode(handle.encode()).decode().split(":")
+        raw = base64.b64decode(handle, altchars=b"-_", validate=True)
+        account, queue, task_id = raw.decode().split(":")
     except (binascii.Error, UnicodeError, ValueError):
         raise errors.invalid_parameter_value("Value for parameter TaskHandle is invalid.") from None
     if account != call.account:  # not said apart from an unknown task: it tells nothing

@@ -115,7 +115,7 @@ def _page(call: SqsCall, names: list[str]) -> tuple[list[str], str | None]:
     token = call.params.get("NextToken")
     if token is not None:
         try:
-            after = base64.urlsafe_b64decode(str(token).encode()).decode()
+            after = base64.b64decode(str(token), altchars=b"-_", validate=True).decode()
         except (binascii.Error, UnicodeError, ValueError):
             raise errors.invalid_parameter_value("Invalid NextToken value.") from None
         names = [n for n in names if n > after]
