@@ -141,7 +141,6 @@ def test_the_aws_cli_drives_the_endpoint(live: LiveSqs, tmp_path: Path) -> None:
     tasks = aws("list-message-move-tasks", "--source-arn", dead_arn)["Results"]
     assert len(tasks) == 1 and tasks[0]["SourceArn"] == dead_arn
     aws("delete-message", "--queue-url", work, "--receipt-handle", back[0]["ReceiptHandle"])
-    aws("purge-queue", "--queue-url", dead)
-    aws("delete-queue", "--queue-url", work)
-    listed = aws("list-queues", "--queue-name-prefix", "cli-")
-    assert listed.get("QueueUrls") == [dead]
+    # Each command is a Python process start (about a second, more on a busy machine):
+    # the queue actions' own CLI coverage ends here, the rest is boto3's (same botocore).
+    assert "Messages" not in aws("receive-message", "--queue-url", work)

@@ -90,11 +90,11 @@ def test_batches(sqs: Any) -> None:
         QueueUrl=url,
         Entries=[
             {"Id": f"c{i}", "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 60}
-            for i, m in enumerate(messages)
+            for i, m in enumerate(messages[:9])
         ]
         + [{"Id": "bad", "ReceiptHandle": "forged", "VisibilityTimeout": 60}],
     )
-    assert len(changed["Successful"]) == 10
+    assert len(changed["Successful"]) == 9
     assert [(f["Id"], f["Code"]) for f in changed["Failed"]] == [("bad", "ReceiptHandleIsInvalid")]
     # The handles still delete after their visibility changed (as in SQS).
     deleted = sqs.delete_message_batch(
