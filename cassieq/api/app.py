@@ -33,6 +33,8 @@ from cassieq.engine import Clock, QueueEngine
 from cassieq.engine.background import BackgroundWorker
 from cassieq.engine.context import Tuning
 from cassieq.engine.keyspace_secrets import RECEIPT_SECRET
+from cassieq.sqs.dispatch import SqsDispatch
+from cassieq.sqs.route import sqs_endpoint
 from cassieq.store.base import Store, StoreError
 
 SETTLE_ON_SHUTDOWN_S = 5.0
@@ -133,6 +135,8 @@ def create_app(
                 include_in_schema=False,
             ),
             root,
+            # The SQS endpoint (JSON 1.0 and query protocols), reached through SqsDispatch.
+            sqs_endpoint,
         ],
         state=State({"cassieq": state}),
         exception_handlers=EXCEPTION_HANDLERS,
@@ -159,6 +163,9 @@ def create_app(
         ),
         debug=False,
     )
+    # SQS clients post to / or to a queue URL: their requests go to the SQS route before
+    # routing, by their shape (cassieq.sqs.dispatch); other requests are untouched.
+    app.asgi_handler = SqsDispatch(app.asgi_handler)
     if settings.cors_origins:
         # Around Litestar's whole handler, routing included: every answer to an allowed
         # origin carries the allow-origin header (a 404 too), and preflights never reach a

@@ -1,0 +1,64 @@
+"""A real app on a socket (uvicorn in a thread) on both stores, with an account, for
+boto3 / raw HTTP clients of the SQS endpoint."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import httpx
+import pytest
+from botocore.config import Config
+
+from cassieq.api.app import create_app
+from cassieq.config import Settings
+from cassieq.store.base import Store
+from cassieq.store.memory import MemoryStore
+from tests.api.live import served
+
+TOKEN = "sqs-test-operator-token"
+
+
+@dataclass(frozen=True)
+class SqsServer:
+    base: str
+    account: str
+    keys: dict[str, str]
+
+    def client(self, key_id: str | None = None, secret: str | None = None) -> Any:
+        return boto3.client(
+            "sqs",
+            endpoint_url=self.base,
+            region_name="eu-west-1",
+            aws_access_key_id=key_id or self.account,
+            aws_secret_access_key=secret or self.keys["primary"],
+            config=Config(retries={"max_attempts": 1, "mode": "standard"}),
+        )
+
+
+@pytest.fixture(scope="module", params=["memory", "cassandra"])
+def sqs_store(request: pytest.FixtureRequest) -> Store:
+    if request.param == "memory":
+        return MemoryStore()
+    cassandra: Store = request.getfixturevalue("cassandra_store")
+    return cassandra
+
+
+@pytest.fixture(scope="module")
+def sqs_server(sqs_store: Store) -> Iterator[SqsServer]:
+    # One server per store for the module: each test uses its own names or only reads.
+    app = create_app(Settings(admin_token=TOKEN), sqs_store, background=False)
+    with served(app) as port:
+        base = f"http://127.0.0.1:{port}"
+        name = f"sqs-{uuid.uuid4().hex[:10]}"  # the Cassandra keyspace is shared
+        created = httpx.post(
+            f"{base}/api/v1/accounts",
+            json=name,
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            timeout=10,
+        )
+        assert created.status_code == 201, created.text
+        yield SqsServer(base, name, created.json()["keys"])
