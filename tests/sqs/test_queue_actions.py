@@ -6,14 +6,21 @@ import asyncio
 import json
 import time
 import uuid
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import boto3
 import httpx
 import pytest
+from awscli.clidriver import create_clidriver
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
 from botocore.config import Config
+from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
 
 from cassieq.api.app import create_app
@@ -23,6 +30,7 @@ from cassieq.model import OutgoingMessage, QueueOptions
 from cassieq.sqs.actions.queues import ACTIONS
 from cassieq.sqs.context import SqsCall
 from cassieq.sqs.errors import SqsError
+from cassieq.sqs.model import XML_NAMESPACE
 from cassieq.store.base import Store
 from cassieq.store.memory import MemoryStore
 from tests.api.live import served
@@ -603,3 +611,89 @@ def test_boto3_queues_are_shared_with_v1_and_v2(live: Live) -> None:
     sqs.delete_queue(QueueUrl=f"{live.url}/{live.account}/from.v1")
     with live.http("v2") as v2:
         assert v2.get("/queues/from.v1").status_code == 404
+
+
+def _query(live: Live, form: dict[str, str]) -> ET.Element:
+    """A query-protocol request (form POST, SigV4-signed as botocore signs it); its XML."""
+    body = urlencode({"Version": "2012-11-05", **form})
+    request = AWSRequest(
+        method="POST",
+        url=live.url + "/",
+        data=body,
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    SigV4Auth(Credentials(live.account, live.key), "sqs", REGION).add_auth(request)
+    answer = httpx.post(request.url, content=body, headers=dict(request.headers), timeout=30)
+    assert answer.status_code == 200, answer.text
+    return ET.fromstring(answer.content)
+
+
+def test_query_protocol_queue_actions(live: Live) -> None:
+    ns = {"q": XML_NAMESPACE}
+    made = _query(
+        live,
+        {
+            "Action": "CreateQueue",
+            "QueueName": "xml",
+            "Attribute.1.Name": "VisibilityTimeout",
+            "Attribute.1.Value": "45",
+            "Tag.1.Key": "team",
+            "Tag.1.Value": "a",
+        },
+    )
+    url = made.findtext("q:CreateQueueResult/q:QueueUrl", namespaces=ns)
+    assert url == f"{live.url}/{live.account}/xml"
+    shown = _query(
+        live, {"Action": "GetQueueAttributes", "QueueUrl": url, "AttributeName.1": "All"}
+    )
+    attrs = {
+        a.findtext("q:Name", namespaces=ns): a.findtext("q:Value", namespaces=ns)
+        for a in shown.findall("q:GetQueueAttributesResult/q:Attribute", ns)
+    }
+    assert attrs["VisibilityTimeout"] == "45"
+    assert attrs["QueueArn"] == f"arn:aws:sqs:{REGION}:{live.account}:xml"
+    tags = _query(live, {"Action": "ListQueueTags", "QueueUrl": url})
+    found = {
+        t.findtext("q:Key", namespaces=ns): t.findtext("q:Value", namespaces=ns)
+        for t in tags.findall("q:ListQueueTagsResult/q:Tag", ns)
+    }
+    assert found == {"team": "a"}
+    listed = _query(live, {"Action": "ListQueues", "MaxResults": "1"})
+    assert listed.findtext("q:ListQueuesResult/q:QueueUrl", namespaces=ns) == url
+
+
+def test_aws_cli_queue_actions(
+    live: Live,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The AWS CLI's own driver (as the `aws` command runs it, in this process: a
+    subprocess per command costs seconds of start-up)."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": live.account,
+        "AWS_SECRET_ACCESS_KEY": live.key,
+        "AWS_DEFAULT_REGION": REGION,
+        # Nothing of this machine's own AWS set-up.
+        "AWS_CONFIG_FILE": str(tmp_path / "config"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "credentials"),
+    }.items():
+        monkeypatch.setenv(name, value)
+
+    driver = create_clidriver()  # one for every command: loading it is most of the cost
+
+    def run(*args: str) -> Any:
+        capsys.readouterr()
+        code = driver.main(["--endpoint-url", live.url, "--output", "json", "sqs", *args])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        return json.loads(out) if out.strip() else None
+
+    url = run("create-queue", "--queue-name", "cli", "--attributes", "DelaySeconds=3")["QueueUrl"]
+    assert url == f"{live.url}/{live.account}/cli"
+    shown = run("get-queue-attributes", "--queue-url", url, "--attribute-names", "DelaySeconds")
+    assert shown["Attributes"] == {"DelaySeconds": "3"}
+    run("tag-queue", "--queue-url", url, "--tags", "env=dev")
+    assert run("list-queue-tags", "--queue-url", url)["Tags"] == {"env": "dev"}
+    run("delete-queue", "--queue-url", url)
+    assert "QueueUrls" not in live.client().list_queues()
