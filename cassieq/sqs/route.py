@@ -7,6 +7,7 @@ exception is logged and answered InternalError, still SQS-shaped.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl
@@ -30,7 +31,7 @@ from cassieq.sqs.credentials import secrets_for
 from cassieq.sqs.dispatch import ORIGINAL_PATH, SQS_PATH
 from cassieq.sqs.errors import SqsError
 from cassieq.sqs.model import API_VERSION, operation
-from cassieq.sqs.sigv4 import SignedRequest, Verified, verify
+from cassieq.sqs.sigv4 import SignedRequest, verify
 from cassieq.store.base import StoreError
 
 log = structlog.get_logger("cassieq.sqs")
@@ -56,79 +57,97 @@ def actions() -> dict[str, Handler]:
 async def sqs_endpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
     request_id = str(uuid.uuid4())
     protocol: Protocol = "json" if "x-amz-target" in request.headers else "query"
-    action = "?"
+    seen = _Seen()
     try:
-        body = await _body(request)
-        signed = _signed_request(request, body)
-        app: AppState = request.app.state.cassieq
-        verified = await verify(
-            signed,
-            lambda key_id: secrets_for(app.engine, key_id),
-            datetime.fromtimestamp(app.engine.ctx.clock.now() / 1000, UTC),
-        )
-        if protocol == "json":
-            action = json_codec.action_of(request.headers["x-amz-target"])
-        else:
-            flat = _query_parameters(signed)
-            action = flat.get("Action", "")
-            if not action:
-                raise SqsError("MissingAction", "The request must contain the parameter Action.")
-        op = operation(action)
-        if op is None:
-            raise errors.invalid_action(action)
-        handler = actions().get(action)
-        if handler is None:
-            raise errors.unsupported_operation(f"{action} is not supported by this endpoint.")
-        if protocol == "json":
-            params = json_codec.decode(op.input_shape, body)
-        else:
-            _queue_url_from_path(request, signed, flat)
-            params = query_codec.decode(op.input_shape, flat)
-        call = SqsCall(
-            engine=app.engine,
-            account=verified.account,
-            key_name=verified.key_name,
-            action=action,
-            params=params,
-            base_url=_base_url(request),
-            region=verified.region,
-            protocol=protocol,
-            receipts=app.receipts,
-        )
-        result = await _run(handler, call, verified)
+        return await _answer(request, protocol, request_id, seen)
     except SqsError as error:
-        log.info("sqs_error", action=action, code=error.code, status=error.status)
+        log.info("sqs_error", action=seen.action, code=error.code, status=error.status)
         return _error(error, protocol, request_id)
+    except (Contention, StoreError) as e:
+        log.warning("sqs_unavailable", action=seen.action, error=type(e).__name__)
+        return _error(errors.service_unavailable(), protocol, request_id)
+    except Exception:
+        # A bug, answered in the protocol's shape all the same.
+        log.exception("sqs_failed", action=seen.action, account=seen.account)
+        return _error(errors.internal_error(), protocol, request_id)
+
+
+@dataclass
+class _Seen:
+    """How far a request got, for the logs."""
+
+    action: str = "?"
+    account: str = "?"
+
+
+async def _answer(
+    request: Request[Any, Any, Any], protocol: Protocol, request_id: str, seen: _Seen
+) -> Response[bytes]:
+    body = await _body(request)
+    signed = _signed_request(request, body)
+    app: AppState = request.app.state.cassieq
+    verified = await verify(
+        signed,
+        lambda key_id: secrets_for(app.engine, key_id),
+        datetime.fromtimestamp(app.engine.ctx.clock.now() / 1000, UTC),
+    )
+    seen.account = verified.account
+    flat: dict[str, str] = {}
+    if protocol == "json":
+        action = json_codec.action_of(request.headers["x-amz-target"])
+    else:
+        flat = _query_parameters(signed)
+        action = flat.get("Action", "")
+        if not action:
+            raise SqsError("MissingAction", "The request must contain the parameter Action.")
+    seen.action = action[:80]
+    op = operation(action)
+    if op is None:
+        raise errors.invalid_action(action[:80])
+    handler = actions().get(action)
+    if handler is None:
+        raise errors.unsupported_operation(f"{action} is not supported by this endpoint.")
+    if protocol == "json":
+        params = json_codec.decode(op.input_shape, body)
+    else:
+        _queue_url_from_path(request, flat)
+        params = query_codec.decode(op.input_shape, flat)
+    call = SqsCall(
+        engine=app.engine,
+        account=verified.account,
+        key_name=verified.key_name,
+        action=action,
+        params=params,
+        base_url=_base_url(request),
+        region=verified.region,
+        protocol=protocol,
+        receipts=app.receipts,
+    )
+    result = await _run(handler, call)
+    headers = {"x-amzn-RequestId": request_id}
     if protocol == "json":
         return Response(
-            json_codec.encode(result),
-            media_type=json_codec.CONTENT_TYPE,
-            headers={"x-amzn-RequestId": request_id},
+            json_codec.encode(result), media_type=json_codec.CONTENT_TYPE, headers=headers
         )
     return Response(
         query_codec.encode(action, op.output_shape, result, request_id),
         media_type=query_codec.CONTENT_TYPE,
-        headers={"x-amzn-RequestId": request_id},
+        headers=headers,
     )
 
 
-async def _run(handler: Handler, call: SqsCall, verified: Verified) -> dict[str, Any]:
+async def _run(handler: Handler, call: SqsCall) -> dict[str, Any]:
     """The action, with engine errors a handler let through answered as SQS would."""
     try:
         return await handler(call)
-    except SqsError:
-        raise
     except QueueNotFound:
         raise errors.queue_does_not_exist() from None
     except InvalidArgument as e:
         raise errors.invalid_parameter_value(str(e)) from None
-    except (Contention, StoreError):
-        raise errors.service_unavailable() from None
+    except Contention:
+        raise
     except EngineError as e:
         raise errors.invalid_parameter_value(str(e)) from None
-    except Exception:
-        log.exception("sqs_action_failed", action=call.action, account=verified.account)
-        raise errors.internal_error() from None
 
 
 async def _body(request: Request[Any, Any, Any]) -> bytes:
@@ -172,12 +191,13 @@ def _query_parameters(signed: SignedRequest) -> dict[str, str]:
     return flat
 
 
-def _queue_url_from_path(
-    request: Request[Any, Any, Any], signed: SignedRequest, flat: dict[str, str]
-) -> None:
-    # The query protocol's queue actions are posted to the queue URL itself.
-    if signed.raw_path.strip("/") and "QueueUrl" not in flat:
-        flat["QueueUrl"] = _base_url(request) + signed.raw_path.rstrip("/")
+def _queue_url_from_path(request: Request[Any, Any, Any], flat: dict[str, str]) -> None:
+    # The query protocol's queue actions are posted to the queue URL itself (a path the
+    # dispatcher recognised as one; not the route's own path).
+    scope: dict[str, Any] = dict(request.scope)
+    original: bytes | None = scope.get(ORIGINAL_PATH)
+    if original and original.strip(b"/") and "QueueUrl" not in flat:
+        flat["QueueUrl"] = _base_url(request) + original.decode("latin-1").rstrip("/")
 
 
 def _base_url(request: Request[Any, Any, Any]) -> str:

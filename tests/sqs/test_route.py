@@ -15,8 +15,10 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
 
+from cassieq.engine.errors import Contention
 from cassieq.sqs.actions import messages, queues
 from cassieq.sqs.context import SqsCall
+from cassieq.sqs.dispatch import is_sqs
 from cassieq.sqs.model import XML_NAMESPACE
 from tests.sqs.conftest import SqsServer
 
@@ -44,11 +46,16 @@ async def broken(call: SqsCall) -> dict[str, Any]:
     raise RuntimeError("a bug in an action")
 
 
+async def contended(call: SqsCall) -> dict[str, Any]:
+    raise Contention("the store did not settle")
+
+
 @pytest.fixture(autouse=True)
 def trivial_actions(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setitem(queues.ACTIONS, "ListQueues", list_queues)
     monkeypatch.setitem(queues.ACTIONS, "GetQueueAttributes", get_queue_attributes)
     monkeypatch.setitem(messages.ACTIONS, "PurgeQueue", broken)
+    monkeypatch.setitem(queues.ACTIONS, "DeleteQueue", contended)
     # An action of SQS's model nobody registered here answers UnsupportedOperation.
     monkeypatch.delitem(queues.ACTIONS, "AddPermission", raising=False)
     monkeypatch.delitem(messages.ACTIONS, "AddPermission", raising=False)
@@ -98,6 +105,7 @@ def test_boto3_sees_sqs_error_codes(sqs_server: SqsServer) -> None:
     ) == ("AWS.SimpleQueueService.UnsupportedOperation", 400)
     # A bug in an action is an SQS-shaped 500, never a framework page.
     assert _code(lambda: client.purge_queue(QueueUrl=queue_url)) == ("InternalError", 500)
+    assert _code(lambda: client.delete_queue(QueueUrl=queue_url)) == ("ServiceUnavailable", 503)
 
 
 def test_query_protocol_form_post_and_queue_url_path(sqs_server: SqsServer) -> None:
@@ -250,3 +258,32 @@ def _code(call: Any) -> tuple[str, int]:
 
 def _xml_code(answer: httpx.Response) -> str | None:
     return ET.fromstring(answer.content).findtext("q:Error/q:Code", namespaces=NS)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "query", "headers", "expected"),
+    [
+        ("POST", b"/", b"", [(b"x-amz-target", b"AmazonSQS.ListQueues")], True),
+        ("POST", b"/", b"", [(b"content-type", b"application/x-www-form-urlencoded")], True),
+        ("GET", b"/", b"Action=ListQueues", [], True),
+        ("GET", b"/", b"", [], False),
+        ("GET", b"/a/q", b"X-Amz-Credential=x", [], True),
+        ("POST", b"/a/q", b"", [(b"authorization", b"AWS4-HMAC-SHA256 Credential=x")], True),
+        ("POST", b"/a/q", b"", [(b"content-type", b"application/x-www-form-urlencoded")], False),
+        ("POST", b"/admin/accounts", b"", [(b"authorization", b"Bearer t")], False),
+        ("POST", b"/api/v1/x", b"", [(b"x-amz-target", b"AmazonSQS.ListQueues")], False),
+        ("PUT", b"/", b"", [(b"x-amz-target", b"AmazonSQS.ListQueues")], False),
+    ],
+)
+def test_which_requests_are_sqs(
+    method: str, path: bytes, query: bytes, headers: list[tuple[bytes, bytes]], expected: bool
+) -> None:
+    scope: Any = {
+        "type": "http",
+        "method": method,
+        "path": path.decode(),
+        "raw_path": path,
+        "query_string": query,
+        "headers": headers,
+    }
+    assert is_sqs(scope) is expected
