@@ -141,6 +141,6 @@ def test_the_aws_cli_drives_the_endpoint(live: LiveSqs, tmp_path: Path) -> None:
     tasks = aws("list-message-move-tasks", "--source-arn", dead_arn)["Results"]
     assert len(tasks) == 1 and tasks[0]["SourceArn"] == dead_arn
     aws("delete-message", "--queue-url", work, "--receipt-handle", back[0]["ReceiptHandle"])
-    # Each command is a Python process start (about a second, more on a busy machine):
-    # the queue actions' own CLI coverage ends here, the rest is boto3's (same botocore).
+    # Nothing left behind. (Each command starts a Python process, a second or more: the
+    # other queue actions are driven through boto3, which shares the CLI's botocore.)
     assert "Messages" not in aws("receive-message", "--queue-url", work)
