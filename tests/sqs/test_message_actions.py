@@ -18,7 +18,7 @@ from cassieq.store.base import Store
 from cassieq.store.memory import MemoryStore
 from tests.sqs.live_sqs import LiveSqs, live_sqs
 
-ATTRS = {
+ATTRS: dict[str, dict[str, Any]] = {
     "text": {"DataType": "String", "StringValue": "héllo"},
     "count": {"DataType": "Number", "StringValue": "42"},
     "blob": {"DataType": "Binary", "BinaryValue": b"\x00\xffbytes"},
@@ -76,7 +76,7 @@ def test_send_receive_change_delete(sqs: Any) -> None:
 
 def test_batches(sqs: Any) -> None:
     url = sqs.create_queue(QueueName="batches")["QueueUrl"]
-    entries = [{"Id": f"m{i}", "MessageBody": f"body {i}"} for i in range(10)]
+    entries: list[dict[str, Any]] = [{"Id": f"m{i}", "MessageBody": f"body {i}"} for i in range(10)]
     entries[2]["MessageAttributes"] = {"n": {"DataType": "Number.int", "StringValue": "7"}}
     sent = sqs.send_message_batch(QueueUrl=url, Entries=entries)
     assert sorted(s["Id"] for s in sent["Successful"]) == sorted(e["Id"] for e in entries)
@@ -159,7 +159,13 @@ def test_long_poll_uses_the_queue_default_wait(live: LiveSqs, sqs: Any) -> None:
     ]
     done = threading.Event()
     with ThreadPoolExecutor(1) as pool:
-        receiving = pool.submit(lambda: (sqs.receive_message(QueueUrl=url), done.set())[0])
+
+        def receive() -> Any:
+            got = sqs.receive_message(QueueUrl=url)
+            done.set()
+            return got
+
+        receiving = pool.submit(receive)
         assert live.waiting.wait(SAFETY_S), "a receive naming no wait did not wait"
         assert not done.is_set()
         live.client().send_message(QueueUrl=url, MessageBody="m")

@@ -7,6 +7,7 @@ clock moved (visibility, receipt handles across redeliveries) and the validation
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,7 @@ from cassieq.sqs.md5 import md5_of_attributes
 from tests.engine.conftest import account, clock, engine, make_queue, store  # noqa: F401
 from tests.sqs.message_calls import Caller
 
-ATTRS = {
+ATTRS: dict[str, dict[str, Any]] = {
     "s": {"DataType": "String", "StringValue": "héllo"},
     "n": {"DataType": "Number.float", "StringValue": "-1.5e3"},
     "b": {"DataType": "Binary", "BinaryValue": b"\x00\x01\xff"},
@@ -236,3 +237,27 @@ async def test_refusals(sqs: Caller, action: str, params: dict[str, object], cod
 async def test_unknown_queue(sqs: Caller) -> None:
     code = await _code(sqs("SendMessage", QueueUrl=sqs.url("nope"), MessageBody="x"))
     assert code == "QueueDoesNotExist"
+
+
+async def test_batch_entries_follow_their_delivery(sqs: Caller) -> None:
+    url = sqs.url("q")
+    await sqs("SendMessageBatch", QueueUrl=url, Entries=[
+        {"Id": "a", "MessageBody": "a"}, {"Id": "b", "MessageBody": "b"},
+    ])  # fmt: skip
+    got = (await sqs("ReceiveMessage", QueueUrl=url, MaxNumberOfMessages=2))["Messages"]
+    first, second = (m["ReceiptHandle"] for m in got)
+    # A change made with the handle leaves its receipt stale: the batch follows it.
+    await sqs("ChangeMessageVisibility", QueueUrl=url, ReceiptHandle=first, VisibilityTimeout=60)
+    changed = await sqs("ChangeMessageVisibilityBatch", QueueUrl=url, Entries=[
+        {"Id": "x", "ReceiptHandle": first, "VisibilityTimeout": 90},
+        {"Id": "y", "ReceiptHandle": second, "VisibilityTimeout": 90},
+    ])  # fmt: skip
+    assert [s["Id"] for s in changed["Successful"]] == ["x", "y"] and changed["Failed"] == []
+    deleted = await sqs("DeleteMessageBatch", QueueUrl=url, Entries=[
+        {"Id": "1", "ReceiptHandle": first},
+        {"Id": "2", "ReceiptHandle": second},
+        {"Id": "3", "ReceiptHandle": second},  # the same handle again: done once, succeeds
+    ])  # fmt: skip
+    assert [s["Id"] for s in deleted["Successful"]] == ["1", "2", "3"]
+    stats = await sqs.engine.statistics(sqs.account, "q")
+    assert (stats.size, stats.acked) == (0, 2)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import xml.etree.ElementTree as ET
+from typing import Any
 from urllib.parse import urlencode
 
 import httpx
@@ -18,7 +19,7 @@ from cassieq.sqs.model import XML_NAMESPACE
 from tests.sqs.conftest import SqsServer
 
 NS = {"q": XML_NAMESPACE}
-ATTRS = {
+ATTRS: dict[str, dict[str, Any]] = {
     "bin": {"DataType": "Binary", "BinaryValue": b"\x00\x01raw"},
     "num": {"DataType": "Number", "StringValue": "12.5"},
 }

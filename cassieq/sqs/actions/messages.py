@@ -248,43 +248,72 @@ async def _message(
 
 
 # --- delete and change visibility --------------------------------------------------------
+#
+# A batch goes to the engine as one call (one conditional batch per bucket); only entries
+# whose receipt turned out stale are followed, one by one, to their delivery's current
+# version (handles.py says why).
+
+FOLLOWS = 3  # a visibility change racing the follow: follow it again, a few times
 
 
-async def _ack(call: SqsCall, queue: str, handle: handles.Handle) -> EngineError | None:
-    """Delete the delivery the handle was given for. SQS answers success for a handle whose
-    delivery is over (acked, or the message delivered again): so do we, without effect on
-    a later delivery."""
-    receipt: PopReceipt | None = handle.receipt
-    for _ in range(3):  # a visibility change racing the follow: follow it again
-        assert receipt is not None
-        [outcome] = await call.engine.ack_batch(call.account, queue, [receipt])
-        if not isinstance(outcome, StaleReceipt) or handle.deliveries is None:
-            return outcome
-        receipt = await call.engine.current_receipt(
-            call.account, queue, handle.receipt, handle.deliveries
-        )
+def _follow(outcome: object, handle: handles.Handle) -> bool:
+    return isinstance(outcome, StaleReceipt) and handle.deliveries is not None
+
+
+async def _current(call: SqsCall, queue: str, handle: handles.Handle) -> PopReceipt | None:
+    assert handle.deliveries is not None
+    return await call.engine.current_receipt(call.account, queue, handle.receipt, handle.deliveries)
+
+
+async def _acks(call: SqsCall, queue: str, hs: list[handles.Handle]) -> list[EngineError | None]:
+    """Delete the deliveries the handles were given for. SQS answers success for a handle
+    whose delivery is over (acked, or the message delivered again): so do we, without
+    effect on a later delivery."""
+    first = await call.engine.ack_batch(call.account, queue, [h.receipt for h in hs])
+    return [
+        await _ack_followed(call, queue, h) if _follow(o, h) else o
+        for h, o in zip(hs, first, strict=True)
+    ]
+
+
+async def _ack_followed(call: SqsCall, queue: str, handle: handles.Handle) -> EngineError | None:
+    for _ in range(FOLLOWS):
+        receipt = await _current(call, queue, handle)
         if receipt is None:
-            return None
+            return None  # that delivery is over: SQS's success
+        [outcome] = await call.engine.ack_batch(call.account, queue, [receipt])
+        if not isinstance(outcome, StaleReceipt):
+            return outcome
     return Contention("the message kept changing under the delete")
 
 
-async def _change(
+async def _changes(
+    call: SqsCall, queue: str, entries: list[tuple[handles.Handle, int]]
+) -> list[EngineError | None]:
+    changes = [VisibilityChange(receipt=h.receipt, invisibility_ms=s * 1000) for h, s in entries]
+    first = await call.engine.change_visibility(call.account, queue, changes)
+    out: list[EngineError | None] = []
+    for (handle, seconds), outcome in zip(entries, first, strict=True):
+        if isinstance(outcome, PopReceipt):
+            out.append(None)
+        elif _follow(outcome, handle):
+            out.append(await _change_followed(call, queue, handle, seconds))
+        else:
+            out.append(outcome)
+    return out
+
+
+async def _change_followed(
     call: SqsCall, queue: str, handle: handles.Handle, seconds: int
 ) -> EngineError | None:
-    receipt: PopReceipt | None = handle.receipt
-    for _ in range(3):
-        assert receipt is not None
+    for _ in range(FOLLOWS):
+        receipt = await _current(call, queue, handle)
+        if receipt is None:
+            return StaleReceipt("that delivery is over")
         change = VisibilityChange(receipt=receipt, invisibility_ms=seconds * 1000)
         [outcome] = await call.engine.change_visibility(call.account, queue, [change])
         if not isinstance(outcome, StaleReceipt):
             return outcome if isinstance(outcome, EngineError) else None
-        if handle.deliveries is None:
-            return outcome
-        receipt = await call.engine.current_receipt(
-            call.account, queue, handle.receipt, handle.deliveries
-        )
-        if receipt is None:
-            return outcome
     return Contention("the message kept changing under the visibility change")
 
 
@@ -292,10 +321,17 @@ def _change_failure(exc: EngineError) -> errors.SqsError:
     return errors.message_not_inflight() if isinstance(exc, StaleReceipt) else _engine_failure(exc)
 
 
+def _visibility(params: dict[str, Any]) -> int:
+    if params.get("VisibilityTimeout") is None:
+        raise errors.missing_parameter("VisibilityTimeout")
+    return _int(params, "VisibilityTimeout", 0, MAX_VISIBILITY_S, 0)
+
+
 async def delete_message(call: SqsCall) -> dict[str, Any]:
     name, _ = await _queue(call)
     handle = await handles.decode(call, name, _required(call.params, "ReceiptHandle"))
-    if (outcome := await _ack(call, name, handle)) is not None:
+    [outcome] = await _acks(call, name, [handle])
+    if outcome is not None:
         raise _engine_failure(outcome)
     return {}
 
@@ -303,47 +339,57 @@ async def delete_message(call: SqsCall) -> dict[str, Any]:
 async def change_message_visibility(call: SqsCall) -> dict[str, Any]:
     name, _ = await _queue(call)
     handle = await handles.decode(call, name, _required(call.params, "ReceiptHandle"))
-    if call.params.get("VisibilityTimeout") is None:
-        raise errors.missing_parameter("VisibilityTimeout")
-    seconds = _int(call.params, "VisibilityTimeout", 0, MAX_VISIBILITY_S, 0)
-    if (outcome := await _change(call, name, handle, seconds)) is not None:
+    [outcome] = await _changes(call, name, [(handle, _visibility(call.params))])
+    if outcome is not None:
         raise _change_failure(outcome)
     return {}
 
 
 async def delete_message_batch(call: SqsCall) -> dict[str, Any]:
     name, _ = await _queue(call)
-    successful: list[dict[str, Any]] = []
-    failed: list[dict[str, Any]] = []
-    for entry in _entries(call.params):
+    failed: dict[str, dict[str, Any]] = {}
+    valid: list[tuple[str, handles.Handle]] = []
+    entries = _entries(call.params)
+    for entry in entries:
         try:
-            handle = await handles.decode(call, name, _required(entry, "ReceiptHandle"))
-            if (outcome := await _ack(call, name, handle)) is not None:
-                raise _engine_failure(outcome)
+            valid.append(
+                (entry["Id"], await handles.decode(call, name, _required(entry, "ReceiptHandle")))
+            )
         except errors.SqsError as exc:
-            failed.append(_failed(entry["Id"], exc))
-        else:
-            successful.append({"Id": entry["Id"]})
-    return {"Successful": successful, "Failed": failed}
+            failed[entry["Id"]] = _failed(entry["Id"], exc)
+    outcomes = await _acks(call, name, [h for _, h in valid]) if valid else []
+    for (entry_id, _), outcome in zip(valid, outcomes, strict=True):
+        if outcome is not None:
+            failed[entry_id] = _failed(entry_id, _engine_failure(outcome))
+    return _batch_answer(entries, failed)
 
 
 async def change_message_visibility_batch(call: SqsCall) -> dict[str, Any]:
     name, _ = await _queue(call)
-    successful: list[dict[str, Any]] = []
-    failed: list[dict[str, Any]] = []
-    for entry in _entries(call.params):
+    failed: dict[str, dict[str, Any]] = {}
+    valid: list[tuple[str, handles.Handle, int]] = []
+    entries = _entries(call.params)
+    for entry in entries:
         try:
             handle = await handles.decode(call, name, _required(entry, "ReceiptHandle"))
-            if entry.get("VisibilityTimeout") is None:
-                raise errors.missing_parameter("VisibilityTimeout")
-            seconds = _int(entry, "VisibilityTimeout", 0, MAX_VISIBILITY_S, 0)
-            if (outcome := await _change(call, name, handle, seconds)) is not None:
-                raise _change_failure(outcome)
+            valid.append((entry["Id"], handle, _visibility(entry)))
         except errors.SqsError as exc:
-            failed.append(_failed(entry["Id"], exc))
-        else:
-            successful.append({"Id": entry["Id"]})
-    return {"Successful": successful, "Failed": failed}
+            failed[entry["Id"]] = _failed(entry["Id"], exc)
+    outcomes = await _changes(call, name, [(h, s) for _, h, s in valid]) if valid else []
+    for (entry_id, _, _), outcome in zip(valid, outcomes, strict=True):
+        if outcome is not None:
+            failed[entry_id] = _failed(entry_id, _change_failure(outcome))
+    return _batch_answer(entries, failed)
+
+
+def _batch_answer(
+    entries: list[dict[str, Any]], failed: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """Successful and Failed, each in request order."""
+    return {
+        "Successful": [{"Id": e["Id"]} for e in entries if e["Id"] not in failed],
+        "Failed": [failed[e["Id"]] for e in entries if e["Id"] in failed],
+    }
 
 
 ACTIONS: dict[str, Handler] = {
