@@ -20,8 +20,10 @@ from cassieq.sqs.model import XML_NAMESPACE, list_item_name, map_entry_names
 
 CONTENT_TYPE = "text/xml"
 MAX_PARAMETERS = 2000  # 10 entries x 10 attributes x a few names each is far below
-# Not parameters of the action: the protocol's and the signature's own.
-RESERVED = frozenset(("Action", "Version"))
+# The longest SQS names, e.g. SendMessageBatchRequestEntry.10.MessageAttribute.10.Value
+# .StringListValue.1, have 7 dots and under 100 characters.
+MAX_NAME_LENGTH = 256
+MAX_NAME_DOTS = 10
 _XML_ESCAPES = {"\r": "&#xD;", '"': "&quot;"}  # a CR would be lost to XML's line endings
 
 
@@ -44,6 +46,8 @@ class _Index:
         self.indices: dict[str, set[int]] = {}
         self.prefixes: set[str] = set()
         for name in flat:
+            if len(name) > MAX_NAME_LENGTH or name.count(".") > MAX_NAME_DOTS:
+                continue  # no SQS parameter looks like this: ignored as unknown, unscanned
             parts = name.split(".")
             for i in range(1, len(parts)):
                 base = ".".join(parts[:i])

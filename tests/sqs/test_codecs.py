@@ -127,6 +127,12 @@ def test_bad_query_parameters_are_sqs_errors(action: str, text: str, code: str, 
     assert names in caught.value.message
 
 
+def test_pathological_names_are_ignored_not_scanned() -> None:
+    # 100,000 dots in one name: skipped as no SQS parameter (a quadratic scan would hang).
+    params = query("UntagQueue", "QueueUrl=u&TagKey.1=a&" + "TagKey" + ".1" * 100_000 + "=x")
+    assert params == {"QueueUrl": "u", "TagKeys": ["a"]}
+
+
 def test_json_decode_checks_types_and_decodes_blobs() -> None:
     op = operation("SendMessage")
     assert op is not None
