@@ -88,6 +88,10 @@ class QueueOptions(msgspec.Struct, frozen=True, kw_only=True):
     delay_seconds: int = 0  # the default first-delivery delay of a v2 send
     message_retention_seconds: int = 14 * 24 * 3600  # older messages are never delivered
     max_message_bytes: int = MAX_MESSAGE_BYTES  # body and attributes, in bytes of UTF-8
+    # SQS's (schema 0009); v1 and v2 never show them. The default wait of an SQS receive
+    # that names none, and the RedriveAllowPolicy (JSON text, as given) kept to be shown.
+    receive_wait_seconds: int = 0
+    redrive_allow_policy: str | None = None
 
     @property
     def retention_ms(self) -> int:
@@ -107,6 +111,10 @@ class QueueDefinition(msgspec.Struct, frozen=True, kw_only=True):
     # Bumped by every change of the options (schema 0007); an update is a compare-and-set
     # on it, so two racing updates cannot both apply.
     options_rev: int = 0
+    # SQS queue tags (schema 0009); changed as the options are (options_rev bumped).
+    tags: dict[str, str] = msgspec.field(default_factory=dict)
+    # The last change of the options (schema 0009; 0: never changed since created_at).
+    modified_at: int = 0
 
     @property
     def id(self) -> QueueId:
@@ -150,6 +158,9 @@ class MessageRow(msgspec.Struct, frozen=True, kw_only=True):
     # written with the message and never change after (a compare-and-set keeps them).
     attributes: dict[str, str] = msgspec.field(default_factory=dict)
     first_delivered_at: int | None = None
+    # Schema 0010: the SQS DataType of each attribute (an attribute missing here is a
+    # String). Written with the message, never changed, like the attributes.
+    attribute_types: dict[str, str] = msgspec.field(default_factory=dict)
     # Retired unread because it outlived its queue's messageRetentionSeconds (schema 0007):
     # acked as far as the queue's machinery goes (its bucket can be finished and dropped),
     # counted as expired, not as acked.
@@ -302,6 +313,7 @@ class Delivery(msgspec.Struct, frozen=True, kw_only=True):
     attributes: dict[str, str] = msgspec.field(default_factory=dict)
     sent_at: int = 0  # the message's created_at
     first_delivered_at: int | None = None
+    attribute_types: dict[str, str] = msgspec.field(default_factory=dict)  # SQS DataTypes
 
     @property
     def tag(self) -> str:
@@ -332,6 +344,8 @@ class OutgoingMessage(msgspec.Struct, frozen=True, kw_only=True):
     body: str
     delay_ms: int = 0
     attributes: dict[str, str] = msgspec.field(default_factory=dict)
+    # SQS DataType by attribute name (missing: String); a Binary value is base64 in attributes.
+    attribute_types: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class Sent(msgspec.Struct, frozen=True, kw_only=True):
@@ -365,6 +379,12 @@ class RedriveTask(msgspec.Struct, frozen=True, kw_only=True):
     failed: int = 0  # messages with nowhere to go (no recorded source, no single default)
     target: str | None = None  # the queue given as ``to`` (None: each to its source)
     updated_at: int = 0
+    # Schema 0009 (SQS's message move tasks list and cancel them).
+    started_at: int = 0
+    max_per_second: int | None = None
+    # Set by a cancel (any server), never by the runner's progress writes; the runner
+    # stops at its next message and says "cancelled".
+    cancel_requested: bool = False
 
 
 class Lease(msgspec.Struct, frozen=True, kw_only=True):

@@ -52,14 +52,18 @@ def _v2_table(v2: dict[str, Any]) -> list[str]:
         "receive p50/p99 ms | ack p50/p99 ms |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for where in ("engine", "http"):
+    for where in ("engine", "http", "sqs"):
         for batch, m in v2.get(where, {}).items():
+            if not isinstance(m, dict):  # {"left_out": why}
+                lines.append(f"| {where} | left out: {m} | | | | | | | |")
+                continue
             lat = m["latency_ms"]
 
             def pp(op: str, lat: dict[str, Any] = lat) -> str:
                 return f"{lat[op]['p50']}/{lat[op]['p99']}" if op in lat else "-"
 
             lwts = v2["lwts_per_message"].get(batch, "-") if where == "engine" else "-"
+            where = "sqs (boto3)" if where == "sqs" else where
             lines.append(
                 f"| {where} | {batch} | {m['put_per_s']} | {m['receive_ack_per_s']} | "
                 f"{m['e2e_per_s']} | {lwts} | {pp('send')} | {pp('receive')} | {pp('ack')} |"

@@ -13,6 +13,7 @@ from cassandra.cluster import Session
 from cassieq.bench.longpoll import idle_waiter_reads, wake_up_latency
 from cassieq.bench.measure import throughput
 from cassieq.bench.servers import server_process
+from cassieq.bench.targets_sqs import MAX_SQS_BATCH, SqsBatchTarget, boto3_missing
 from cassieq.bench.targets_v2 import BatchTarget, EngineBatchTarget, HttpBatchTarget
 from cassieq.config import Settings
 from cassieq.engine import QueueEngine
@@ -95,6 +96,29 @@ async def lwts_per_message(
     return round(store.lwts / max(moved, 1), 3)
 
 
+async def _sqs(
+    settings: Settings,
+    keyspace: str,
+    clients: int,
+    seconds: float,
+    opts: V2Settings,
+    say: Say,
+) -> dict[str, Any]:
+    """boto3 through the SQS endpoint, the largest of the batches (at most SQS's 10): the
+    same phases as the v2 HTTP figures, on a server of its own."""
+    if (missing := boto3_missing()) is not None:
+        say(f"SQS (boto3) left out: {missing}")
+        return {"left_out": missing}
+    batch = min(max(opts.batches), MAX_SQS_BATCH)
+    say(f"SQS endpoint through boto3 (server in its own process), batches of {batch} ...")
+    async with server_process(settings, keyspace) as server:
+        target = SqsBatchTarget(server.url, server.account, server.key, clients)
+        try:
+            return {str(batch): await batch_phases(target, clients, seconds, batch)}
+        finally:
+            await target.close()
+
+
 async def run_v2(
     settings: Settings,
     session: Session,
@@ -131,6 +155,7 @@ async def run_v2(
                     out["http"][str(batch)] = await batch_phases(target, clients, seconds, batch)
                 finally:
                     await target.close()
+        out["sqs"] = await _sqs(settings, keyspace, clients, seconds, opts, say)
         say(f"v2 long-poll wake-up, {opts.wake_samples} samples per case ...")
         out["wake_up_ms"] = await wake_up_latency(settings, keyspace, opts.wake_samples)
     say(f"v2 {opts.idle_waiters} idle waiters per server, {opts.idle_seconds} s ...")

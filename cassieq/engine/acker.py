@@ -130,6 +130,30 @@ class Acker:
             for c in held
         ]
 
+    async def current(
+        self, queue: QueueDefinition, receipt: PopReceipt, deliveries: int
+    ) -> PopReceipt | None:
+        """The receipt, as it is now, of the delivery ``receipt`` was given for: after
+        changes made through that delivery's later receipts (visibility changes keep the
+        delivery and bump the version), as long as it is still the ``deliveries``-th one.
+        None when that delivery is over: acked, delivered again, or the row is gone.
+
+        SQS keeps a receipt handle valid through ChangeMessageVisibility, while here every
+        change bumps the version the receipt names; the SQS endpoint follows with this."""
+        if receipt.queue_version != queue.version:
+            return None
+        bucket = queue.bucket_of(receipt.monoton)
+        row = await self._ctx.store.read_message(queue.id, bucket, receipt.monoton)
+        if (
+            row is None
+            or row.acked
+            or row.tag != receipt.tag
+            or row.delivery_count != deliveries
+            or row.republished_to is not None
+        ):
+            return None
+        return _receipt(queue, row)
+
     async def _rows(
         self, queue: QueueDefinition, bucket: int, monotons: list[int]
     ) -> dict[int, MessageRow]:

@@ -290,7 +290,13 @@ class Deliverer:
             target = claim.dlq_monoton or 0  # set by the claim
             now = ctx.clock.now()
             copy = msgspec.structs.replace(
-                new_message(target, claim.message, now, attributes=claim.attributes),
+                new_message(
+                    target,
+                    claim.message,
+                    now,
+                    attributes=claim.attributes,
+                    attribute_types=claim.attribute_types,
+                ),
                 dead_letter_source=source,
             )
             if await ctx.store.insert_messages(dlq.id, dlq.bucket_of(target), [copy], now):
@@ -441,4 +447,5 @@ def delivery_of(queue: QueueDefinition, row: MessageRow, taken: MessageRow) -> D
         attributes=row.attributes,
         sent_at=row.created_at,
         first_delivered_at=taken.first_delivered_at,
+        attribute_types=row.attribute_types,
     )

@@ -87,9 +87,17 @@ class QueueEngine:
     # The message operations by account and queue name, as the API sees them.
 
     async def create_queue(
-        self, account: str, name: str, options: QueueOptions, *, error_if_exists: bool = False
+        self,
+        account: str,
+        name: str,
+        options: QueueOptions,
+        *,
+        error_if_exists: bool = False,
+        tags: dict[str, str] | None = None,
     ) -> tuple[QueueDefinition, bool]:
-        return await self.queues.create(account, name, options, error_if_exists=error_if_exists)
+        return await self.queues.create(
+            account, name, options, error_if_exists=error_if_exists, tags=tags
+        )
 
     async def put(
         self, account: str, queue: str, message: str, initial_invisibility_s: int = 0
@@ -127,7 +135,9 @@ class QueueEngine:
         # one conditional batch per bucket partition.
         rows = await asyncio.gather(
             *(
-                self.publisher.put_row(definition, m.body, m.delay_ms, m.attributes)
+                self.publisher.put_row(
+                    definition, m.body, m.delay_ms, m.attributes, m.attribute_types
+                )
                 for m in messages
             )
         )
@@ -165,6 +175,13 @@ class QueueEngine:
     ) -> list[PopReceipt | EngineError]:
         return await self.batches.change_visibility(await self.queues.get(account, queue), changes)
 
+    async def current_receipt(
+        self, account: str, queue: str, receipt: PopReceipt, deliveries: int
+    ) -> PopReceipt | None:
+        """The receipt now of the delivery (the ``deliveries``-th) ``receipt`` was given
+        for, None when that delivery is over (the SQS endpoint's receipt handles)."""
+        return await self.acker.current(await self.queues.get(account, queue), receipt, deliveries)
+
     async def update_queue(
         self, account: str, queue: str, changes: dict[str, object]
     ) -> QueueDefinition:
@@ -199,6 +216,19 @@ class QueueEngine:
 
     async def redrive_status(self, account: str, queue: str, task_id: str) -> RedriveTask:
         return await self.redriver.status(await self.queues.get(account, queue), task_id)
+
+    async def list_redrives(self, account: str, queue: str) -> list[RedriveTask]:
+        """The redrive tasks of ``queue`` (kept a week), the latest started first."""
+        return await self.redriver.tasks(await self.queues.get(account, queue))
+
+    async def cancel_redrive(self, account: str, queue: str, task_id: str) -> RedriveTask:
+        """Stop a running redrive at its next message (from any server)."""
+        return await self.redriver.cancel(await self.queues.get(account, queue), task_id)
+
+    async def retag_queue(
+        self, account: str, queue: str, add: dict[str, str], remove: list[str]
+    ) -> QueueDefinition:
+        return await self.queues.retag(account, queue, add, remove)
 
     async def statistics(self, account: str, queue: str) -> Statistics:
         return await self.statistics_reader.read(await self.queues.get(account, queue))

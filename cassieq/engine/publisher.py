@@ -33,6 +33,7 @@ class _Put:
     invisibility_ms: int
     done: asyncio.Future[MessageRow]
     attributes: dict[str, str] = field(default_factory=dict)
+    attribute_types: dict[str, str] = field(default_factory=dict)
     attempts: int = field(default=0)
 
 
@@ -72,13 +73,21 @@ class Publisher:
         message: str,
         initial_invisibility_ms: int = 0,
         attributes: dict[str, str] | None = None,
+        attribute_types: dict[str, str] | None = None,
     ) -> MessageRow:
         """Store a message; return its row as written. Concurrent puts to one queue (a v2
         batch is sent as such) share one monoton range and one write per bucket."""
         if initial_invisibility_ms < 0:
             raise InvalidArgument("initial invisibility must be >= 0")
         loop = asyncio.get_running_loop()
-        put = _Put(queue, message, initial_invisibility_ms, loop.create_future(), attributes or {})
+        put = _Put(
+            queue,
+            message,
+            initial_invisibility_ms,
+            loop.create_future(),
+            attributes or {},
+            attribute_types or {},
+        )
         if not self._grouped:
             await self._write([put])
             while not put.done.done():  # its bucket was finalized: again, with a new monoton
@@ -122,7 +131,12 @@ class Publisher:
         by_bucket: dict[int, list[tuple[_Put, MessageRow]]] = defaultdict(list)
         for offset, put in enumerate(group):
             row = new_message(
-                first + offset, put.message, now, put.invisibility_ms, attributes=put.attributes
+                first + offset,
+                put.message,
+                now,
+                put.invisibility_ms,
+                attributes=put.attributes,
+                attribute_types=put.attribute_types,
             )
             by_bucket[queue.bucket_of(row.monoton)].append((put, row))
         results = await asyncio.gather(
@@ -159,6 +173,7 @@ def new_message(
     delivery_count: int = 0,
     *,
     attributes: dict[str, str] | None = None,
+    attribute_types: dict[str, str] | None = None,
 ) -> MessageRow:
     """A message as a put writes it (the pipeline's ingest writes the very same rows)."""
     return MessageRow(
@@ -173,6 +188,7 @@ def new_message(
         updated_at=now,
         change=new_token(),
         attributes=attributes or {},
+        attribute_types=attribute_types or {},
     )
 
 

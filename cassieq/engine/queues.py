@@ -31,6 +31,7 @@ MAX_BUCKET_SIZE = 10_000
 MIN_RETENTION_S, MAX_RETENTION_S = 60, 14 * 24 * 3600
 MAX_VISIBILITY_TIMEOUT_S = 7 * 24 * 3600  # the engine's longest lease
 MAX_DELAY_S = 15 * 60
+MAX_RECEIVE_WAIT_S = 20  # SQS's longest long poll
 DELETE_AT_ONCE = 16
 
 
@@ -43,7 +44,13 @@ class QueueDirectory:
         self._loading: SingleFlight[tuple[str, str], QueueDefinition] = SingleFlight()
 
     async def create(
-        self, account: str, name: str, options: QueueOptions, *, error_if_exists: bool = False
+        self,
+        account: str,
+        name: str,
+        options: QueueOptions,
+        *,
+        error_if_exists: bool = False,
+        tags: dict[str, str] | None = None,
     ) -> tuple[QueueDefinition, bool]:
         """Return (definition, created). An existing active queue is returned as it is.
 
@@ -74,7 +81,13 @@ class QueueDirectory:
                 "delete one first"
             )
         fresh = QueueDefinition(
-            account=account, name=name, version=1, status="active", options=options, created_at=now
+            account=account,
+            name=name,
+            version=1,
+            status="active",
+            options=options,
+            created_at=now,
+            tags=tags or {},
         )
         for _ in range(self._ctx.tuning.max_cas_attempts):
             existing = await store.insert_queue(fresh)
@@ -124,10 +137,31 @@ class QueueDirectory:
             if options == current.options:
                 return current
             updated = msgspec.structs.replace(
-                current, options=options, options_rev=current.options_rev + 1
+                current,
+                options=options,
+                options_rev=current.options_rev + 1,
+                modified_at=self._ctx.clock.now(),
             )
             if await store.replace_queue(updated, current.version, current.options_rev):
                 self._ctx.log.info("queue_updated", queue=str(updated.id), changes=sorted(changes))
+                return self._remember(updated)
+        raise QueueExists(f"queue {name!r} is being changed concurrently; retry")
+
+    async def retag(
+        self, account: str, name: str, add: dict[str, str], remove: list[str]
+    ) -> QueueDefinition:
+        """Set ``add`` and drop ``remove`` among the queue's tags (SQS Tag/UntagQueue): a
+        compare-and-set on the row's version and options_rev, as an option change."""
+        store = self._ctx.store
+        for _ in range(self._ctx.tuning.max_cas_attempts):
+            current = await self.get(account, name, fresh=True)
+            tags = {k: v for k, v in {**current.tags, **add}.items() if k not in remove}
+            if tags == current.tags:
+                return current
+            updated = msgspec.structs.replace(
+                current, tags=tags, options_rev=current.options_rev + 1
+            )
+            if await store.replace_queue(updated, current.version, current.options_rev):
                 return self._remember(updated)
         raise QueueExists(f"queue {name!r} is being changed concurrently; retry")
 
@@ -253,6 +287,7 @@ def validate_options(name: str, options: QueueOptions) -> None:
         MAX_RETENTION_S,
     )
     _check_range("maxMessageBytes", options.max_message_bytes, 1, MAX_MESSAGE_BYTES)
+    _check_range("receiveWaitSeconds", options.receive_wait_seconds, 0, MAX_RECEIVE_WAIT_S)
 
 
 def _check_range(label: str, value: int, low: int, high: int) -> None:

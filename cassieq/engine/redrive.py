@@ -24,7 +24,7 @@ import msgspec
 from cassieq.engine.clock import Clock
 from cassieq.engine.context import EngineContext
 from cassieq.engine.delivery import Deliverer
-from cassieq.engine.errors import NotFound
+from cassieq.engine.errors import InvalidArgument, NotFound
 from cassieq.engine.queues import QueueDirectory
 from cassieq.model import MessageRow, QueueDefinition, RedriveTask
 from cassieq.tokens import new_token
@@ -34,6 +34,10 @@ MAX_PER_SECOND = 10_000
 
 
 class TaskNotFound(NotFound):
+    pass
+
+
+class TaskNotRunning(InvalidArgument):
     pass
 
 
@@ -84,6 +88,8 @@ class Redriver:
             total=len(rows),
             target=None if to is None else to.name,
             updated_at=self._ctx.clock.now(),
+            started_at=self._ctx.clock.now(),
+            max_per_second=per_second,
         )
         await self._ctx.store.write_redrive_task(dlq.id, task)
         job = asyncio.get_running_loop().create_task(
@@ -99,6 +105,21 @@ class Redriver:
         if task is None:
             raise TaskNotFound(f"no redrive task {task_id} for queue {dlq.name}")
         return task
+
+    async def tasks(self, dlq: QueueDefinition) -> list[RedriveTask]:
+        """This queue's tasks (kept a week), the latest started first."""
+        tasks = await self._ctx.store.list_redrive_tasks(dlq.id)
+        return sorted(tasks, key=lambda t: (t.started_at, t.id), reverse=True)
+
+    async def cancel(self, dlq: QueueDefinition, task_id: str) -> RedriveTask:
+        """Ask a running task to stop (whichever server runs it); the task as it stands.
+        Messages moved so far stay moved."""
+        task = await self.status(dlq, task_id)
+        if task.status != "running":
+            raise TaskNotRunning(f"redrive task {task_id} is {task.status}, not running")
+        await self._ctx.store.cancel_redrive_task(dlq.id, task_id)
+        self._ctx.log.info("redrive_cancel_requested", queue=str(dlq.id), task=task_id)
+        return msgspec.structs.replace(task, cancel_requested=True)
 
     async def join(self) -> None:
         """Wait for this server's running tasks (tests; shutdown)."""
@@ -145,6 +166,12 @@ class Redriver:
         try:
             for bucket, seen in rows:
                 await limiter.take()
+                # One read a move (a move is several compare-and-sets): a cancel from
+                # any server is seen at the next message.
+                stored = await ctx.store.read_redrive_task(dlq.id, task.id)
+                if stored is not None and stored.cancel_requested:
+                    task = _with(task, ctx, status="cancelled")
+                    break
                 row = await ctx.store.read_message(dlq.id, bucket, seen.monoton)
                 if row is None or not _movable(row, ctx.clock.now()):
                     task = _with(task, ctx, total=task.total - 1)  # consumed meanwhile
@@ -158,8 +185,9 @@ class Redriver:
                     else:
                         task = _with(task, ctx, failed=task.failed + 1)
                 await ctx.store.write_redrive_task(dlq.id, task)
-            status = "completed" if task.failed == 0 else "failed"
-            task = _with(task, ctx, status=status)
+            if task.status != "cancelled":
+                status = "completed" if task.failed == 0 else "failed"
+                task = _with(task, ctx, status=status)
         except Exception:
             ctx.log.exception("redrive_failed", queue=str(dlq.id), task=task.id)
             task = _with(task, ctx, status="failed")

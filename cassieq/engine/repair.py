@@ -143,6 +143,7 @@ class Repairer:
                     now,
                     delivery_count=row.delivery_count,
                     attributes=row.attributes,
+                    attribute_types=row.attribute_types,
                 ),
                 tag=row.tag,
                 next_visible_on=row.next_visible_on,

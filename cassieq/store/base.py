@@ -250,6 +250,15 @@ class Store(Protocol):
 
     async def read_redrive_task(self, queue: QueueId, task_id: str) -> RedriveTask | None: ...
 
+    async def list_redrive_tasks(self, queue: QueueId) -> list[RedriveTask]:
+        """Every stored task of this queue (kept a week), in no particular order."""
+        ...
+
+    async def cancel_redrive_task(self, queue: QueueId, task_id: str) -> None:
+        """Mark the task to be cancelled (a plain write: the runner's progress writes
+        never clear the mark, and the runner stops at its next message)."""
+        ...
+
     # ----------------------------------------------------------------- v2 batches
     async def cas_messages(
         self,

@@ -198,10 +198,13 @@ class MemoryStore:
             return False
         if unsealed and b.sealed_at is not None:
             return False
-        # The attributes and the dead-letter source are kept as stored, as the Cassandra
-        # update leaves them.
+        # The attributes (and their types) and the dead-letter source are kept as stored,
+        # as the Cassandra update leaves them.
         b.messages[row.monoton] = msgspec.structs.replace(
-            row, attributes=current.attributes, dead_letter_source=current.dead_letter_source
+            row,
+            attributes=current.attributes,
+            attribute_types=current.attribute_types,
+            dead_letter_source=current.dead_letter_source,
         )
         return True
 
@@ -299,10 +302,25 @@ class MemoryStore:
 
     # ----------------------------------------------------------------- redrive tasks
     async def write_redrive_task(self, queue: QueueId, task: RedriveTask) -> None:
-        self._redrive_tasks[(queue, task.id)] = task
+        # As the Cassandra store: a progress write never clears a cancel request.
+        held = self._redrive_tasks.get((queue, task.id))
+        cancel = task.cancel_requested or (held is not None and held.cancel_requested)
+        self._redrive_tasks[(queue, task.id)] = msgspec.structs.replace(
+            task, cancel_requested=cancel
+        )
 
     async def read_redrive_task(self, queue: QueueId, task_id: str) -> RedriveTask | None:
         return self._redrive_tasks.get((queue, task_id))
+
+    async def list_redrive_tasks(self, queue: QueueId) -> list[RedriveTask]:
+        return [t for (q, _), t in self._redrive_tasks.items() if q == queue]
+
+    async def cancel_redrive_task(self, queue: QueueId, task_id: str) -> None:
+        held = self._redrive_tasks.get((queue, task_id))
+        if held is not None:
+            self._redrive_tasks[(queue, task_id)] = msgspec.structs.replace(
+                held, cancel_requested=True
+            )
 
     # ----------------------------------------------------------------- v2 batches
     # Each entry is decided on its own, as the Cassandra store's rounds decide them: an

@@ -48,6 +48,7 @@ async def test_a_short_bench_reports_every_figure(cassandra_node: CassandraNode)
     assert "| acceptance (#15) |" in report and "v2, 4 clients" in report
     assert any("HTTP API" in line for line in said)
     assert any("v2 HTTP API" in line for line in said)
+    assert "| sqs (boto3) | 3 |" in report
 
 
 def _check_v2(v2: dict[str, Any]) -> None:
@@ -58,6 +59,12 @@ def _check_v2(v2: dict[str, Any]) -> None:
             for rate in ("put_per_s", "receive_ack_per_s", "e2e_per_s"):
                 assert figures[rate] > 0, (where, batch, rate)
             assert set(figures["latency_ms"]) == {"send", "receive", "ack"}
+    # boto3 through the SQS endpoint, the largest batch (3 here), next to the v2 HTTP figures.
+    assert set(v2["sqs"]) == {"3"}
+    sqs = v2["sqs"]["3"]
+    for rate in ("put_per_s", "receive_ack_per_s", "e2e_per_s"):
+        assert sqs[rate] > 0, ("sqs", rate)
+    assert set(sqs["latency_ms"]) == {"send", "receive", "ack"}
     # Some LWT is spent per message whatever the batching (at least the deliveries' batch).
     assert all(v2["lwts_per_message"][b] > 0 for b in ("1", "3"))
     for case in ("same_server", "other_server"):

@@ -238,6 +238,59 @@ async def test_queue_option_updates(lossy: TimeoutInjectingStore, mode: Mode) ->
     assert await lossy.read_queue(queue.account, "q") == second
 
 
+@pytest.mark.parametrize("mode", MODES)
+async def test_sqs_queue_columns_and_tag_changes(lossy: TimeoutInjectingStore, mode: Mode) -> None:
+    """The SQS columns (schema 0009) take part in the read-back that resolves a lost answer:
+    a tag change whose answer is lost is read back as applied, and a removal of the last tag
+    clears the stored tags."""
+    options = QueueOptions(
+        receive_wait_seconds=20, redrive_allow_policy='{"redrivePermission":"allowAll"}'
+    )
+    queue = QueueDefinition(
+        account=f"u-{uuid.uuid4().hex[:10]}", name="q", version=1, status="active",
+        options=options, created_at=1_000, tags={"team": "a"},
+    )  # fmt: skip
+    lossy.inject("insert_queue", mode, times=1)
+    assert await lossy.insert_queue(queue) is None
+    _timed_out_once(lossy, "insert_queue")
+    assert await lossy.read_queue(queue.account, "q") == queue
+    tagged = msgspec.structs.replace(queue, tags={"team": "b", "env": "x"}, options_rev=1)
+    lossy.inject("replace_queue", mode, times=1)
+    assert await lossy.replace_queue(tagged, 1, 0) is True
+    _timed_out_once(lossy, "replace_queue")
+    assert await lossy.read_queue(queue.account, "q") == tagged
+    cleared = msgspec.structs.replace(tagged, tags={}, options_rev=2, modified_at=5_000)
+    lossy.inject("replace_queue", mode, times=1)
+    assert await lossy.replace_queue(cleared, 1, 1) is True
+    _timed_out_once(lossy, "replace_queue")
+    assert await lossy.read_queue(queue.account, "q") == cleared
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_sqs_attribute_types_through_a_lost_insert(
+    lossy: TimeoutInjectingStore, mode: Mode
+) -> None:
+    """The attribute types (schema 0010) are written with the message: an insert whose
+    answer is lost reads back as applied with them, and a change of the row keeps them."""
+    queue = _queue()
+    typed = msgspec.structs.replace(
+        _row(1, "typed"),
+        attributes={"n": "1.5", "b": "AAE="},
+        attribute_types={"n": "Number.float", "b": "Binary"},
+    )
+    lossy.inject("insert_messages", mode, times=1)
+    assert await lossy.insert_messages(queue, 0, [typed], 0) is True
+    _timed_out_once(lossy, "insert_messages")
+    assert await lossy.read_message(queue, 0, 0) == typed
+    changed = msgspec.structs.replace(typed, version=2, change="c2", attribute_types={})
+    lossy.inject("cas_message", mode, times=1)
+    assert await lossy.cas_message(queue, 0, 1, changed) is True
+    _timed_out_once(lossy, "cas_message")
+    stored = await lossy.read_message(queue, 0, 0)
+    assert stored is not None and stored.change == "c2"
+    assert stored.attribute_types == typed.attribute_types  # never changed after the insert
+
+
 async def test_contention_that_outlasts_every_try_is_undecided(
     cassandra_store: CassandraStore,
 ) -> None:

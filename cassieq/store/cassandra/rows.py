@@ -67,9 +67,13 @@ def queue_of(r: Any) -> QueueDefinition:
             delay_seconds=_or(r.delay_seconds, d.delay_seconds),
             message_retention_seconds=_or(r.message_retention_seconds, d.message_retention_seconds),
             max_message_bytes=_or(r.max_message_bytes, d.max_message_bytes),
+            receive_wait_seconds=_or(r.receive_wait_seconds, d.receive_wait_seconds),
+            redrive_allow_policy=r.redrive_allow_policy,
         ),
         created_at=int(r.created_at),
         options_rev=int(r.options_rev or 0),  # null before schema 0007 and before a change
+        tags=dict(r.tags or {}),
+        modified_at=int(r.modified_at or 0),
     )
 
 
@@ -82,6 +86,20 @@ def queue_params(q: QueueDefinition) -> tuple[Any, ...]:
         o.message_retention_seconds, o.max_message_bytes,
         # Left unset until a first change: a queue never changed writes no cell for it.
         q.options_rev or UNSET_VALUE,
+        # SQS's (schema 0009): a queue without them writes no cell on insert; a replace
+        # writes them (rows.queue_replace_params), so removing the last tag clears the cell.
+        q.tags or UNSET_VALUE, _unset_if_none(o.redrive_allow_policy),
+        o.receive_wait_seconds or UNSET_VALUE, q.modified_at or UNSET_VALUE,
+    )  # fmt: skip
+
+
+def queue_replace_params(q: QueueDefinition) -> tuple[Any, ...]:
+    """queue_params for an UPDATE: the SQS columns written even when empty (a cleared
+    value must overwrite the stored one)."""
+    o = q.options
+    return (
+        *queue_params(q)[:-4], q.tags or None, o.redrive_allow_policy, o.receive_wait_seconds,
+        q.modified_at or None,
     )  # fmt: skip
 
 
@@ -94,6 +112,7 @@ def message_values(m: MessageRow) -> tuple[Any, ...]:
         *message_set_values(m),
         m.attributes or UNSET_VALUE,
         _unset_if_none(m.dead_letter_source),
+        m.attribute_types or UNSET_VALUE,
     )
 
 
@@ -146,6 +165,7 @@ def message_of(r: Any) -> MessageRow:
         purged=bool(r.purged),  # null in rows written before 0008
         dead_letter_source=r.dead_letter_source,
         redrive_to=r.redrive_to,
+        attribute_types=dict(r.attribute_types or {}),  # null before schema 0010
     )
 
 
@@ -187,4 +207,7 @@ def redrive_task_of(r: Any) -> RedriveTask:
         failed=int(r.failed or 0),
         target=r.target,
         updated_at=int(r.updated_at or 0),
+        started_at=int(r.started_at or 0),
+        max_per_second=r.max_per_second,
+        cancel_requested=bool(r.cancel_requested),
     )

@@ -15,10 +15,11 @@ MESSAGE_COLUMNS = (
     "monoton, message, version, delivery_count, acked, dead_lettered, republished_to, "
     "next_visible_on, tag, created_at, updated_at, acked_at, last_change, dlq_held, "
     "dlq_version, dlq_monoton, first_delivered_at, expired, purged, redrive_to, attributes, "
-    "dead_letter_source"
+    "dead_letter_source, attribute_types"
 )
 # A message's changing state (rows.message_set_values): every column but the key, the
-# attributes and the dead-letter source, which are written with the message, never changed.
+# attributes (and their types) and the dead-letter source, which are written with the
+# message, never changed.
 MESSAGE_SET = (
     "UPDATE messages SET message = ?, version = ?, delivery_count = ?, acked = ?, "
     "dead_lettered = ?, republished_to = ?, next_visible_on = ?, tag = ?, created_at = ?, "
@@ -30,7 +31,8 @@ QUEUE_COLUMNS = (
     "account_name, queue_name, version, status, bucket_size, max_delivery_count, "
     "repair_poll_seconds, finalize_seconds, delete_buckets_after_finalize, dlq_name, "
     "strict_fifo, created_at, visibility_timeout_seconds, delay_seconds, "
-    "message_retention_seconds, max_message_bytes, options_rev"
+    "message_retention_seconds, max_message_bytes, options_rev, tags, redrive_allow_policy, "
+    "receive_wait_seconds, modified_at"
 )
 
 
@@ -95,7 +97,8 @@ class Statements:
             "repair_poll_seconds = ?, finalize_seconds = ?, delete_buckets_after_finalize = ?, "
             "dlq_name = ?, strict_fifo = ?, created_at = ?, visibility_timeout_seconds = ?, "
             "delay_seconds = ?, message_retention_seconds = ?, max_message_bytes = ?, "
-            "options_rev = ? WHERE account_name = ? AND queue_name = ? IF version = ?"
+            "options_rev = ?, tags = ?, redrive_allow_policy = ?, receive_wait_seconds = ?, "
+            "modified_at = ? WHERE account_name = ? AND queue_name = ? IF version = ?"
         )
         self.queue_replace = p(queue_set)
         # An update of the options: also conditioned on the options' revision (null: 0).
@@ -231,11 +234,21 @@ class Statements:
         )
 
         # ------------------------------------------------------- redrive (schema 0008)
-        task_columns = "task_id, status, moved, total, failed, target, updated_at"
+        task_columns = (
+            "task_id, status, moved, total, failed, target, updated_at, started_at, max_per_second"
+        )
+        # cancel_requested is left out of the write: a progress write never clears a cancel.
         self.redrive_task_write = p(
             f"INSERT INTO redrive_tasks (queue_id, {task_columns}) "
             f"VALUES (?, {_marks(task_columns)})"
         )
         self.redrive_task_read = p(
-            f"SELECT {task_columns} FROM redrive_tasks WHERE queue_id = ? AND task_id = ?"
+            f"SELECT {task_columns}, cancel_requested FROM redrive_tasks "
+            "WHERE queue_id = ? AND task_id = ?"
+        )
+        self.redrive_task_list = p(
+            f"SELECT {task_columns}, cancel_requested FROM redrive_tasks WHERE queue_id = ?"
+        )
+        self.redrive_task_cancel = p(
+            "UPDATE redrive_tasks SET cancel_requested = true WHERE queue_id = ? AND task_id = ?"
         )

@@ -57,6 +57,7 @@ from cassieq.store.cassandra.rows import (
     message_values,
     queue_of,
     queue_params,
+    queue_replace_params,
     redrive_task_of,
     secret_of,
 )
@@ -326,7 +327,7 @@ class CassandraStore:
             return expected_rev is None or int(row.options_rev or 0) == expected_rev
 
         resolve = self._queue_resolver(queue, holds)
-        p = queue_params(queue)
+        p = queue_replace_params(queue)
         # UPDATE order: every column but the key, then the key, then the condition.
         params: tuple[Any, ...] = (*p[2:], p[0], p[1], expected_version)
         stmt = self._q.queue_replace
@@ -656,12 +657,22 @@ class CassandraStore:
         t = task
         await self._run(
             self._q.redrive_task_write,
-            (str(queue), t.id, t.status, t.moved, t.total, t.failed, t.target, t.updated_at),
-        )
+            (
+                str(queue), t.id, t.status, t.moved, t.total, t.failed, t.target, t.updated_at,
+                t.started_at, t.max_per_second,
+            ),
+        )  # fmt: skip
 
     async def read_redrive_task(self, queue: QueueId, task_id: str) -> RedriveTask | None:
         rows = await self._run(self._q.redrive_task_read, (str(queue), task_id))
         return redrive_task_of(rows[0]) if rows else None
+
+    async def list_redrive_tasks(self, queue: QueueId) -> list[RedriveTask]:
+        rows = await self._run(self._q.redrive_task_list, (str(queue),))
+        return [redrive_task_of(r) for r in rows]
+
+    async def cancel_redrive_task(self, queue: QueueId, task_id: str) -> None:
+        await self._run(self._q.redrive_task_cancel, (str(queue), task_id))
 
     async def read_stats_snapshot(self, account: str, queue: str) -> StatsSnapshot | None:
         rows = await self._run(self._q.stats_read, (account, queue))

@@ -1,0 +1,69 @@
+"""An app served by uvicorn in a thread (as `cassieq serve` serves it) on either store, an
+account on it, and boto3 clients for its SQS endpoint (checksum validation left on)."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import httpx
+from botocore.config import Config
+from litestar import Litestar
+
+from cassieq.api.app import create_app
+from cassieq.config import Settings
+from cassieq.engine.waiters import QueueWatcher
+from cassieq.store.base import Store
+from tests.api.live import served
+
+TOKEN = "sqs-message-actions-operator-token"
+REGION = "us-east-1"
+
+
+@dataclass
+class LiveSqs:
+    app: Litestar
+    url: str
+    account: str
+    key: str
+    waiting: threading.Event  # set when a receive starts waiting (long polling)
+
+    def client(self, **config: Any) -> Any:
+        return boto3.client(
+            "sqs",
+            endpoint_url=self.url,
+            region_name=REGION,
+            aws_access_key_id=self.account,
+            aws_secret_access_key=self.key,
+            config=Config(retries={"max_attempts": 1}, **config),
+        )
+
+
+@contextmanager
+def live_sqs(store: Store, monkeypatch: Any) -> Iterator[LiveSqs]:
+    waiting = threading.Event()
+    join = QueueWatcher.join
+
+    def join_and_tell(self: QueueWatcher) -> Any:
+        waiter = join(self)
+        waiting.set()
+        return waiter
+
+    monkeypatch.setattr(QueueWatcher, "join", join_and_tell)
+    app = create_app(Settings(admin_token=TOKEN), store, background=False)
+    with served(app) as port:
+        url = f"http://127.0.0.1:{port}"
+        name = f"sqs-{uuid.uuid4().hex[:10]}"  # the Cassandra keyspace is shared
+        created = httpx.post(
+            f"{url}/api/v1/accounts",
+            json=name,
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            timeout=30,
+        )
+        assert created.status_code == 201, created.text
+        yield LiveSqs(app, url, name, created.json()["keys"]["primary"], waiting)
