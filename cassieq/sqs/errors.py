@@ -234,7 +234,7 @@ def signature_does_not_match_because(message: str) -> SqsError:
 
 
 def request_expired(message: str) -> SqsError:
-    """Authorization header form: the request time too far from ours (clock skew)."""
+    """A presigned URL past its X-Amz-Expires (SQS's Common Errors: RequestExpired, 400)."""
     return SqsError("RequestExpired", message, status=400)
 
 

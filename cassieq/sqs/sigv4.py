@@ -11,8 +11,8 @@ lower-cased, whitespace-collapsed and sorted, the payload hashed (or the client'
 Errors as real SQS answers them: no credentials -> MissingAuthenticationToken (403); a
 malformed header or query -> IncompleteSignature (400); an unknown access key id ->
 InvalidClientTokenId (403); a wrong signature, a wrong scope, a request time more than
-15 minutes from ours, an expired presigned URL -> SignatureDoesNotMatch (403, "Signature
-expired: ..." as AWS words the time cases).
+15 minutes from ours -> SignatureDoesNotMatch (403, "Signature expired: ..." as AWS words
+the skew); a presigned URL past its expiry -> RequestExpired (400, SQS's Common Errors).
 """
 
 from __future__ import annotations
@@ -369,8 +369,10 @@ def _check_time(p: _Parsed, signed_at: datetime, now: datetime) -> None:
         return
     until = signed_at + timedelta(seconds=p.expires_s)
     if now > until:
-        raise errors.signature_does_not_match_because(
-            f"Signature expired: {fmt(until)} is now earlier than {fmt(now)} "
+        # SQS's Common Errors name this one: RequestExpired (400), "... after the request
+        # expiration date (such as for pre-signed URLs)".
+        raise errors.request_expired(
+            f"Request has expired: {fmt(until)} is now earlier than {fmt(now)} "
             f"({fmt(signed_at)} + {p.expires_s} sec.)"
         )
 

@@ -3,11 +3,13 @@ running app on both stores, with trivial actions registered for the test."""
 
 from __future__ import annotations
 
+import datetime
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
 
+import botocore.auth
 import httpx
 import pytest
 from botocore.auth import SigV4Auth, SigV4QueryAuth
@@ -143,6 +145,23 @@ def test_query_protocol_presigned_get(sqs_server: SqsServer) -> None:
     tampered = httpx.get(request.url.replace("ListQueues", "PurgeQueue"), timeout=10)
     assert tampered.status_code == 403
     assert _xml_code(tampered) == "SignatureDoesNotMatch"
+
+
+def test_an_expired_presigned_url_is_refused(
+    sqs_server: SqsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Signed ten minutes ago for 60 s (botocore takes its signing time from this function).
+    signed_at = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+    signed_at -= datetime.timedelta(minutes=10)
+    monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: signed_at)
+    url = f"{sqs_server.base}/?" + urlencode({"Action": "ListQueues", "Version": "2012-11-05"})
+    request = AWSRequest(method="GET", url=url)
+    SigV4QueryAuth(
+        Credentials(sqs_server.account, sqs_server.keys["primary"]), "sqs", "r", 60
+    ).add_auth(request)
+    answer = httpx.get(request.url, timeout=10)
+    assert answer.status_code == 400, answer.text
+    assert _xml_code(answer) == "RequestExpired"
 
 
 def test_query_errors_are_xml(sqs_server: SqsServer) -> None:

@@ -199,8 +199,8 @@ async def test_presigned_url_within_and_past_its_expiry() -> None:
     assert "X-Amz-Signature=" in req.raw_query
     assert (await check(req, NOW + dt.timedelta(seconds=300))).account == "acme"
     error = await refused(req, NOW + dt.timedelta(seconds=301))
-    assert error.code == "SignatureDoesNotMatch"
-    assert "Signature expired" in error.message
+    assert (error.code, error.status) == ("RequestExpired", 400)
+    assert "Request has expired" in error.message
     tampered = dataclasses.replace(req, raw_query=req.raw_query.replace("ListQueues", "PurgeQueue"))
     assert (await refused(tampered)).code == "SignatureDoesNotMatch"
 
