@@ -53,12 +53,18 @@ def sqs_server(sqs_store: Store) -> Iterator[SqsServer]:
     app = create_app(Settings(admin_token=TOKEN), sqs_store, background=False)
     with served(app) as port:
         base = f"http://127.0.0.1:{port}"
-        name = f"sqs-{uuid.uuid4().hex[:10]}"  # the Cassandra keyspace is shared
-        created = httpx.post(
-            f"{base}/api/v1/accounts",
-            json=name,
-            headers={"Authorization": f"Bearer {TOKEN}"},
-            timeout=10,
-        )
-        assert created.status_code == 201, created.text
-        yield SqsServer(base, name, created.json()["keys"])
+        name, keys = new_account(base, TOKEN)
+        yield SqsServer(base, name, keys)
+
+
+def new_account(base: str, token: str) -> tuple[str, dict[str, str]]:
+    """A fresh account on the served app (the Cassandra keyspace is shared): name, keys."""
+    name = f"sqs-{uuid.uuid4().hex[:10]}"
+    created = httpx.post(
+        f"{base}/api/v1/accounts",
+        json=name,
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert created.status_code == 201, created.text
+    return name, created.json()["keys"]

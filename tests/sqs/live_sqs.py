@@ -4,14 +4,12 @@ account on it, and boto3 clients for its SQS endpoint (checksum validation left 
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import boto3
-import httpx
 from botocore.config import Config
 from litestar import Litestar
 
@@ -20,6 +18,7 @@ from cassieq.config import Settings
 from cassieq.engine.waiters import QueueWatcher
 from cassieq.store.base import Store
 from tests.api.live import served
+from tests.sqs.conftest import new_account
 
 TOKEN = "sqs-message-actions-operator-token"
 REGION = "us-east-1"
@@ -58,12 +57,5 @@ def live_sqs(store: Store, monkeypatch: Any) -> Iterator[LiveSqs]:
     app = create_app(Settings(admin_token=TOKEN), store, background=False)
     with served(app) as port:
         url = f"http://127.0.0.1:{port}"
-        name = f"sqs-{uuid.uuid4().hex[:10]}"  # the Cassandra keyspace is shared
-        created = httpx.post(
-            f"{url}/api/v1/accounts",
-            json=name,
-            headers={"Authorization": f"Bearer {TOKEN}"},
-            timeout=30,
-        )
-        assert created.status_code == 201, created.text
-        yield LiveSqs(app, url, name, created.json()["keys"]["primary"], waiting)
+        name, keys = new_account(url, TOKEN)
+        yield LiveSqs(app, url, name, keys["primary"], waiting)
