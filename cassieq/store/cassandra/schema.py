@@ -86,6 +86,10 @@ def apply_schema(session: Session, keyspace: str, replication: str, schema_dir: 
         f"CREATE TABLE IF NOT EXISTS {keyspace}.schema_migrations ("
         "number int PRIMARY KEY, name text, checksum text, applied_at timestamp)"
     )
+    # On a loaded multi-node cluster the driver's own wait after a DDL statement can end
+    # before every node has the change; the next statement, coordinated by a node without
+    # it, then fails ("table schema_migrations does not exist"). Each step waits for it.
+    _wait_for_schema_agreement(session)
     session.set_keyspace(keyspace)
     done = {
         r.number: r for r in session.execute("SELECT number, name, checksum FROM schema_migrations")
@@ -102,6 +106,7 @@ def apply_schema(session: Session, keyspace: str, replication: str, schema_dir: 
             continue
         for statement in m.statements:
             session.execute(statement, timeout=60.0)
+            _wait_for_schema_agreement(session)
         session.execute(
             "INSERT INTO schema_migrations (number, name, checksum, applied_at) "
             "VALUES (%s, %s, %s, toTimestamp(now()))",
