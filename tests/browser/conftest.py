@@ -46,8 +46,11 @@ def closed_port() -> int:
     return free_port()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
+    # Package scope, not session: while sync_playwright is open its event loop counts as
+    # running in this thread, and every async test after it failed ("Runner.run() cannot
+    # be called from a running event loop"). Closed after the browser tests, it is gone.
     with sync_playwright() as p:
         # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
         launched = p.chromium.launch(
