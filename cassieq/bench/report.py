@@ -54,9 +54,6 @@ def _v2_table(v2: dict[str, Any]) -> list[str]:
     ]
     for where in ("engine", "http", "sqs"):
         for batch, m in v2.get(where, {}).items():
-            if not isinstance(m, dict):  # {"left_out": why}
-                lines.append(f"| {where} | left out: {m} | | | | | | | |")
-                continue
             lat = m["latency_ms"]
 
             def pp(op: str, lat: dict[str, Any] = lat) -> str:

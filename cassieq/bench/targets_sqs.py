@@ -1,7 +1,6 @@
 """The benchmark's SQS section: boto3 against a server's SQS endpoint, batches of up to 10
 (send, receive, delete), measured like the v2 HTTP batches next to it.
 
-boto3 is a development dependency: without it the section says so instead of a figure.
 boto3 clients are blocking; each call runs in a worker thread (the client is thread-safe),
 so ``clients`` concurrent loops are that many threads at most.
 """
@@ -13,6 +12,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import boto3
+from botocore.config import Config
+
 from cassieq.bench.measure import Latencies
 
 LEASE_S = 60  # as the v2 targets: no message comes back during a measurement
@@ -21,9 +23,6 @@ MAX_SQS_BATCH = 10
 
 class SqsBatchTarget:
     def __init__(self, url: str, account: str, key: str, clients: int) -> None:
-        import boto3
-        from botocore.config import Config
-
         self.latencies = Latencies()
         self._pool = ThreadPoolExecutor(max_workers=max(clients, 1))
         self._client = boto3.client(
@@ -75,12 +74,3 @@ class SqsBatchTarget:
         out = await self._call("delete_message_batch", QueueUrl=self._urls[queue], Entries=entries)
         self.latencies.timed("ack", started)
         return len(out.get("Successful", []))
-
-
-def boto3_missing() -> str | None:
-    """Why the SQS section cannot run here (None: it can)."""
-    try:
-        import boto3  # noqa: F401
-    except ImportError:
-        return "boto3 is not installed (pip install boto3)"
-    return None

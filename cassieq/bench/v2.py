@@ -13,7 +13,7 @@ from cassandra.cluster import Session
 from cassieq.bench.longpoll import idle_waiter_reads, wake_up_latency
 from cassieq.bench.measure import throughput
 from cassieq.bench.servers import server_process
-from cassieq.bench.targets_sqs import MAX_SQS_BATCH, SqsBatchTarget, boto3_missing
+from cassieq.bench.targets_sqs import MAX_SQS_BATCH, SqsBatchTarget
 from cassieq.bench.targets_v2 import BatchTarget, EngineBatchTarget, HttpBatchTarget
 from cassieq.config import Settings
 from cassieq.engine import QueueEngine
@@ -106,9 +106,6 @@ async def _sqs(
 ) -> dict[str, Any]:
     """boto3 through the SQS endpoint, the largest of the batches (at most SQS's 10): the
     same phases as the v2 HTTP figures, on a server of its own."""
-    if (missing := boto3_missing()) is not None:
-        say(f"SQS (boto3) left out: {missing}")
-        return {"left_out": missing}
     batch = min(max(opts.batches), MAX_SQS_BATCH)
     say(f"SQS endpoint through boto3 (server in its own process), batches of {batch} ...")
     async with server_process(settings, keyspace) as server:
