@@ -3,13 +3,11 @@ boto3 / raw HTTP clients of the SQS endpoint."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import boto3
-import httpx
 import pytest
 from botocore.config import Config
 
@@ -18,6 +16,7 @@ from cassieq.config import Settings
 from cassieq.store.base import Store
 from cassieq.store.memory import MemoryStore
 from tests.api.live import served
+from tests.sqs.live_sqs import LiveSqs, live_sqs, new_account
 
 TOKEN = "sqs-test-operator-token"
 
@@ -57,14 +56,10 @@ def sqs_server(sqs_store: Store) -> Iterator[SqsServer]:
         yield SqsServer(base, name, keys)
 
 
-def new_account(base: str, token: str) -> tuple[str, dict[str, str]]:
-    """A fresh account on the served app (the Cassandra keyspace is shared): name, keys."""
-    name = f"sqs-{uuid.uuid4().hex[:10]}"
-    created = httpx.post(
-        f"{base}/api/v1/accounts",
-        json=name,
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=30,
+@pytest.fixture(params=["memory", "cassandra"])
+def live(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[LiveSqs]:
+    store: Store = (
+        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
     )
-    assert created.status_code == 201, created.text
-    return name, created.json()["keys"]
+    with live_sqs(store, monkeypatch) as running:
+        yield running

@@ -4,12 +4,14 @@ account on it, and boto3 clients for its SQS endpoint (checksum validation left 
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import boto3
+import httpx
 from botocore.config import Config
 from litestar import Litestar
 
@@ -18,7 +20,6 @@ from cassieq.config import Settings
 from cassieq.engine.waiters import QueueWatcher
 from cassieq.store.base import Store
 from tests.api.live import served
-from tests.sqs.conftest import new_account
 
 TOKEN = "sqs-message-actions-operator-token"
 REGION = "us-east-1"
@@ -59,3 +60,16 @@ def live_sqs(store: Store, monkeypatch: Any) -> Iterator[LiveSqs]:
         url = f"http://127.0.0.1:{port}"
         name, keys = new_account(url, TOKEN)
         yield LiveSqs(app, url, name, keys["primary"], waiting)
+
+
+def new_account(base: str, token: str) -> tuple[str, dict[str, str]]:
+    """A fresh account on the served app (the Cassandra keyspace is shared): name, keys."""
+    name = f"sqs-{uuid.uuid4().hex[:10]}"
+    created = httpx.post(
+        f"{base}/api/v1/accounts",
+        json=name,
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert created.status_code == 201, created.text
+    return name, created.json()["keys"]

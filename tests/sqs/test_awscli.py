@@ -8,26 +8,12 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
-from tests.sqs.live_sqs import REGION, LiveSqs, live_sqs
+from tests.sqs.live_sqs import REGION, LiveSqs
 
 SAFETY_S = 60  # bounds a command that would hang; nothing waits for it to pass
-
-
-@pytest.fixture(params=["memory", "cassandra"])
-def live(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[LiveSqs]:
-    store: Store = (
-        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
-    )
-    with live_sqs(store, monkeypatch) as running:
-        yield running
 
 
 class Aws:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -14,9 +13,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from cassieq.sqs.md5 import md5_of_attributes
-from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
-from tests.sqs.live_sqs import LiveSqs, live_sqs
+from tests.sqs.live_sqs import LiveSqs
 
 ATTRS: dict[str, dict[str, Any]] = {
     "text": {"DataType": "String", "StringValue": "héllo"},
@@ -25,15 +22,6 @@ ATTRS: dict[str, dict[str, Any]] = {
     "kind": {"DataType": "String.custom", "StringValue": "x"},
 }
 SAFETY_S = 30  # bounds a call that would hang; nothing waits for it to pass
-
-
-@pytest.fixture(params=["memory", "cassandra"])
-def live(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[LiveSqs]:
-    store: Store = (
-        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
-    )
-    with live_sqs(store, monkeypatch) as running:
-        yield running
 
 
 @pytest.fixture
