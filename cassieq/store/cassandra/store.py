@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cassandra import (
+    CoordinationFailure,
     InvalidRequest,
     OperationTimedOut,
     ReadTimeout,
@@ -16,7 +17,8 @@ from cassandra import (
     WriteTimeout,
 )
 from cassandra.cluster import Cluster, NoHostAvailable, Session
-from cassandra.connection import ConnectionException
+from cassandra.connection import ConnectionBusy, ConnectionException
+from cassandra.protocol import IsBootstrappingErrorMessage, OverloadedErrorMessage, ServerError
 from cassandra.query import BatchStatement, BatchType
 
 from cassieq.config import Settings
@@ -69,14 +71,21 @@ from cassieq.store.cassandra.session import (
 from cassieq.store.cassandra.statements import Statements
 from cassieq.tokens import new_token
 
-# Reads and idempotent writes (never an LWT) are retried on these.
+# Reads and idempotent writes (never an LWT) are retried on these, then answered as
+# StoreUnavailable (a 503): every way a node that dies, restarts or is overloaded can fail
+# a request. Anything else escaping is a bug in the statement (InvalidRequest...).
 _RETRYABLE = (
     Unavailable,
     NoHostAvailable,
     ReadTimeout,
     WriteTimeout,
+    CoordinationFailure,  # ReadFailure / WriteFailure: a replica answered with a failure
     OperationTimedOut,
     ConnectionException,
+    ConnectionBusy,
+    ServerError,
+    OverloadedErrorMessage,
+    IsBootstrappingErrorMessage,
 )
 _MAX_TRIES = 6
 # Rows per page of a bucket read: a bucket holds up to 10,000 messages of up to 256 KiB.
