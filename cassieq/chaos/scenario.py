@@ -159,6 +159,10 @@ async def _with_servers(
     verdicts = judge(ledger, opts.lease, progress.puts_started)
     figures = dataclasses.asdict(verdicts)
     samples = figures.pop("samples")
+    # Kept even when the log directory is a temporary one: CI shows only the result.
+    samples["server_errors"] = {
+        name: errors for name, s in servers.items() if (errors := s.logged_errors())
+    }
     violations = verdicts.violations()
     within = _within_one_bucket(pointers)
     if not within:

@@ -85,6 +85,21 @@ class ServerProcess:
         except subprocess.TimeoutExpired:
             self.kill()
 
+    def logged_errors(self, limit: int = 5, chars: int = 4000) -> list[str]:
+        """The first ``limit`` error lines of the log (an unhandled exception comes with its
+        traceback): a 5xx in the figures is a bug only these lines explain."""
+        found: list[str] = []
+        try:
+            with self.log_path.open(errors="replace") as log:
+                for line in log:
+                    if '"level": "error"' in line or '"level": "critical"' in line:
+                        found.append(line.rstrip()[:chars])
+                        if len(found) >= limit:
+                            break
+        except OSError:
+            return []
+        return found
+
     def log_tail(self, lines: int = 15) -> str:
         try:
             text = self.log_path.read_text(errors="replace")

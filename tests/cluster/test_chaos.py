@@ -61,7 +61,8 @@ def _check_soak(args: list[str], *, messages: int, bound_s: float) -> dict[str, 
     assert result["lost"] == 0, f"{shown}\n{result['samples'].get('lost')}"
     assert result["double_within_lease"] == 0, shown
     assert result["delivered_after_ack"] == 0, shown
-    assert result["http_5xx"] == 0, f"{shown}\n{result['samples'].get('5xx')}"
+    samples = result["samples"]
+    assert result["http_5xx"] == 0, f"{shown}\n{samples.get('5xx')}\n{samples['server_errors']}"
     assert result["acks_409_valid"] == 0, shown
     assert result["pointers_within_one_bucket"], shown
     # Some deliveries were left unacked on purpose and came back after their lease: without
