@@ -76,7 +76,7 @@ class Reader:
             taken: list[Delivery] = []
             hint = self._hint(queue, bucket)
             fresh = hint is None
-            snap = hint if hint is not None else await self._read_bucket(queue, bucket)
+            snap = hint if hint is not None else await self._passed_or_read(queue, bucket)
             if fresh and snap.sealed_at is not None:
                 # Sealed: the reader has left it (maybe another server, and this server's
                 # view of the pointer is behind). What is in it is not the reader's.
@@ -116,6 +116,16 @@ class Reader:
             return snap
         return None
 
+    async def _passed_or_read(self, queue: QueueDefinition, bucket: int) -> BucketState:
+        """A recent snapshot of the bucket if it is full (every message of it is there, and
+        each visible one is being taken or was taken by this server: the hint had nothing
+        untried), else a read of it. Readers of a busy queue walk over buckets the others
+        are emptying: reading each again only to leave it made ten reads per receive."""
+        snap = self._hints.get(queue.id, bucket)
+        if snap is not None and len(snap.messages) >= queue.options.bucket_size:
+            return snap
+        return await self._read_bucket(queue, bucket)
+
     async def _read_bucket(self, queue: QueueDefinition, bucket: int) -> BucketState:
         """Readers of this server that want the same bucket at once share one read of it (a
         snapshot is only a hint: the LWT that consumes a message confirms it)."""
@@ -145,15 +155,16 @@ class Reader:
                     queue, snap.bucket, untried, want, invisibility_ms, unsealed=True
                 )
                 return taken, False
+            if len(snap.messages) >= queue.options.bucket_size:
+                # A full bucket whose every visible message another reader of this server
+                # is taking or has taken: move on now instead of waiting for their outcomes
+                # (or reading it again). A message whose take fails stays behind, visible,
+                # for the invisibility side.
+                return [], True
             if not self._deliverer.any_trying(queue, visible):
                 # Everything visible in the snapshot was taken meanwhile (by this server):
                 # it is as good as empty; a read of the bucket confirms it.
                 return [], not visible
-            if len(snap.messages) >= queue.options.bucket_size:
-                # A full bucket whose every visible message another reader of this server
-                # is taking: move on now instead of waiting for their outcomes. A message
-                # whose take fails stays behind, visible, for the invisibility side.
-                return [], True
             await self._deliverer.wait_for_tries(queue, visible)
         return [], False
 
