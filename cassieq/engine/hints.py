@@ -3,7 +3,9 @@
 A get that finds a message it has not tried in a recent snapshot goes straight to the
 compare-and-set that consumes it, without reading the bucket again; the LWT confirms the
 message is still there and still at that version. A snapshot that shows nothing to take
-is never believed: the bucket is read again before the reader decides it is exhausted.
+is believed only of a full bucket whose visible messages this server is taking or took (a
+take that fails leaves its message to the invisibility side, as when the bucket is read);
+of any other bucket it is read again before the reader decides it is exhausted.
 """
 
 from __future__ import annotations
