@@ -6,6 +6,7 @@ Not a stand-in for the database: every call still goes to the real store.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,8 @@ class FaultyStore:
         self.inner = inner
         self._faults: dict[str, tuple[str, Callable[..., bool], Callable[[str], Exception]]] = {}
         self._gates: dict[str, asyncio.Event] = {}
+        self._done: Counter[str] = Counter()  # calls that returned or raised, by primitive
+        self._finished = asyncio.Condition()
 
     def fail_once(
         self,
@@ -37,6 +40,16 @@ class FaultyStore:
         gate = self._gates[primitive] = asyncio.Event()
         return gate
 
+    async def finished(self, primitive: str, calls: int) -> None:
+        """Wait until ``calls`` calls of ``primitive`` have returned (or raised)."""
+        async with self._finished:
+            await self._finished.wait_for(lambda: self._done[primitive] >= calls)
+
+    async def _count_done(self, name: str) -> None:
+        async with self._finished:
+            self._done[name] += 1
+            self._finished.notify_all()
+
     def armed(self, primitive: str) -> bool:
         """Whether the fault set for ``primitive`` is still waiting for its call."""
         return primitive in self._faults
@@ -45,6 +58,12 @@ class FaultyStore:
         target = getattr(self.inner, name)
 
         async def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await run(*args, **kwargs)
+            finally:
+                await self._count_done(name)
+
+        async def run(*args: Any, **kwargs: Any) -> Any:
             gate = self._gates.get(name)
             if gate is not None:
                 await gate.wait()

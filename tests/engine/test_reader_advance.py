@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.reader import MAX_AHEAD
+from cassieq.model import QueueDefinition
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue
 from tests.engine.faults import FaultyStore
@@ -113,12 +112,7 @@ async def test_readers_go_several_buckets_ahead_of_the_moves_written_behind_them
 ) -> None:
     # Batch receives empty a bucket in a round or two: waiting for each seal and pointer
     # move in turn bounded them. The moves are written behind, in order, up to MAX_AHEAD.
-    faulty = FaultyStore(store)
-    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
-    queue = await make_queue(engine, account, bucket_size=2)
-    payloads = [f"m{i}" for i in range(2 * (MAX_AHEAD + 1))]
-    for payload in payloads:
-        await engine.put(account, "q", payload)
+    faulty, engine, queue, payloads = await _buckets_of_two(store, clock, account)
     seal = faulty.hold("seal_bucket")
     seen = []
     for _ in payloads:  # none of them waits for a seal
@@ -142,17 +136,12 @@ async def test_the_pointer_passes_every_bucket_sealed_meanwhile_in_one_move(
 ) -> None:
     # The seals of the chain are written at once; the pointer moves in order, each move
     # past every bucket sealed by then: one CAS per bucket in turn bounded batch receives.
-    faulty = FaultyStore(store)
-    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
-    queue = await make_queue(engine, account, bucket_size=2)
-    payloads = [f"m{i}" for i in range(2 * (MAX_AHEAD + 1))]
-    for payload in payloads:
-        await engine.put(account, "q", payload)
+    faulty, engine, queue, payloads = await _buckets_of_two(store, clock, account)
     store.reset()
     move = faulty.hold("cas_pointer")
     seen = [(await engine.get_next(account, "q", 30)) for _ in payloads]
     assert [got.message for got in seen if got is not None] == payloads
-    await asyncio.sleep(0)  # let the seals of the chain run (only the moves are held)
+    await faulty.finished("seal_bucket", MAX_AHEAD)  # only the moves are held
     for bucket in range(MAX_AHEAD):
         assert (await faulty.read_bucket(queue.id, bucket)).sealed_at is not None
     assert await faulty.read_pointer(queue.id, "reader") == 0
@@ -201,3 +190,16 @@ async def test_a_failed_move_in_the_chain_sends_the_readers_back_and_loses_nothi
     await engine.repair(account, "q")
     assert await drain(engine, account, "q") == []
     assert (await engine.statistics(account, "q")).size == 0
+
+
+async def _buckets_of_two(
+    store: CountingStore, clock: FakeClock, account: str
+) -> tuple[FaultyStore, QueueEngine, QueueDefinition, list[str]]:
+    """An engine on a faulty store; a queue of buckets of 2, MAX_AHEAD + 1 of them full."""
+    faulty = FaultyStore(store)
+    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
+    queue = await make_queue(engine, account, bucket_size=2)
+    payloads = [f"m{i}" for i in range(2 * (MAX_AHEAD + 1))]
+    for payload in payloads:
+        await engine.put(account, "q", payload)
+    return faulty, engine, queue, payloads
