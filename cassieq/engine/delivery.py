@@ -178,10 +178,13 @@ class Deliverer:
         """Dead-letter each row (side by side: each move is its own few LWTs)."""
 
         async def one(row: MessageRow) -> None:
-            await self.dead_letter(queue, bucket, row, unsealed=unsealed)
-            # Whatever came of it, this version is gone: a snapshot still showing it must
-            # not make this server try it again.
-            self.note_version(queue, row.monoton, row.version + 1)
+            changed = await self.dead_letter(queue, bucket, row, unsealed=unsealed)
+            if changed or not unsealed:
+                # This version is gone (changed here, or by whoever won it): a snapshot
+                # still showing it must not make this server try it again. Refused only
+                # because the bucket was sealed meanwhile (``unsealed``), it is still
+                # there, and the invisibility side of this server must not skip it.
+                self.note_version(queue, row.monoton, row.version + 1)
 
         outcomes = await asyncio.gather(*(one(r) for r in rows), return_exceptions=True)
         # Every move has finished (none left running unseen) before the first failure is
@@ -192,13 +195,14 @@ class Deliverer:
 
     async def dead_letter(
         self, queue: QueueDefinition, bucket: int, row: MessageRow, *, unsealed: bool = False
-    ) -> None:
+    ) -> bool:
         """A message that used up its deliveries: to its dead-letter queue, exactly once.
 
         Without a dead-letter queue set, it is retired as dead-lettered (CassieQ's
         behaviour: the queue's owner chose to drop such messages). With one set that does
         not exist (deleted, or never there because of a race with its creation), it is
         kept in its queue, held, until a queue of that name exists again: never dropped.
+        Whether this call changed the row (its first compare-and-set applied).
 
         The move: claim (hide it and record its target in the dead-letter queue: that
         queue's version and a monoton of it), write the copy at the target (an insert
@@ -207,24 +211,22 @@ class Deliverer:
         second copy. The source is never delivered again either way (its count is spent).
         """
         if queue.options.dlq_name is None:
-            await self.retire(queue, bucket, row, unsealed=unsealed)
-            return
+            return await self.retire(queue, bucket, row, unsealed=unsealed)
         dlq = await self._queues.find(queue.account, queue.options.dlq_name, fresh=True)
         if dlq is None:
-            await self._hold(queue, bucket, row, unsealed=unsealed)
-            return
+            return await self._hold(queue, bucket, row, unsealed=unsealed)
         claim = await self._claim(queue, bucket, row, dlq, unsealed=unsealed)
         if claim is None:
-            return  # it changed (another server is moving it): its outcome is theirs
+            return False  # it changed (another server is moving it), or it was sealed
         claim = await self.copy_to(queue, bucket, claim, dlq, source=queue.name)
         if claim is None:
-            return
+            return True
         now_dlq = await self._queues.find(queue.account, dlq.name, fresh=True)
         if now_dlq is None or now_dlq.version != dlq.version:
             # Deleted (and maybe created again) while the copy was written: the copy is in
             # a deleted version, which its deletion job removes. Keep the message.
             await self._hold(queue, bucket, claim)
-            return
+            return True
         await self.retire(queue, bucket, claim)
         self._ctx.log.info(
             "message_dead_lettered",
@@ -233,6 +235,7 @@ class Deliverer:
             dlq=str(dlq.id),
             dlq_monoton=claim.dlq_monoton,
         )
+        return True
 
     async def _claim(
         self,
@@ -384,7 +387,7 @@ class Deliverer:
 
     async def _hold(
         self, queue: QueueDefinition, bucket: int, row: MessageRow, *, unsealed: bool = False
-    ) -> None:
+    ) -> bool:
         """Keep the message in its queue, not delivered, until its dead-letter queue exists.
 
         Hidden until the hold ends, like a delivery in force: the reader leaves its bucket,
@@ -402,7 +405,7 @@ class Deliverer:
             dlq_held=True,
         )
         if not await ctx.store.cas_message(queue.id, bucket, row.version, held, unsealed=unsealed):
-            return
+            return False
         if self._missing_warned.get(queue.id) is None:
             # Once a minute per queue (per server) at most: every held message is counted
             # in the queue's statistics (deadLetterPending), the log only needs to say why.
@@ -414,6 +417,7 @@ class Deliverer:
                 monoton=row.monoton,
                 held_until=held.next_visible_on,
             )
+        return True
 
 
 def candidate(queue: QueueDefinition, row: MessageRow, now: int) -> bool:

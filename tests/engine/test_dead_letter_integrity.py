@@ -248,3 +248,27 @@ async def test_without_a_dlq_set_a_spent_message_is_dropped_and_counted(
     assert await engine.get_next(account, "q", LEASE_S) is None
     stats = await engine.statistics(account, "q")
     assert (stats.size, stats.dead_letter_pending, stats.dead_lettered) == (0, 0, 1)
+
+
+async def test_a_dead_letter_refused_by_a_seal_is_left_to_the_invisibility_side(
+    engine: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    """The reader's dead-letter of a spent message lost to the bucket's seal changed
+    nothing: this server must not take the message for done (its invisibility side would
+    skip it, and hold its pointer back until the server forgot it)."""
+    queue = await make_queue(engine, account, max_delivery_count=1)
+    await engine.put(account, "q", "poison")
+    assert await engine.get_next(account, "q", LEASE_S) is not None
+    clock.advance(LEASE_S + 1)
+    store = engine.ctx.store
+    snap = await store.read_bucket(queue.id, 0)
+    await store.seal_bucket(queue.id, 0, clock.now())  # the chain sealed it meanwhile
+    deliverer = engine.reader._deliverer
+    await deliverer._dead_letter_all(queue, 0, list(snap.messages), unsealed=True)
+    assert (await store.read_bucket(queue.id, 0)).messages == snap.messages  # refused
+    assert not deliverer.busy(queue, snap.messages[0])
+    assert await engine.get_next(account, "q", LEASE_S) is None  # the reader leaves bucket 0
+    await engine.settle()
+    assert await engine.get_next(account, "q", LEASE_S) is None  # the invisibility side's turn
+    stats = await engine.statistics(account, "q")
+    assert (stats.size, stats.dead_letter_pending, stats.dead_lettered) == (0, 0, 1)
