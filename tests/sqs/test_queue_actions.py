@@ -34,6 +34,7 @@ from cassieq.sqs.model import XML_NAMESPACE
 from cassieq.store.base import Store
 from cassieq.store.memory import MemoryStore
 from tests.api.live import served
+from tests.sqs.live_sqs import new_account
 
 BASE = "http://127.0.0.1:9324"
 REGION = "eu-west-1"
@@ -402,15 +403,8 @@ class Live:
 
 
 def _new_account(url: str) -> tuple[str, str]:
-    name = f"sqs-{uuid.uuid4().hex[:10]}"  # the Cassandra keyspace is shared
-    made = httpx.post(
-        f"{url}/api/v1/accounts",
-        json=name,
-        headers={"Authorization": f"Bearer {TOKEN}"},
-        timeout=30,
-    )
-    assert made.status_code == 201, made.text
-    return name, str(made.json()["keys"]["primary"])
+    name, keys = new_account(url, TOKEN)
+    return name, keys["primary"]
 
 
 @pytest.fixture(params=["memory", "cassandra"])
