@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.delivery import Deliverer, candidate
@@ -15,7 +16,10 @@ from cassieq.model import BucketState, Delivery, QueueDefinition, QueueId
 MAX_STEPS = 64
 # How many buckets this server's readers may be ahead of the stored reader pointer while
 # their seals and pointer moves are written behind them, one after another.
-MAX_AHEAD = 4
+MAX_AHEAD = 8
+# How many buckets past a full one may be read at once for the receivers of this server
+# still wanting messages.
+READ_AHEAD = 8
 
 
 class Reader:
@@ -54,6 +58,9 @@ class Reader:
         # bucket exhausted at the same moment wait for one LWT pair instead of each racing.
         self._advancing: SingleFlight[tuple[QueueId, int], int | None] = SingleFlight()
         self._reading: SingleFlight[tuple[QueueId, int], BucketState] = SingleFlight()
+        # queue -> messages this server's receivers want from the reader buckets and are
+        # not trying to take yet.
+        self._demand: dict[QueueId, int] = {}
 
     async def get_next(self, queue: QueueDefinition, invisibility_ms: int) -> Delivery | None:
         got = await self.receive(queue, 1, invisibility_ms)
@@ -70,13 +77,45 @@ class Reader:
         # the moment they left it (what lands there unseen is repair's, as after a seal).
         bucket = max(bucket, self._ahead.get(queue.id, bucket))
         got = await self._invisibility.deliver(queue, bucket, want, invisibility_ms)
+        if len(got) >= want:
+            return got
+        self._want(queue.id, want - len(got))
+        try:
+            await self._walk(queue, bucket, want, invisibility_ms, got)
+        finally:
+            self._want(queue.id, len(got) - want)  # what it still wanted, if anything
+        return got
+
+    def _want(self, queue: QueueId, change: int) -> None:
+        demand = self._demand.get(queue, 0) + change
+        if demand > 0:
+            self._demand[queue] = demand
+        else:
+            self._demand.pop(queue, None)
+
+    async def _walk(
+        self,
+        queue: QueueDefinition,
+        bucket: int,
+        want: int,
+        invisibility_ms: int,
+        got: list[Delivery],
+    ) -> None:
+        """Take from the reader bucket into ``got``, sealing and advancing while fewer than
+        ``want`` were taken and more may be there."""
         for _ in range(MAX_STEPS):
             if len(got) >= want:
                 break
             taken: list[Delivery] = []
             hint = self._hint(queue, bucket)
             fresh = hint is None
+            size = queue.options.bucket_size
+            if fresh and self._moving.get(queue.id) and self._ahead.get(queue.id) == bucket:
+                # The bucket before it was full and was left just now: likely so is this one.
+                self._read_ahead(queue, bucket, size)
             snap = hint if hint is not None else await self._passed_or_read(queue, bucket)
+            if len(snap.messages) >= size and snap.sealed_at is None:
+                self._read_ahead(queue, bucket, self._untried(queue, snap))
             if fresh and snap.sealed_at is not None:
                 # Sealed: the reader has left it (maybe another server, and this server's
                 # view of the pointer is behind). What is in it is not the reader's.
@@ -91,13 +130,15 @@ class Reader:
             if not fresh or not exhausted:
                 # What it showed was tried (taken, lost to another server, sealed under us,
                 # or dead-lettered): trying the same snapshot again would only lose again.
-                self._hints.drop(queue.id, bucket)
+                # Kept only of a full bucket whose every visible message this server took
+                # or is taking (nothing lost): the readers after this one pass it unread.
+                if len(snap.messages) < size or self._untried(queue, snap):
+                    self._hints.drop(queue.id, bucket)
                 continue
             next_bucket = await self._next_bucket(queue, snap)
             if next_bucket is None:
                 break
             bucket = next_bucket
-        return got
 
     async def _pointer(self, queue: QueueId) -> int:
         return await self._pointers.get_or_load(
@@ -151,9 +192,17 @@ class Reader:
             visible = [m for m in snap.messages if candidate(queue, m, now)]
             untried = [m for m in visible if not self._deliverer.busy(queue, m)]
             if untried:
-                taken = await self._deliverer.take(
-                    queue, snap.bucket, untried, want, invisibility_ms, unsealed=True
-                )
+                # What it tries is not wanted from the buckets ahead meanwhile (see
+                # _read_ahead); what it does not get, it wants again.
+                claimed = min(want, len(untried))
+                self._want(queue.id, -claimed)
+                taken: list[Delivery] = []
+                try:
+                    taken = await self._deliverer.take(
+                        queue, snap.bucket, untried, want, invisibility_ms, unsealed=True
+                    )
+                finally:
+                    self._want(queue.id, claimed - len(taken))
                 return taken, False
             if len(snap.messages) >= queue.options.bucket_size:
                 # A full bucket whose every visible message another reader of this server
@@ -306,7 +355,28 @@ class Reader:
         while self._moving:
             await asyncio.wait([t for chain in self._moving.values() for t in chain])
 
+    def _read_ahead(self, queue: QueueDefinition, bucket: int, left: int) -> None:
+        """Read at once the buckets after a full one (with ``left`` messages for this
+        server's receivers) that their demand needs beyond it. Walking them one read at a
+        time, the receivers of a busy queue each waited for every read in turn (a bucket
+        serves a batch or two, the rest of them read on)."""
+        beyond = self._demand.get(queue.id, 0) - left
+        count = min(READ_AHEAD, math.ceil(beyond / queue.options.bucket_size))
+        for ahead in range(bucket + 1, bucket + 1 + count):
+            self._prefetch(queue, ahead)
+
+    def _untried(self, queue: QueueDefinition, snap: BucketState) -> int:
+        now = self._ctx.clock.now()
+        return sum(
+            candidate(queue, m, now) and not self._deliverer.busy(queue, m) for m in snap.messages
+        )
+
     def _prefetch(self, queue: QueueDefinition, bucket: int) -> None:
+        """Read the bucket in the background, unless it was read a moment ago or is now."""
+        if self._hints.get(queue.id, bucket) is not None or self._reading.running(
+            (queue.id, bucket)
+        ):
+            return
         task = asyncio.get_running_loop().create_task(self._read_bucket(queue, bucket))
         self._prefetching.add(task)
         task.add_done_callback(self._prefetched)

@@ -14,6 +14,9 @@ class SingleFlight(Generic[K, V]):
     def __init__(self) -> None:
         self._running: dict[K, asyncio.Future[V]] = {}
 
+    def running(self, key: K) -> bool:
+        return key in self._running
+
     async def run(self, key: K, work: Callable[[], Awaitable[V]]) -> V:
         while (running := self._running.get(key)) is not None:
             try:

@@ -19,7 +19,9 @@ class FaultyStore:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self._faults: dict[str, tuple[str, Callable[..., bool], Callable[[str], Exception]]] = {}
-        self._gates: dict[str, asyncio.Event] = {}
+        self._gates: dict[str, tuple[asyncio.Event, Callable[..., bool]]] = {}
+        # Every call made, in order, as (primitive, arguments).
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
         self._done: Counter[str] = Counter()  # calls that returned or raised, by primitive
         self._finished = asyncio.Condition()
 
@@ -35,10 +37,17 @@ class FaultyStore:
         running, if ``after``)."""
         self._faults[primitive] = ("after" if after else "before", when, error)
 
-    def hold(self, primitive: str) -> asyncio.Event:
-        """Calls of ``primitive`` wait until the returned event is set (a slow LWT)."""
-        gate = self._gates[primitive] = asyncio.Event()
+    def hold(self, primitive: str, *, when: Callable[..., bool] = lambda *a: True) -> asyncio.Event:
+        """Calls of ``primitive`` matching ``when`` wait until the returned event is set (a
+        slow LWT, a slow read)."""
+        gate = asyncio.Event()
+        self._gates[primitive] = (gate, when)
         return gate
+
+    async def until(self, check: Callable[[], bool]) -> None:
+        """Wait until ``check()`` holds, asked again at each call's start and end."""
+        async with self._finished:
+            await self._finished.wait_for(check)
 
     async def finished(self, primitive: str, calls: int) -> None:
         """Wait until ``calls`` calls of ``primitive`` have returned (or raised)."""
@@ -58,6 +67,9 @@ class FaultyStore:
         target = getattr(self.inner, name)
 
         async def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append((name, args))
+            async with self._finished:
+                self._finished.notify_all()
             try:
                 return await run(*args, **kwargs)
             finally:
@@ -65,8 +77,8 @@ class FaultyStore:
 
         async def run(*args: Any, **kwargs: Any) -> Any:
             gate = self._gates.get(name)
-            if gate is not None:
-                await gate.wait()
+            if gate is not None and gate[1](*args):
+                await gate[0].wait()
             fault = self._faults.get(name)
             if fault is not None and fault[1](*args):
                 del self._faults[name]

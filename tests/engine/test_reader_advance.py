@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
@@ -190,6 +192,54 @@ async def test_a_failed_move_in_the_chain_sends_the_readers_back_and_loses_nothi
     await engine.repair(account, "q")
     assert await drain(engine, account, "q") == []
     assert (await engine.statistics(account, "q")).size == 0
+
+
+async def test_receivers_of_a_busy_queue_read_the_buckets_their_demand_needs_at_once(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    # Each full bucket serves bucket_size messages: receivers that read the buckets after
+    # it one at a time each waited for every read on their way (two batches per bucket).
+    faulty = FaultyStore(store)
+    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
+    queue = await make_queue(engine, account, bucket_size=4)
+    payloads = [f"m{i}" for i in range(16)]
+    for payload in payloads:
+        await engine.put(account, "q", payload)
+    later = faulty.hold("read_bucket", when=lambda qid, bucket: bucket > 0)
+
+    def reads() -> list[int]:
+        return [args[1] for name, args in faulty.calls if name == "read_bucket"]
+
+    receivers = [asyncio.ensure_future(engine.receive(account, "q", 4, 30)) for _ in range(4)]
+    try:
+        # Bucket 0 serves one of them; the other three batches need buckets 1 to 3. Their
+        # reads are all under way before any of them has answered.
+        await asyncio.wait_for(faulty.until(lambda: {1, 2, 3} <= set(reads())), 30)
+        assert 4 not in reads()  # and no further than the demand
+    finally:
+        later.set()
+    got = await asyncio.gather(*receivers)
+    await engine.settle()
+    assert sorted(d.message for batch in got for d in batch) == sorted(payloads)
+    assert all(len(batch) == 4 for batch in got)
+    # Each read once by the reader (bucket 0 is read again by the invisibility side of the
+    # receivers that start past it).
+    assert sorted(b for b in reads() if b > 0) == [1, 2, 3]
+    assert await faulty.read_pointer(queue.id, "reader") == 3  # 3 is emptied, not left
+
+
+async def test_a_lone_receiver_of_a_backlog_reads_no_bucket_ahead(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    faulty = FaultyStore(store)
+    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
+    await make_queue(engine, account, bucket_size=4)
+    for i in range(16):
+        await engine.put(account, "q", f"m{i}")
+    got = await engine.receive(account, "q", 4, 30)
+    assert sorted(d.message for d in got) == ["m0", "m1", "m2", "m3"]
+    assert [args[1] for name, args in faulty.calls if name == "read_bucket"] == [0]
+    await engine.settle()
 
 
 async def _buckets_of_two(
