@@ -10,6 +10,10 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from cassieq.engine import FakeClock, QueueEngine
+from cassieq.model import QueueDefinition
+from tests.engine.conftest import make_queue
+
 
 class InjectedFault(RuntimeError):
     pass
@@ -88,3 +92,17 @@ class FaultyStore:
             return await target(*args, **kwargs)
 
         return call
+
+
+async def faulty_queue(
+    store: Any, clock: FakeClock, account: str, count: int, **options: Any
+) -> tuple[FaultyStore, QueueEngine, QueueDefinition, list[str]]:
+    """An engine on a faulty store and a queue "q" (with ``options``) holding ``count``
+    messages, m0, m1, ...; and their payloads."""
+    faulty = FaultyStore(store)
+    engine = QueueEngine(faulty, clock)
+    queue = await make_queue(engine, account, **options)
+    payloads = [f"m{i}" for i in range(count)]
+    for payload in payloads:
+        await engine.put(account, "q", payload)
+    return faulty, engine, queue, payloads

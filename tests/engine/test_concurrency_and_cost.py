@@ -8,7 +8,7 @@ from collections import Counter
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue
-from tests.engine.faults import FaultyStore
+from tests.engine.faults import faulty_queue
 from tests.engine.test_holes_and_repair import drain
 
 PUBLISHERS, CONSUMERS, MESSAGES = 4, 8, 2_000
@@ -139,11 +139,7 @@ async def test_a_get_does_not_wait_for_a_window_read_another_get_is_making(
     # Every bucket the reader leaves is read once by the invisibility side; the gets of a
     # busy queue that came meanwhile each waited for that read. The get reading it takes
     # what is due there; the others go on.
-    faulty = FaultyStore(store)
-    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
-    await make_queue(engine, account, bucket_size=2)
-    for i in range(4):
-        await engine.put(account, "q", f"m{i}")
+    faulty, engine, _, _ = await faulty_queue(store, clock, account, 4, bucket_size=2)
     first = [await engine.get_next(account, "q", 1) for _ in range(3)]  # m0, m1; m2
     assert [d.message for d in first if d is not None] == ["m0", "m1", "m2"]
     await engine.settle()  # bucket 0 is left and sealed: the invisibility side's now

@@ -11,7 +11,7 @@ from cassieq.engine.reader import MAX_AHEAD
 from cassieq.model import QueueDefinition
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue
-from tests.engine.faults import FaultyStore
+from tests.engine.faults import FaultyStore, faulty_queue
 from tests.engine.test_holes_and_repair import drain
 
 
@@ -28,12 +28,9 @@ from tests.engine.test_holes_and_repair import drain
 async def test_a_failed_advance_loses_nothing_and_the_reader_finds_its_way(
     store: CountingStore, clock: FakeClock, account: str, primitive: str, after: bool
 ) -> None:
-    faulty = FaultyStore(store)
-    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
-    queue = await make_queue(engine, account, bucket_size=2, finalize_seconds=1)
-    payloads = [f"m{i}" for i in range(7)]
-    for payload in payloads:
-        await engine.put(account, "q", payload)
+    faulty, engine, queue, payloads = await faulty_queue(
+        store, clock, account, 7, bucket_size=2, finalize_seconds=1
+    )
     faulty.fail_once(primitive, after=after)
     seen = await drain(engine, account, "q")
     await engine.settle()
@@ -84,11 +81,7 @@ async def test_a_bucket_left_but_not_yet_sealed_is_not_passed_by_the_invisibilit
 ) -> None:
     # Another server's readers may still take from it (by the stored pointer): if the
     # invisibility pointer were past it, repair would later move what they delivered.
-    faulty = FaultyStore(store)
-    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
-    queue = await make_queue(engine, account, bucket_size=2)
-    for payload in ("m0", "m1", "m2", "m3"):
-        await engine.put(account, "q", payload)
+    faulty, engine, queue, _ = await faulty_queue(store, clock, account, 4, bucket_size=2)
     seal = faulty.hold("seal_bucket")
 
     async def get_and_ack() -> str:
@@ -162,12 +155,9 @@ async def test_a_failed_move_in_the_chain_sends_the_readers_back_and_loses_nothi
     # The buckets after a failed move were complete: they are sealed, but the pointer did
     # not pass them, and the readers go back to it. Whoever passes them later finds them
     # sealed; what the readers did not take the invisibility side delivers.
-    faulty = FaultyStore(store)
-    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
-    queue = await make_queue(engine, account, bucket_size=2, finalize_seconds=1)
-    payloads = [f"m{i}" for i in range(9)]
-    for payload in payloads:
-        await engine.put(account, "q", payload)
+    faulty, engine, queue, payloads = await faulty_queue(
+        store, clock, account, 9, bucket_size=2, finalize_seconds=1
+    )
     seal = faulty.hold("seal_bucket")
     seen = []
     for _ in range(6):  # buckets 0-1 left (their moves waiting for the seals), 2 emptied
@@ -199,12 +189,7 @@ async def test_receivers_of_a_busy_queue_read_the_buckets_their_demand_needs_at_
 ) -> None:
     # Each full bucket serves bucket_size messages: receivers that read the buckets after
     # it one at a time each waited for every read on their way (two batches per bucket).
-    faulty = FaultyStore(store)
-    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
-    queue = await make_queue(engine, account, bucket_size=4)
-    payloads = [f"m{i}" for i in range(16)]
-    for payload in payloads:
-        await engine.put(account, "q", payload)
+    faulty, engine, queue, payloads = await faulty_queue(store, clock, account, 16, bucket_size=4)
     later = faulty.hold("read_bucket", when=lambda qid, bucket: bucket > 0)
 
     def reads() -> list[int]:
@@ -231,11 +216,7 @@ async def test_receivers_of_a_busy_queue_read_the_buckets_their_demand_needs_at_
 async def test_a_lone_receiver_of_a_backlog_reads_no_bucket_ahead(
     store: CountingStore, clock: FakeClock, account: str
 ) -> None:
-    faulty = FaultyStore(store)
-    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
-    await make_queue(engine, account, bucket_size=4)
-    for i in range(16):
-        await engine.put(account, "q", f"m{i}")
+    faulty, engine, _, _ = await faulty_queue(store, clock, account, 16, bucket_size=4)
     got = await engine.receive(account, "q", 4, 30)
     assert sorted(d.message for d in got) == ["m0", "m1", "m2", "m3"]
     assert [args[1] for name, args in faulty.calls if name == "read_bucket"] == [0]
@@ -246,10 +227,4 @@ async def _buckets_of_two(
     store: CountingStore, clock: FakeClock, account: str
 ) -> tuple[FaultyStore, QueueEngine, QueueDefinition, list[str]]:
     """An engine on a faulty store; a queue of buckets of 2, MAX_AHEAD + 1 of them full."""
-    faulty = FaultyStore(store)
-    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
-    queue = await make_queue(engine, account, bucket_size=2)
-    payloads = [f"m{i}" for i in range(2 * (MAX_AHEAD + 1))]
-    for payload in payloads:
-        await engine.put(account, "q", payload)
-    return faulty, engine, queue, payloads
+    return await faulty_queue(store, clock, account, 2 * (MAX_AHEAD + 1), bucket_size=2)
