@@ -111,7 +111,8 @@ class Reader:
             fresh = hint is None
             size = queue.options.bucket_size
             if fresh and self._moving.get(queue.id) and self._ahead.get(queue.id) == bucket:
-                # The bucket before it was full and was left just now: likely so is this one.
+                # The bucket before it was left just now, complete: on a busy queue this one
+                # likely is full too.
                 self._read_ahead(queue, bucket, size)
             snap = hint if hint is not None else await self._passed_or_read(queue, bucket)
             if len(snap.messages) >= size and snap.sealed_at is None:
@@ -148,14 +149,7 @@ class Reader:
     def _hint(self, queue: QueueDefinition, bucket: int) -> BucketState | None:
         """A recent snapshot of the bucket, if it shows a message this server has not tried."""
         snap = self._hints.get(queue.id, bucket)
-        if snap is None:
-            return None
-        now = self._ctx.clock.now()
-        if any(
-            candidate(queue, m, now) and not self._deliverer.busy(queue, m) for m in snap.messages
-        ):
-            return snap
-        return None
+        return snap if snap is not None and self._untried(queue, snap) else None
 
     async def _passed_or_read(self, queue: QueueDefinition, bucket: int) -> BucketState:
         """A recent snapshot of the bucket if it is full (every message of it is there, and
@@ -366,6 +360,8 @@ class Reader:
             self._prefetch(queue, ahead)
 
     def _untried(self, queue: QueueDefinition, snap: BucketState) -> int:
+        """How many of the snapshot's visible messages this server is not taking and has
+        not taken (a hint: the LWT that consumes one confirms it)."""
         now = self._ctx.clock.now()
         return sum(
             candidate(queue, m, now) and not self._deliverer.busy(queue, m) for m in snap.messages
