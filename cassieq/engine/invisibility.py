@@ -15,8 +15,6 @@ as a *straggler* (bucket -> when it is due), looked at only when due.
 from __future__ import annotations
 
 import asyncio
-import functools
-import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +42,10 @@ _NEVER = 2**62
 class _Quiet:
     unacked: set[int]
     due: int
+    # Of a bucket read sealed with nothing pending (settled for good): its counts for the
+    # summary, and whether it may be dropped once passed.
+    settled: Counts | None = None
+    finished: bool = False
 
 
 def pending(snap: BucketState) -> list[MessageRow]:
@@ -63,6 +65,12 @@ def _due(left: list[MessageRow]) -> int:
 def _bump(state: InvisibilityState, **changes: Any) -> InvisibilityState:
     """The state with ``changes``, as the next revision (every change is a CAS on rev)."""
     return msgspec.structs.replace(state, rev=state.rev + 1, **changes)
+
+
+def _finished(snap: BucketState) -> bool:
+    """Whether a passed bucket may be dropped. Only a finalized one: before that a late
+    write may still land (repair drops those when it finalizes them)."""
+    return snap.finalized and all(m.acked for m in snap.messages)
 
 
 def settled_counts(snap: BucketState) -> Counts:
@@ -117,7 +125,10 @@ class InvisibilitySide:
         async def read() -> BucketState:
             snap = await self._ctx.store.read_bucket(queue, bucket)
             left = pending(snap)
-            self._quiet.put((queue, bucket), _Quiet({m.monoton for m in left}, _due(left)))
+            quiet = _Quiet({m.monoton for m in left}, _due(left))
+            if not left and snap.sealed_at is not None:
+                quiet.settled, quiet.finished = settled_counts(snap), _finished(snap)
+            self._quiet.put((queue, bucket), quiet)
             return snap
 
         return await self._reading.run((queue, bucket), read)
@@ -210,10 +221,10 @@ class InvisibilitySide:
         self, queue: QueueDefinition, state: InvisibilityState, snap: BucketState, limit: int
     ) -> InvisibilityState | None:
         """Move the pointer past its bucket when nothing there needs it, and past the
-        settled buckets right after it (before ``limit``) in the same compare-and-set: one
-        bucket per compare-and-set fell behind the reader of a busy queue for as long as
-        the load lasted. None if it stays (or another get of this server is passing: they
-        would all spend an LWT on it)."""
+        settled buckets after it (before ``limit``) seen a moment ago; None if it stays (or
+        another get of this server is moving it: they would all spend an LWT on it).
+        One bucket per compare-and-set could not keep up with the reader of a busy queue:
+        the pointer fell behind for as long as the load lasted."""
         if queue.id in self._passing or snap.sealed_at is None:
             # Not sealed yet (this server's readers have just left it): a reader that still
             # takes from it (another server's, going by the stored pointer) must find the
@@ -230,10 +241,13 @@ class InvisibilitySide:
     ) -> InvisibilityState | None:
         tuning, now = self._ctx.tuning, self._ctx.clock.now()
         left = pending(snap)
+        passed = [(snap.bucket, _finished(snap))]
         if not left:
-            after = await self._settled_after(queue.id, snap.bucket, limit)
-            summary = functools.reduce(operator.add, after, state.summary + settled_counts(snap))
-            new = _bump(state, bucket=snap.bucket + 1 + len(after), summary=summary)
+            summary = state.summary + settled_counts(snap)
+            for bucket, counts, finished in await self._settled_after(queue.id, snap.bucket, limit):
+                summary = summary + counts
+                passed.append((bucket, finished))
+            new = _bump(state, bucket=passed[-1][0] + 1, summary=summary)
         elif (
             snap.finalized
             and len(state.stragglers) < tuning.max_stragglers
@@ -251,29 +265,32 @@ class InvisibilitySide:
             return None
         self._ctx.log.debug("invisibility_pointer_moved", queue=str(queue.id), bucket=new.bucket)
         if not left:
-            # Only the head can be finalized yet (repair's pointer is behind this one's):
-            # repair drops the others when it finalizes them.
-            await self._drop_if_finished(queue, snap)
+            for bucket, finished in passed:
+                await self._drop_if_finished(queue, bucket, finished)
         return new
 
-    async def _settled_after(self, queue: QueueId, bucket: int, limit: int) -> list[Counts]:
-        """The counts of the buckets right after ``bucket`` (before ``limit``) that are
-        sealed with nothing pending, read now (side by side) as the head was: up to the
-        first that is not, or is known not to be (a delivery in force), or fails to read."""
-        ahead: list[int] = []
-        for after in range(bucket + 1, limit):
+    async def _settled_after(
+        self, queue: QueueId, bucket: int, limit: int
+    ) -> list[tuple[int, Counts, bool]]:
+        """The settled buckets right after ``bucket`` (before ``limit``): their counts and
+        whether they may be dropped, by what this server saw of them a moment ago or reads
+        now (side by side)."""
+        ahead = range(bucket + 1, limit)
+        unknown = []
+        for after in ahead:
             quiet = self._quiet.get((queue, after))
-            if quiet is not None and self._unacked(queue, after, quiet):
+            if quiet is not None and quiet.settled is None and self._unacked(queue, after, quiet):
+                break  # a delivery in force there: the pass ends before it
+            if quiet is None or quiet.settled is None:
+                unknown.append(after)  # not seen, or settled since by acks: counts unknown
+        if unknown:
+            await asyncio.gather(*(self._read_window_bucket(queue, b) for b in unknown))
+        settled: list[tuple[int, Counts, bool]] = []
+        for after in ahead:
+            quiet = self._quiet.get((queue, after))
+            if quiet is None or quiet.settled is None:
                 break
-            ahead.append(after)
-        snaps = await asyncio.gather(
-            *(self._read_window_bucket(queue, b) for b in ahead), return_exceptions=True
-        )
-        settled: list[Counts] = []
-        for snap in snaps:
-            if isinstance(snap, BaseException) or snap.sealed_at is None or pending(snap):
-                break
-            settled.append(settled_counts(snap))
+            settled.append((after, quiet.settled, quiet.finished))
         return settled
 
     async def _settle_straggler(
@@ -294,7 +311,7 @@ class InvisibilitySide:
         new = _bump(state, stragglers=stragglers, summary=summary)
         if await self._cas(queue.id, state, new):
             if not left:
-                await self._drop_if_finished(queue, snap)
+                await self._drop_if_finished(queue, snap.bucket, _finished(snap))
             return new
         return await self._state(queue.id)
 
@@ -312,9 +329,6 @@ class InvisibilitySide:
             ):
                 return
 
-    async def _drop_if_finished(self, queue: QueueDefinition, snap: BucketState) -> None:
-        # Only a finalized bucket is safe to drop: before that a late write may still land.
-        # Repair drops the ones that are not finalized yet when it finalizes them.
-        finished = snap.finalized and all(m.acked for m in snap.messages)
+    async def _drop_if_finished(self, queue: QueueDefinition, bucket: int, finished: bool) -> None:
         if finished and queue.options.delete_buckets_after_finalize:
-            await self._ctx.store.delete_bucket(queue.id, snap.bucket)
+            await self._ctx.store.delete_bucket(queue.id, bucket)
