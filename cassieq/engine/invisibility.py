@@ -14,7 +14,6 @@ as a *straggler* (bucket -> when it is due), looked at only when due.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,10 +41,6 @@ _NEVER = 2**62
 class _Quiet:
     unacked: set[int]
     due: int
-    # Of a bucket read sealed with nothing pending (settled for good): its counts for the
-    # summary, and whether it may be dropped once passed.
-    settled: Counts | None = None
-    finished: bool = False
 
 
 def pending(snap: BucketState) -> list[MessageRow]:
@@ -65,12 +60,6 @@ def _due(left: list[MessageRow]) -> int:
 def _bump(state: InvisibilityState, **changes: Any) -> InvisibilityState:
     """The state with ``changes``, as the next revision (every change is a CAS on rev)."""
     return msgspec.structs.replace(state, rev=state.rev + 1, **changes)
-
-
-def _finished(snap: BucketState) -> bool:
-    """Whether a passed bucket may be dropped. Only a finalized one: before that a late
-    write may still land (repair drops those when it finalizes them)."""
-    return snap.finalized and all(m.acked for m in snap.messages)
 
 
 def settled_counts(snap: BucketState) -> Counts:
@@ -110,13 +99,10 @@ class InvisibilitySide:
         quiet = self._quiet.get((queue, bucket))
         if quiet is None:
             return False
-        unacked = self._unacked(queue, bucket, quiet)
+        unacked = quiet.unacked - (self._acks.get((queue, bucket)) or set())
         if not unacked:
             return not can_pass  # settled: only a get that can pass the pointer reads it
         return now < quiet.due
-
-    def _unacked(self, queue: QueueId, bucket: int, quiet: _Quiet) -> set[int]:
-        return quiet.unacked - (self._acks.get((queue, bucket)) or set())
 
     async def _read_window_bucket(self, queue: QueueId, bucket: int) -> BucketState:
         """Gets of this server that want the same bucket at once share one read of it, and
@@ -125,10 +111,7 @@ class InvisibilitySide:
         async def read() -> BucketState:
             snap = await self._ctx.store.read_bucket(queue, bucket)
             left = pending(snap)
-            quiet = _Quiet({m.monoton for m in left}, _due(left))
-            if not left and snap.sealed_at is not None:
-                quiet.settled, quiet.finished = settled_counts(snap), _finished(snap)
-            self._quiet.put((queue, bucket), quiet)
+            self._quiet.put((queue, bucket), _Quiet({m.monoton for m in left}, _due(left)))
             return snap
 
         return await self._reading.run((queue, bucket), read)
@@ -186,7 +169,7 @@ class InvisibilitySide:
             if taken:
                 got += taken
                 continue
-            if at_head and (moved := await self._try_pass(queue, state, snap, limit)) is not None:
+            if at_head and (moved := await self._try_pass(queue, state, snap)) is not None:
                 state = moved
         return got
 
@@ -218,36 +201,19 @@ class InvisibilitySide:
         return bucket >= state.bucket or bucket in state.stragglers
 
     async def _try_pass(
-        self, queue: QueueDefinition, state: InvisibilityState, snap: BucketState, limit: int
+        self, queue: QueueDefinition, state: InvisibilityState, snap: BucketState
     ) -> InvisibilityState | None:
-        """Move the pointer past its bucket when nothing there needs it, and past the
-        settled buckets after it (before ``limit``) seen a moment ago; None if it stays (or
-        another get of this server is moving it: they would all spend an LWT on it).
-        One bucket per compare-and-set could not keep up with the reader of a busy queue:
-        the pointer fell behind for as long as the load lasted."""
+        """Move the pointer past its bucket when nothing there needs it; None if it stays
+        (or another get of this server is moving it: they would all spend an LWT on it)."""
         if queue.id in self._passing or snap.sealed_at is None:
             # Not sealed yet (this server's readers have just left it): a reader that still
             # takes from it (another server's, going by the stored pointer) must find the
             # bucket unpassed, or repair would move what it delivered, lease and all.
             return None
-        self._passing.add(queue.id)
-        try:
-            return await self._pass(queue, state, snap, limit)
-        finally:
-            self._passing.discard(queue.id)
-
-    async def _pass(
-        self, queue: QueueDefinition, state: InvisibilityState, snap: BucketState, limit: int
-    ) -> InvisibilityState | None:
         tuning, now = self._ctx.tuning, self._ctx.clock.now()
         left = pending(snap)
-        passed = [(snap.bucket, _finished(snap))]
         if not left:
-            summary = state.summary + settled_counts(snap)
-            for bucket, counts, finished in await self._settled_after(queue.id, snap.bucket, limit):
-                summary = summary + counts
-                passed.append((bucket, finished))
-            new = _bump(state, bucket=passed[-1][0] + 1, summary=summary)
+            new = _bump(state, bucket=snap.bucket + 1, summary=state.summary + settled_counts(snap))
         elif (
             snap.finalized
             and len(state.stragglers) < tuning.max_stragglers
@@ -261,37 +227,17 @@ class InvisibilitySide:
             )
         else:
             return None
-        if not await self._cas(queue.id, state, new):
+        self._passing.add(queue.id)
+        try:
+            moved = await self._cas(queue.id, state, new)
+        finally:
+            self._passing.discard(queue.id)
+        if not moved:
             return None
         self._ctx.log.debug("invisibility_pointer_moved", queue=str(queue.id), bucket=new.bucket)
         if not left:
-            for bucket, finished in passed:
-                await self._drop_if_finished(queue, bucket, finished)
+            await self._drop_if_finished(queue, snap)
         return new
-
-    async def _settled_after(
-        self, queue: QueueId, bucket: int, limit: int
-    ) -> list[tuple[int, Counts, bool]]:
-        """The settled buckets right after ``bucket`` (before ``limit``): their counts and
-        whether they may be dropped, by what this server saw of them a moment ago or reads
-        now (side by side)."""
-        ahead = range(bucket + 1, limit)
-        unknown = []
-        for after in ahead:
-            quiet = self._quiet.get((queue, after))
-            if quiet is not None and quiet.settled is None and self._unacked(queue, after, quiet):
-                break  # a delivery in force there: the pass ends before it
-            if quiet is None or quiet.settled is None:
-                unknown.append(after)  # not seen, or settled since by acks: counts unknown
-        if unknown:
-            await asyncio.gather(*(self._read_window_bucket(queue, b) for b in unknown))
-        settled: list[tuple[int, Counts, bool]] = []
-        for after in ahead:
-            quiet = self._quiet.get((queue, after))
-            if quiet is None or quiet.settled is None:
-                break
-            settled.append((after, quiet.settled, quiet.finished))
-        return settled
 
     async def _settle_straggler(
         self, queue: QueueDefinition, state: InvisibilityState, snap: BucketState
@@ -311,7 +257,7 @@ class InvisibilitySide:
         new = _bump(state, stragglers=stragglers, summary=summary)
         if await self._cas(queue.id, state, new):
             if not left:
-                await self._drop_if_finished(queue, snap.bucket, _finished(snap))
+                await self._drop_if_finished(queue, snap)
             return new
         return await self._state(queue.id)
 
@@ -329,6 +275,9 @@ class InvisibilitySide:
             ):
                 return
 
-    async def _drop_if_finished(self, queue: QueueDefinition, bucket: int, finished: bool) -> None:
+    async def _drop_if_finished(self, queue: QueueDefinition, snap: BucketState) -> None:
+        # Only a finalized bucket is safe to drop: before that a late write may still land.
+        # Repair drops the ones that are not finalized yet when it finalizes them.
+        finished = snap.finalized and all(m.acked for m in snap.messages)
         if finished and queue.options.delete_buckets_after_finalize:
-            await self._ctx.store.delete_bucket(queue.id, bucket)
+            await self._ctx.store.delete_bucket(queue.id, snap.bucket)

@@ -157,28 +157,3 @@ async def test_a_get_does_not_wait_for_a_window_read_another_get_is_making(
     rest = await drain(engine, account, "q")  # the other of each pair
     # Each message once more since the clock moved (m2's lease had ended too).
     assert sorted([other.message, again.message, *rest]) == ["m0", "m1", "m2", "m3"]
-
-
-async def test_one_move_of_the_invisibility_pointer_passes_every_settled_bucket(
-    store: CountingStore, clock: FakeClock, account: str
-) -> None:
-    # One compare-and-set per bucket could not keep up with the reader of a busy queue:
-    # the pointer fell further behind for as long as the load lasted, and with it the
-    # window where expired deliveries are found.
-    engine = QueueEngine(store, clock)
-    queue = await make_queue(engine, account, bucket_size=1)
-    for i in range(6):
-        await engine.put(account, "q", f"m{i}")
-    got = [await engine.get_next(account, "q", 30) for _ in range(6)]
-    assert await engine.get_next(account, "q", 30) is None  # the reader leaves bucket 5
-    for delivery in got:
-        assert delivery is not None
-        await engine.ack(account, "q", delivery.receipt)
-    await engine.settle()
-    store.reset()
-    assert await engine.get_next(account, "q", 30) is None
-    state = await store.read_invisibility(queue.id)
-    assert state.bucket == 6
-    assert store.calls["cas_invisibility"] == 1
-    assert state.summary.acked == 6
-    assert (await engine.statistics(account, "q")).size == 0
