@@ -160,10 +160,6 @@ class InvisibilitySide:
             at_head = bucket == state.bucket
             if self._skip(queue.id, bucket, now, at_head and queue.id not in self._passing):
                 continue
-            if self._reading.running((queue.id, bucket)):
-                # Another get of this server is reading it and takes what is due there:
-                # a busy queue's gets each waited for every new bucket of the window.
-                continue
             snap = await self._read_window_bucket(queue.id, bucket)
             taken = await self._deliver_from(queue, snap, want - len(got), invisibility_ms)
             if taken:

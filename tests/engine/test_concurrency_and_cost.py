@@ -8,7 +8,6 @@ from collections import Counter
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue
-from tests.engine.faults import faulty_queue
 from tests.engine.test_holes_and_repair import drain
 
 PUBLISHERS, CONSUMERS, MESSAGES = 4, 8, 2_000
@@ -131,29 +130,3 @@ async def test_history_does_not_cost(
     assert sum(with_history.values()) <= 4
     stats = await engine.statistics(account, "old")
     assert (stats.published, stats.acked, stats.size) == (total, total, 0)
-
-
-async def test_a_get_does_not_wait_for_a_window_read_another_get_is_making(
-    store: CountingStore, clock: FakeClock, account: str
-) -> None:
-    # Every bucket the reader leaves is read once by the invisibility side; the gets of a
-    # busy queue that came meanwhile each waited for that read. The get reading it takes
-    # what is due there; the others go on.
-    faulty, engine, _, _ = await faulty_queue(store, clock, account, 4, bucket_size=2)
-    first = [await engine.get_next(account, "q", 1) for _ in range(3)]  # m0, m1; m2
-    assert [d.message for d in first if d is not None] == ["m0", "m1", "m2"]
-    await engine.settle()  # bucket 0 is left and sealed: the invisibility side's now
-    clock.advance(2)  # m0 and m1 are due again
-    slow = faulty.hold("read_bucket", when=lambda qid, bucket: bucket == 0)
-    reading = asyncio.ensure_future(engine.get_next(account, "q", 30))
-    await faulty.until(lambda: any(n == "read_bucket" and a[1] == 0 for n, a in faulty.calls))
-    try:
-        other = await asyncio.wait_for(engine.get_next(account, "q", 30), 30)
-    finally:
-        slow.set()
-    assert other is not None and other.message in {"m2", "m3"}  # from the reader bucket
-    again = await reading
-    assert again is not None and again.message in {"m0", "m1"}
-    rest = await drain(engine, account, "q")  # the other of each pair
-    # Each message once more since the clock moved (m2's lease had ended too).
-    assert sorted([other.message, again.message, *rest]) == ["m0", "m1", "m2", "m3"]
