@@ -11,7 +11,7 @@ from cassieq.engine.hints import BucketHints
 from cassieq.engine.invisibility import InvisibilitySide
 from cassieq.engine.recent import Recent
 from cassieq.engine.singleflight import SingleFlight
-from cassieq.model import BucketState, Delivery, QueueDefinition, QueueId
+from cassieq.model import BucketState, Delivery, MessageRow, QueueDefinition, QueueId
 
 MAX_STEPS = 64
 # How many buckets this server's readers may be ahead of the stored reader pointer while
@@ -116,7 +116,7 @@ class Reader:
                 self._read_ahead(queue, bucket, size)
             snap = hint if hint is not None else await self._passed_or_read(queue, bucket)
             if len(snap.messages) >= size and snap.sealed_at is None:
-                self._read_ahead(queue, bucket, self._untried(queue, snap))
+                self._read_ahead(queue, bucket, len(self._untried(queue, snap)))
             if fresh and snap.sealed_at is not None:
                 # Sealed: the reader has left it (maybe another server, and this server's
                 # view of the pointer is behind). What is in it is not the reader's.
@@ -182,9 +182,7 @@ class Reader:
         there is no need to read the bucket again to learn it.
         """
         for _ in range(MAX_STEPS):
-            now = self._ctx.clock.now()
-            visible = [m for m in snap.messages if candidate(queue, m, now)]
-            untried = [m for m in visible if not self._deliverer.busy(queue, m)]
+            untried = self._untried(queue, snap)
             if untried:
                 # What it tries is not wanted from the buckets ahead meanwhile (see
                 # _read_ahead); what it does not get, it wants again.
@@ -204,6 +202,8 @@ class Reader:
                 # (or reading it again). A message whose take fails stays behind, visible,
                 # for the invisibility side.
                 return [], True
+            now = self._ctx.clock.now()
+            visible = [m for m in snap.messages if candidate(queue, m, now)]
             if not self._deliverer.any_trying(queue, visible):
                 # Everything visible in the snapshot was taken meanwhile (by this server):
                 # it is as good as empty; a read of the bucket confirms it.
@@ -325,8 +325,11 @@ class Reader:
         if task in chain:
             chain.remove(task)
             if not chain:
+                # The chain is over: what it sealed, its moves passed (or a failure dropped
+                # it). Kept, the set would only grow for as long as the server runs.
                 del self._moving[qid]
                 self._moved_to.pop(qid, None)
+                self._sealed.pop(qid, None)
         if task.cancelled() or task.exception() is not None:
             # Unknown how far it got: read the pointer next time and go from there. (Only
             # a shutdown cancels it: nothing to warn about, the next get redoes it.)
@@ -359,13 +362,15 @@ class Reader:
         for ahead in range(bucket + 1, bucket + 1 + count):
             self._prefetch(queue, ahead)
 
-    def _untried(self, queue: QueueDefinition, snap: BucketState) -> int:
-        """How many of the snapshot's visible messages this server is not taking and has
-        not taken (a hint: the LWT that consumes one confirms it)."""
+    def _untried(self, queue: QueueDefinition, snap: BucketState) -> list[MessageRow]:
+        """The snapshot's visible messages this server is not taking and has not taken (a
+        hint: the LWT that consumes one confirms it)."""
         now = self._ctx.clock.now()
-        return sum(
-            candidate(queue, m, now) and not self._deliverer.busy(queue, m) for m in snap.messages
-        )
+        return [
+            m
+            for m in snap.messages
+            if candidate(queue, m, now) and not self._deliverer.busy(queue, m)
+        ]
 
     def _prefetch(self, queue: QueueDefinition, bucket: int) -> None:
         """Read the bucket in the background, unless it was read a moment ago or is now."""
