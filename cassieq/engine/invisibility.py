@@ -14,6 +14,9 @@ as a *straggler* (bucket -> when it is due), looked at only when due.
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,10 +102,13 @@ class InvisibilitySide:
         quiet = self._quiet.get((queue, bucket))
         if quiet is None:
             return False
-        unacked = quiet.unacked - (self._acks.get((queue, bucket)) or set())
+        unacked = self._unacked(queue, bucket, quiet)
         if not unacked:
             return not can_pass  # settled: only a get that can pass the pointer reads it
         return now < quiet.due
+
+    def _unacked(self, queue: QueueId, bucket: int, quiet: _Quiet) -> set[int]:
+        return quiet.unacked - (self._acks.get((queue, bucket)) or set())
 
     async def _read_window_bucket(self, queue: QueueId, bucket: int) -> BucketState:
         """Gets of this server that want the same bucket at once share one read of it, and
@@ -165,7 +171,7 @@ class InvisibilitySide:
             if taken:
                 got += taken
                 continue
-            if at_head and (moved := await self._try_pass(queue, state, snap)) is not None:
+            if at_head and (moved := await self._try_pass(queue, state, snap, limit)) is not None:
                 state = moved
         return got
 
@@ -197,19 +203,33 @@ class InvisibilitySide:
         return bucket >= state.bucket or bucket in state.stragglers
 
     async def _try_pass(
-        self, queue: QueueDefinition, state: InvisibilityState, snap: BucketState
+        self, queue: QueueDefinition, state: InvisibilityState, snap: BucketState, limit: int
     ) -> InvisibilityState | None:
-        """Move the pointer past its bucket when nothing there needs it; None if it stays
-        (or another get of this server is moving it: they would all spend an LWT on it)."""
+        """Move the pointer past its bucket when nothing there needs it, and past the
+        settled buckets right after it (before ``limit``) in the same compare-and-set: one
+        bucket per compare-and-set fell behind the reader of a busy queue for as long as
+        the load lasted. None if it stays (or another get of this server is passing: they
+        would all spend an LWT on it)."""
         if queue.id in self._passing or snap.sealed_at is None:
             # Not sealed yet (this server's readers have just left it): a reader that still
             # takes from it (another server's, going by the stored pointer) must find the
             # bucket unpassed, or repair would move what it delivered, lease and all.
             return None
+        self._passing.add(queue.id)
+        try:
+            return await self._pass(queue, state, snap, limit)
+        finally:
+            self._passing.discard(queue.id)
+
+    async def _pass(
+        self, queue: QueueDefinition, state: InvisibilityState, snap: BucketState, limit: int
+    ) -> InvisibilityState | None:
         tuning, now = self._ctx.tuning, self._ctx.clock.now()
         left = pending(snap)
         if not left:
-            new = _bump(state, bucket=snap.bucket + 1, summary=state.summary + settled_counts(snap))
+            after = await self._settled_after(queue.id, snap.bucket, limit)
+            summary = functools.reduce(operator.add, after, state.summary + settled_counts(snap))
+            new = _bump(state, bucket=snap.bucket + 1 + len(after), summary=summary)
         elif (
             snap.finalized
             and len(state.stragglers) < tuning.max_stragglers
@@ -223,17 +243,34 @@ class InvisibilitySide:
             )
         else:
             return None
-        self._passing.add(queue.id)
-        try:
-            moved = await self._cas(queue.id, state, new)
-        finally:
-            self._passing.discard(queue.id)
-        if not moved:
+        if not await self._cas(queue.id, state, new):
             return None
         self._ctx.log.debug("invisibility_pointer_moved", queue=str(queue.id), bucket=new.bucket)
         if not left:
+            # Only the head can be finalized yet (repair's pointer is behind this one's):
+            # repair drops the others when it finalizes them.
             await self._drop_if_finished(queue, snap)
         return new
+
+    async def _settled_after(self, queue: QueueId, bucket: int, limit: int) -> list[Counts]:
+        """The counts of the buckets right after ``bucket`` (before ``limit``) that are
+        sealed with nothing pending, read now (side by side) as the head was: up to the
+        first that is not, or is known not to be (a delivery in force), or fails to read."""
+        ahead: list[int] = []
+        for after in range(bucket + 1, limit):
+            quiet = self._quiet.get((queue, after))
+            if quiet is not None and self._unacked(queue, after, quiet):
+                break
+            ahead.append(after)
+        snaps = await asyncio.gather(
+            *(self._read_window_bucket(queue, b) for b in ahead), return_exceptions=True
+        )
+        settled: list[Counts] = []
+        for snap in snaps:
+            if isinstance(snap, BaseException) or snap.sealed_at is None or pending(snap):
+                break
+            settled.append(settled_counts(snap))
+        return settled
 
     async def _settle_straggler(
         self, queue: QueueDefinition, state: InvisibilityState, snap: BucketState

@@ -130,3 +130,59 @@ async def test_history_does_not_cost(
     assert sum(with_history.values()) <= 4
     stats = await engine.statistics(account, "old")
     assert (stats.published, stats.acked, stats.size) == (total, total, 0)
+
+
+async def test_one_move_of_the_invisibility_pointer_passes_every_settled_bucket(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    # One compare-and-set per bucket could not keep up with the reader of a busy queue:
+    # the pointer fell further behind for as long as the load lasted, and with it the
+    # window where expired deliveries are found.
+    engine = QueueEngine(store, clock)
+    queue = await make_queue(engine, account, bucket_size=1)
+    for i in range(6):
+        await engine.put(account, "q", f"m{i}")
+    got = [await engine.get_next(account, "q", 30) for _ in range(6)]
+    assert await engine.get_next(account, "q", 30) is None  # the reader leaves bucket 5
+    for delivery in got:
+        assert delivery is not None
+        await engine.ack(account, "q", delivery.receipt)
+    await engine.settle()
+    store.reset()
+    assert await engine.get_next(account, "q", 30) is None
+    state = await store.read_invisibility(queue.id)
+    assert state.bucket == 6
+    assert store.calls["cas_invisibility"] == 1
+    assert state.summary.acked == 6
+    assert (await engine.statistics(account, "q")).size == 0
+
+
+async def test_a_move_of_the_invisibility_pointer_stops_at_a_delivery_in_force(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    # The pass over settled buckets must end before a bucket whose message is still out:
+    # passed, it would be found only by repair, after its finalize wait.
+    engine = QueueEngine(store, clock)
+    queue = await make_queue(engine, account, bucket_size=1)
+    for i in range(6):
+        await engine.put(account, "q", f"m{i}")
+    got = [await engine.get_next(account, "q", 30) for _ in range(6)]
+    assert await engine.get_next(account, "q", 30) is None
+    kept = None
+    for delivery in got:
+        assert delivery is not None
+        if delivery.message == "m3":
+            kept = delivery  # its consumer keeps it: leased for 30 s
+        else:
+            await engine.ack(account, "q", delivery.receipt)
+    await engine.settle()
+    assert kept is not None
+    assert await engine.get_next(account, "q", 30) is None
+    state = await store.read_invisibility(queue.id)
+    assert state.bucket == 3  # past the three settled buckets, not past m3's
+    clock.advance(31)
+    again = await engine.get_next(account, "q", 30)
+    assert again is not None and again.message == "m3"
+    await engine.ack(account, "q", again.receipt)
+    assert await engine.get_next(account, "q", 30) is None
+    assert (await engine.statistics(account, "q")).size == 0
