@@ -6,6 +6,7 @@ import asyncio
 from collections import Counter
 
 from cassieq.engine import FakeClock, QueueEngine
+from cassieq.model import Delivery, QueueDefinition
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue
 from tests.engine.test_holes_and_repair import drain
@@ -132,6 +133,27 @@ async def test_history_does_not_cost(
     assert (stats.published, stats.acked, stats.size) == (total, total, 0)
 
 
+async def _six_buckets_delivered(
+    engine: QueueEngine, account: str, keep: str | None = None
+) -> tuple[QueueDefinition, Delivery | None]:
+    """Six messages in buckets of one, each delivered once, the reader past them; all acked
+    but ``keep`` (its delivery, leased for 30 s, is returned)."""
+    queue = await make_queue(engine, account, bucket_size=1)
+    for i in range(6):
+        await engine.put(account, "q", f"m{i}")
+    got = [await engine.get_next(account, "q", 30) for _ in range(6)]
+    assert await engine.get_next(account, "q", 30) is None  # the reader leaves bucket 5
+    kept = None
+    for delivery in got:
+        assert delivery is not None
+        if delivery.message == keep:
+            kept = delivery
+        else:
+            await engine.ack(account, "q", delivery.receipt)
+    await engine.settle()
+    return queue, kept
+
+
 async def test_one_move_of_the_invisibility_pointer_passes_every_settled_bucket(
     store: CountingStore, clock: FakeClock, account: str
 ) -> None:
@@ -139,15 +161,7 @@ async def test_one_move_of_the_invisibility_pointer_passes_every_settled_bucket(
     # the pointer fell further behind for as long as the load lasted, and with it the
     # window where expired deliveries are found.
     engine = QueueEngine(store, clock)
-    queue = await make_queue(engine, account, bucket_size=1)
-    for i in range(6):
-        await engine.put(account, "q", f"m{i}")
-    got = [await engine.get_next(account, "q", 30) for _ in range(6)]
-    assert await engine.get_next(account, "q", 30) is None  # the reader leaves bucket 5
-    for delivery in got:
-        assert delivery is not None
-        await engine.ack(account, "q", delivery.receipt)
-    await engine.settle()
+    queue, _ = await _six_buckets_delivered(engine, account)
     store.reset()
     assert await engine.get_next(account, "q", 30) is None
     state = await store.read_invisibility(queue.id)
@@ -163,19 +177,7 @@ async def test_a_move_of_the_invisibility_pointer_stops_at_a_delivery_in_force(
     # The pass over settled buckets must end before a bucket whose message is still out:
     # passed, it would be found only by repair, after its finalize wait.
     engine = QueueEngine(store, clock)
-    queue = await make_queue(engine, account, bucket_size=1)
-    for i in range(6):
-        await engine.put(account, "q", f"m{i}")
-    got = [await engine.get_next(account, "q", 30) for _ in range(6)]
-    assert await engine.get_next(account, "q", 30) is None
-    kept = None
-    for delivery in got:
-        assert delivery is not None
-        if delivery.message == "m3":
-            kept = delivery  # its consumer keeps it: leased for 30 s
-        else:
-            await engine.ack(account, "q", delivery.receipt)
-    await engine.settle()
+    queue, kept = await _six_buckets_delivered(engine, account, keep="m3")
     assert kept is not None
     assert await engine.get_next(account, "q", 30) is None
     state = await store.read_invisibility(queue.id)
