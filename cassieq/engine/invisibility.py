@@ -41,6 +41,15 @@ _NEVER = 2**62
 
 
 @dataclass
+class Leaving:
+    """A bucket this server's reader left, until its seal is told (``InvisibilitySide.left``)."""
+
+    queue: QueueId
+    bucket: int
+    told: bool = False
+
+
+@dataclass
 class _Quiet:
     unacked: set[int]
     due: int
@@ -86,6 +95,13 @@ class InvisibilitySide:
         self._quiet: Recent[tuple[QueueId, int], _Quiet] = Recent(ctx, QUIET_MAX_MS)
         self._reading: SingleFlight[tuple[QueueId, int], BucketState] = SingleFlight()
         self._acks: Recent[tuple[QueueId, int], set[int]] = Recent(ctx, QUIET_MAX_MS)
+        # Buckets this server's reader has just left and is sealing (how many seals of each
+        # are under way). Gets leave them to the read made once the seal is stored: each
+        # get that came meanwhile waited for reads of them, one before the seal (of rows
+        # its readers were still taking) and one after, about 45 ms a receive under load.
+        # Only the seal's own outcome ends the wait, never another get's.
+        self._leaving: dict[tuple[QueueId, int], int] = {}
+        self._after_seal: set[asyncio.Task[BucketState]] = set()
 
     def note_acked(self, queue: QueueId, bucket: int, monoton: int) -> None:
         # Kept apart from the quiet entries and subtracted when one is consulted: a read
@@ -97,6 +113,49 @@ class InvisibilitySide:
 
     def note_changed(self, queue: QueueId, bucket: int) -> None:
         self._quiet.drop((queue, bucket))
+
+    def leaving(self, queue: QueueId, bucket: int) -> Leaving:
+        """This server's reader has left the bucket and seals it: gets skip it until then.
+        The seal tells the outcome with ``left``, once."""
+        key = (queue, bucket)
+        self._leaving[key] = self._leaving.get(key, 0) + 1
+        return Leaving(queue, bucket)
+
+    def left(self, leaving: Leaving, *, sealed: bool) -> None:
+        """The seal ``leaving`` stands for is over (a second call is ignored). Stored: the
+        bucket is read now (in the background) and gets go by that read. Not stored (a
+        failure, a shutdown): gets read it as any other bucket of the window."""
+        if leaving.told:
+            return
+        leaving.told = True
+        queue, bucket = leaving.queue, leaving.bucket
+        if not sealed:
+            self._done_leaving(queue, bucket)
+            return
+        task = asyncio.get_running_loop().create_task(self._read_window_bucket(queue, bucket))
+        self._after_seal.add(task)
+        task.add_done_callback(lambda done: self._read_after_seal(queue, bucket, done))
+
+    def _read_after_seal(
+        self, queue: QueueId, bucket: int, task: asyncio.Task[BucketState]
+    ) -> None:
+        self._after_seal.discard(task)
+        self._done_leaving(queue, bucket)
+        if not task.cancelled() and task.exception() is not None:
+            self._ctx.log.debug("read_after_seal_failed", error=str(task.exception()))
+
+    def _done_leaving(self, queue: QueueId, bucket: int) -> None:
+        key = (queue, bucket)
+        count = self._leaving.get(key, 0) - 1
+        if count > 0:
+            self._leaving[key] = count
+        else:
+            self._leaving.pop(key, None)
+
+    async def settle(self) -> None:
+        """Wait for the reads of buckets whose seal is stored (tests, shutdown)."""
+        while self._after_seal:
+            await asyncio.wait(list(self._after_seal))
 
     def _skip(self, queue: QueueId, bucket: int, now: int, can_pass: bool) -> bool:
         quiet = self._quiet.get((queue, bucket))
@@ -164,6 +223,8 @@ class InvisibilitySide:
                 return got
             # At the head while every bucket before this one was passed in this very get.
             at_head = bucket == state.bucket
+            if (queue.id, bucket) in self._leaving:
+                continue  # the seal's read comes next: nothing there is due before it
             if self._skip(queue.id, bucket, now, at_head and queue.id not in self._passing):
                 continue
             snap = await self._read_window_bucket(queue.id, bucket)

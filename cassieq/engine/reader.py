@@ -8,7 +8,7 @@ import math
 from cassieq.engine.context import EngineContext
 from cassieq.engine.delivery import Deliverer, candidate
 from cassieq.engine.hints import BucketHints
-from cassieq.engine.invisibility import InvisibilitySide
+from cassieq.engine.invisibility import InvisibilitySide, Leaving
 from cassieq.engine.recent import Recent
 from cassieq.engine.singleflight import SingleFlight
 from cassieq.model import BucketState, Delivery, MessageRow, QueueDefinition, QueueId
@@ -269,13 +269,20 @@ class Reader:
         self._ahead[qid] = bucket + 1
         chain = self._moving.setdefault(qid, [])
         before = chain[-1] if chain else None
-        task = asyncio.get_running_loop().create_task(self._seal_and_move(queue, bucket, before))
+        leaving = self._invisibility.leaving(qid, bucket)
+        task = asyncio.get_running_loop().create_task(
+            self._seal_and_move(queue, bucket, before, leaving)
+        )
         chain.append(task)
-        task.add_done_callback(lambda done: self._moved(qid, bucket + 1, done))
+        task.add_done_callback(lambda done: self._moved(qid, bucket + 1, done, leaving))
         return bucket + 1
 
     async def _seal_and_move(
-        self, queue: QueueDefinition, bucket: int, before: asyncio.Task[bool] | None
+        self,
+        queue: QueueDefinition,
+        bucket: int,
+        before: asyncio.Task[bool] | None,
+        leaving: Leaving,
     ) -> bool:
         """Seal the bucket and move the pointer past it; whether this server moved it.
 
@@ -287,11 +294,25 @@ class Reader:
         past every bucket sealed so far: a seal and a CAS per bucket in turn bounded
         batch receives.
         """
+        await self._seal(queue, bucket)
+        # The invisibility side reads it now: sealed, what this server's readers did not
+        # take is its own. (A seal that failed is told by _moved.)
+        self._invisibility.left(leaving, sealed=True)
+        return await self._move(queue, bucket, before)
+
+    async def _seal(self, queue: QueueDefinition, bucket: int) -> None:
         store, qid, size = self._ctx.store, queue.id, queue.options.bucket_size
         # Takes from a sealed bucket are refused (the reader's takes are conditioned on
         # the seal marker), so this server's takes still under way go first.
         await self._deliverer.wait_for_all_tries(queue, bucket * size, (bucket + 1) * size)
         await store.seal_bucket(qid, bucket, self._ctx.clock.now())
+
+    async def _move(
+        self, queue: QueueDefinition, bucket: int, before: asyncio.Task[bool] | None
+    ) -> bool:
+        """Move the pointer past the sealed bucket (and the ones sealed after it so far),
+        after the move before it; whether this server moved it."""
+        store, qid = self._ctx.store, queue.id
         sealed = self._sealed.setdefault(qid, set())
         sealed.add(bucket)
         if before is not None:
@@ -320,7 +341,10 @@ class Reader:
         self._sealed.pop(qid, None)
         return False
 
-    def _moved(self, qid: QueueId, target: int, task: asyncio.Task[bool]) -> None:
+    def _moved(self, qid: QueueId, target: int, task: asyncio.Task[bool], leaving: Leaving) -> None:
+        # Whatever became of the seal (a task cancelled before it ran included), the
+        # invisibility side's gets must not skip the bucket for ever.
+        self._invisibility.left(leaving, sealed=False)
         chain = self._moving.get(qid, [])
         if task in chain:
             chain.remove(task)
@@ -348,9 +372,11 @@ class Reader:
         self._ahead.pop(qid, None)
 
     async def settle(self) -> None:
-        """Wait for the seals and pointer moves under way (tests, shutdown)."""
+        """Wait for the seals and pointer moves under way, and the reads after the seals
+        (tests, shutdown)."""
         while self._moving:
             await asyncio.wait([t for chain in self._moving.values() for t in chain])
+        await self._invisibility.settle()
 
     def _read_ahead(self, queue: QueueDefinition, bucket: int, left: int) -> None:
         """Read at once the buckets after a full one (with ``left`` messages for this

@@ -67,6 +67,8 @@ async def test_one_long_invisible_message_does_not_delay_expired_ones(
     tail = await engine.get_next(account, "q", 30)
     assert tail is not None and tail.message == "tail"
     await engine.ack(account, "q", tail.receipt)
+    # The buckets the reader left are the invisibility side's once their seals are stored.
+    await engine.settle()
 
     clock.advance(31)  # every short lease expired; the hour-long one has not
     redelivered = await drain(engine, account, "q")

@@ -37,6 +37,7 @@ async def _poisoned(
         await engine.put(account, "work", payload)
     for round in range(deliveries):
         if round:
+            await engine.settle()  # the left buckets are the invisibility side's once sealed
             clock.advance(LEASE_S + 1)
         for _ in PAYLOADS:
             assert await engine.get_next(account, "work", LEASE_S) is not None
