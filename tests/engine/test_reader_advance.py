@@ -228,3 +228,32 @@ async def _buckets_of_two(
 ) -> tuple[FaultyStore, QueueEngine, QueueDefinition, list[str]]:
     """An engine on a faulty store; a queue of buckets of 2, MAX_AHEAD + 1 of them full."""
     return await faulty_queue(store, clock, account, 2 * (MAX_AHEAD + 1), bucket_size=2)
+
+
+async def test_a_bucket_being_sealed_is_read_for_its_redeliveries_once_the_seal_is_stored(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    # Gets do not read a bucket this server's reader has left while its seal is under way
+    # (each get of a busy queue waited for such reads); the seal's task reads it once stored.
+    faulty, engine, _, payloads = await faulty_queue(store, clock, account, 6, bucket_size=2)
+    sealing = faulty.hold("seal_bucket", when=lambda qid, bucket, now: bucket == 0)
+
+    def reads_of_bucket_0() -> int:
+        return sum(1 for name, args in faulty.calls if name == "read_bucket" and args[1] == 0)
+
+    first = await engine.receive(account, "q", 4, 30)  # buckets 0 and 1; 0 left, seal held
+    assert sorted(d.message for d in first) == payloads[:4]
+    clock.advance(31)  # their leases have ended
+    try:
+        # The invisibility side comes first, but skips bucket 0: the reader answers from
+        # its own bucket (m2, m3, whose leases ended too).
+        second = await engine.receive(account, "q", 2, 30)
+        assert sorted(d.message for d in second) == ["m2", "m3"]
+        assert reads_of_bucket_0() == 1  # the reader's, before it left it
+    finally:
+        sealing.set()
+    await engine.settle()
+    assert reads_of_bucket_0() == 2  # the one read after the seal
+    again = await engine.receive(account, "q", 2, 30)  # the invisibility side's first
+    assert sorted(d.message for d in again) == ["m0", "m1"]
+    assert all(d.delivery_count == 1 for d in again)  # one delivery before this one
