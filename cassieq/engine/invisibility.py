@@ -225,7 +225,14 @@ class InvisibilitySide:
             at_head = bucket == state.bucket
             if (queue.id, bucket) in self._leaving:
                 continue  # the seal's read comes next: nothing there is due before it
-            if self._skip(queue.id, bucket, now, at_head and queue.id not in self._passing):
+            # A settled head is read only to pass it: by one get at a time (the others
+            # joined its read, about 10 ms a receive under load, then could not pass).
+            can_pass = (
+                at_head
+                and queue.id not in self._passing
+                and not self._reading.running((queue.id, bucket))
+            )
+            if self._skip(queue.id, bucket, now, can_pass):
                 continue
             snap = await self._read_window_bucket(queue.id, bucket)
             taken = await self._deliver_from(queue, snap, want - len(got), invisibility_ms)

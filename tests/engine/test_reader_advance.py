@@ -257,3 +257,32 @@ async def test_a_bucket_being_sealed_is_read_for_its_redeliveries_once_the_seal_
     again = await engine.receive(account, "q", 2, 30)  # the invisibility side's first
     assert sorted(d.message for d in again) == ["m0", "m1"]
     assert all(d.delivery_count == 1 for d in again)  # one delivery before this one
+
+
+async def test_a_settled_head_is_read_to_pass_it_by_one_get_at_a_time(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    # Every get of a busy queue joined the read of a settled head that another get made to
+    # pass it, then could not pass it (the other was passing): it waited for nothing.
+    faulty, engine, _, _ = await faulty_queue(store, clock, account, 4, bucket_size=2)
+    got = await engine.receive(account, "q", 4, 30)
+    assert not any(await engine.ack_batch(account, "q", [d.receipt for d in got]))
+    await engine.settle()  # bucket 0 sealed and read after its seal: nothing pending
+    head = faulty.hold("read_bucket", when=lambda qid, bucket: bucket == 0)
+
+    def reads_of_bucket_0() -> int:
+        return sum(1 for name, args in faulty.calls if name == "read_bucket" and args[1] == 0)
+
+    before = reads_of_bucket_0()
+    passing = asyncio.ensure_future(engine.receive(account, "q", 1, 30))
+    try:
+        await asyncio.wait_for(faulty.until(lambda: reads_of_bucket_0() > before), 30)
+        # Another get goes on while that read is held: no message anywhere, so it answers.
+        assert await asyncio.wait_for(engine.receive(account, "q", 1, 30), 30) == []
+        assert reads_of_bucket_0() == before + 1
+    finally:
+        head.set()
+    assert await passing == []
+    await engine.settle()
+    queue = await engine.queues.get(account, "q")
+    assert (await faulty.read_invisibility(queue.id)).bucket >= 1  # the first get passed it
