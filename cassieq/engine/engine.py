@@ -241,7 +241,8 @@ class QueueEngine:
         return snapshot if snapshot is not None and snapshot.queue == current.id else None
 
     async def settle(self) -> None:
-        """Wait for the work gets leave running (seals and reader pointer moves)."""
+        """Wait for the work gets leave running (seals, reader pointer moves and the reads
+        of the sealed buckets for the invisibility side)."""
         await self.reader.settle()
 
     async def repair(self, account: str, queue: str) -> int | None:

@@ -37,15 +37,20 @@ from cassieq.model import (
 )
 
 QUIET_MAX_MS = 1_000
+# How long gets leave a bucket to its seal's read at most: a seal kept waiting (LWT timeouts
+# under contention, a node down) must not keep its expired leases from this server's gets.
+LEAVING_MAX_MS = QUIET_MAX_MS
 _NEVER = 2**62
 
 
-@dataclass
+@dataclass(slots=True)
 class Leaving:
-    """A bucket this server's reader left, until its seal is told (``InvisibilitySide.left``)."""
+    """A bucket this server's reader left (at ``since``), until its seal is told
+    (``InvisibilitySide.left``)."""
 
     queue: QueueId
     bucket: int
+    since: int
     told: bool = False
 
 
@@ -95,12 +100,13 @@ class InvisibilitySide:
         self._quiet: Recent[tuple[QueueId, int], _Quiet] = Recent(ctx, QUIET_MAX_MS)
         self._reading: SingleFlight[tuple[QueueId, int], BucketState] = SingleFlight()
         self._acks: Recent[tuple[QueueId, int], set[int]] = Recent(ctx, QUIET_MAX_MS)
-        # Buckets this server's reader has just left and is sealing (how many seals of each
-        # are under way). Gets leave them to the read made once the seal is stored: each
-        # get that came meanwhile waited for reads of them, one before the seal (of rows
-        # its readers were still taking) and one after, about 45 ms a receive under load.
-        # Only the seal's own outcome ends the wait, never another get's.
-        self._leaving: dict[tuple[QueueId, int], int] = {}
+        # Buckets this server's reader has just left and is sealing (a seal under way for
+        # each entry). Gets leave them to the read made once the seal is stored, for
+        # LEAVING_MAX_MS at most: each get that came meanwhile waited for reads of them, one
+        # before the seal (of rows its readers were still taking) and one after, about 45 ms
+        # a receive under load. Only the seal's own outcome or that bound ends the skip,
+        # never another get's read.
+        self._leaving: dict[tuple[QueueId, int], list[Leaving]] = {}
         self._after_seal: set[asyncio.Task[BucketState]] = set()
 
     def note_acked(self, queue: QueueId, bucket: int, monoton: int) -> None:
@@ -117,9 +123,9 @@ class InvisibilitySide:
     def leaving(self, queue: QueueId, bucket: int) -> Leaving:
         """This server's reader has left the bucket and seals it: gets skip it until then.
         The seal tells the outcome with ``left``, once."""
-        key = (queue, bucket)
-        self._leaving[key] = self._leaving.get(key, 0) + 1
-        return Leaving(queue, bucket)
+        leaving = Leaving(queue, bucket, self._ctx.clock.now())
+        self._leaving.setdefault((queue, bucket), []).append(leaving)
+        return leaving
 
     def left(self, leaving: Leaving, *, sealed: bool) -> None:
         """The seal ``leaving`` stands for is over (a second call is ignored). Stored: the
@@ -128,34 +134,35 @@ class InvisibilitySide:
         if leaving.told:
             return
         leaving.told = True
-        queue, bucket = leaving.queue, leaving.bucket
         if not sealed:
-            self._done_leaving(queue, bucket)
+            self._done_leaving(leaving)
             return
-        task = asyncio.get_running_loop().create_task(self._read_window_bucket(queue, bucket))
+        read = self._read_window_bucket(leaving.queue, leaving.bucket)
+        task = asyncio.get_running_loop().create_task(read)
         self._after_seal.add(task)
-        task.add_done_callback(lambda done: self._read_after_seal(queue, bucket, done))
+        task.add_done_callback(lambda done: self._read_after_seal(leaving, done))
 
-    def _read_after_seal(
-        self, queue: QueueId, bucket: int, task: asyncio.Task[BucketState]
-    ) -> None:
+    def _read_after_seal(self, leaving: Leaving, task: asyncio.Task[BucketState]) -> None:
         self._after_seal.discard(task)
-        self._done_leaving(queue, bucket)
+        self._done_leaving(leaving)
         if not task.cancelled() and task.exception() is not None:
             self._ctx.log.debug("read_after_seal_failed", error=str(task.exception()))
 
-    def _done_leaving(self, queue: QueueId, bucket: int) -> None:
-        key = (queue, bucket)
-        count = self._leaving.get(key, 0) - 1
-        if count > 0:
-            self._leaving[key] = count
+    def _done_leaving(self, leaving: Leaving) -> None:
+        key = (leaving.queue, leaving.bucket)
+        others = [other for other in self._leaving.get(key, []) if other is not leaving]
+        if others:
+            self._leaving[key] = others
         else:
             self._leaving.pop(key, None)
 
-    async def settle(self) -> None:
-        """Wait for the reads of buckets whose seal is stored (tests, shutdown)."""
-        while self._after_seal:
-            await asyncio.wait(list(self._after_seal))
+    def _being_sealed(self, queue: QueueId, bucket: int, now: int) -> bool:
+        """Left by this server's reader and its seal under way (for LEAVING_MAX_MS at most)."""
+        return any(now - x.since < LEAVING_MAX_MS for x in self._leaving.get((queue, bucket), []))
+
+    def reads_after_seal(self) -> list[asyncio.Task[BucketState]]:
+        """The reads of left buckets whose seal is stored, under way (tests, shutdown)."""
+        return list(self._after_seal)
 
     def _skip(self, queue: QueueId, bucket: int, now: int, can_pass: bool) -> bool:
         quiet = self._quiet.get((queue, bucket))
@@ -223,8 +230,8 @@ class InvisibilitySide:
                 return got
             # At the head while every bucket before this one was passed in this very get.
             at_head = bucket == state.bucket
-            if (queue.id, bucket) in self._leaving:
-                continue  # the seal's read comes next: nothing there is due before it
+            if self._being_sealed(queue.id, bucket, now):
+                continue  # the read after its seal comes next: gets go by that one
             # A settled head is read only to pass it: by one get at a time (the others
             # joined its read, about 10 ms a receive under load, then could not pass).
             can_pass = (
@@ -325,7 +332,10 @@ class InvisibilitySide:
         sealed with nothing pending, read now (side by side) as the head was: up to the
         first that is not, or is known not to be (a delivery in force), or fails to read."""
         ahead: list[int] = []
+        now = self._ctx.clock.now()
         for after in range(bucket + 1, limit):
+            if self._being_sealed(queue, after, now):
+                break  # not sealed yet (and its read is the seal's to make)
             quiet = self._quiet.get((queue, after))
             if quiet is not None and self._unacked(queue, after, quiet):
                 break

@@ -374,9 +374,11 @@ class Reader:
     async def settle(self) -> None:
         """Wait for the seals and pointer moves under way, and the reads after the seals
         (tests, shutdown)."""
-        while self._moving:
-            await asyncio.wait([t for chain in self._moving.values() for t in chain])
-        await self._invisibility.settle()
+        while under_way := [
+            *(t for chain in self._moving.values() for t in chain),
+            *self._invisibility.reads_after_seal(),
+        ]:
+            await asyncio.wait(under_way)
 
     def _read_ahead(self, queue: QueueDefinition, bucket: int, left: int) -> None:
         """Read at once the buckets after a full one (with ``left`` messages for this

@@ -7,8 +7,9 @@ import asyncio
 import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine.invisibility import LEAVING_MAX_MS
 from cassieq.engine.reader import MAX_AHEAD
-from cassieq.model import QueueDefinition
+from cassieq.model import PopReceipt, QueueDefinition, VisibilityChange
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue
 from tests.engine.faults import FaultyStore, faulty_queue
@@ -230,6 +231,10 @@ async def _buckets_of_two(
     return await faulty_queue(store, clock, account, 2 * (MAX_AHEAD + 1), bucket_size=2)
 
 
+def _reads_of(faulty: FaultyStore, bucket: int) -> int:
+    return sum(1 for name, args in faulty.calls if name == "read_bucket" and args[1] == bucket)
+
+
 async def test_a_bucket_being_sealed_is_read_for_its_redeliveries_once_the_seal_is_stored(
     store: CountingStore, clock: FakeClock, account: str
 ) -> None:
@@ -237,26 +242,47 @@ async def test_a_bucket_being_sealed_is_read_for_its_redeliveries_once_the_seal_
     # (each get of a busy queue waited for such reads); the seal's task reads it once stored.
     faulty, engine, _, payloads = await faulty_queue(store, clock, account, 6, bucket_size=2)
     sealing = faulty.hold("seal_bucket", when=lambda qid, bucket, now: bucket == 0)
-
-    def reads_of_bucket_0() -> int:
-        return sum(1 for name, args in faulty.calls if name == "read_bucket" and args[1] == 0)
-
     first = await engine.receive(account, "q", 4, 30)  # buckets 0 and 1; 0 left, seal held
     assert sorted(d.message for d in first) == payloads[:4]
-    clock.advance(31)  # their leases have ended
+    # m0, m1 (bucket 0) visible again at once: no clock advance, which would end the skip.
+    changes = [VisibilityChange(receipt=d.receipt, invisibility_ms=0) for d in first]
+    changed = await engine.change_visibility(
+        account, "q", [c for c in changes if c.receipt.monoton < 2]
+    )
+    assert all(isinstance(r, PopReceipt) for r in changed)
+    before = _reads_of(faulty, 0)
     try:
         # The invisibility side comes first, but skips bucket 0: the reader answers from
-        # its own bucket (m2, m3, whose leases ended too).
+        # its own bucket.
         second = await engine.receive(account, "q", 2, 30)
-        assert sorted(d.message for d in second) == ["m2", "m3"]
-        assert reads_of_bucket_0() == 1  # the reader's, before it left it
+        assert sorted(d.message for d in second) == ["m4", "m5"]
+        assert _reads_of(faulty, 0) == before  # not read by the get
     finally:
         sealing.set()
     await engine.settle()
-    assert reads_of_bucket_0() == 2  # the one read after the seal
+    assert _reads_of(faulty, 0) == before + 1  # the one read after the seal
     again = await engine.receive(account, "q", 2, 30)  # the invisibility side's first
     assert sorted(d.message for d in again) == ["m0", "m1"]
     assert all(d.delivery_count == 1 for d in again)  # one delivery before this one
+
+
+async def test_a_seal_that_takes_long_does_not_keep_its_bucket_from_the_gets(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    faulty, engine, _, payloads = await faulty_queue(store, clock, account, 6, bucket_size=2)
+    sealing = faulty.hold("seal_bucket", when=lambda qid, bucket, now: bucket == 0)
+    first = await engine.receive(account, "q", 2, 30)
+    assert sorted(d.message for d in first) == payloads[:2]
+    assert await engine.receive(account, "q", 2, 30) != []  # leaves bucket 0: seal held
+    try:
+        clock.advance(31)  # m0, m1's leases end, and the seal has taken longer than the bound
+        assert LEAVING_MAX_MS < 31_000
+        again = await engine.receive(account, "q", 2, 30)
+        assert sorted(d.message for d in again) == ["m0", "m1"]
+        assert _reads_of(faulty, 0) == 2  # read by the get itself
+    finally:
+        sealing.set()
+    await engine.settle()
 
 
 async def test_a_settled_head_is_read_to_pass_it_by_one_get_at_a_time(
@@ -269,17 +295,13 @@ async def test_a_settled_head_is_read_to_pass_it_by_one_get_at_a_time(
     assert not any(await engine.ack_batch(account, "q", [d.receipt for d in got]))
     await engine.settle()  # bucket 0 sealed and read after its seal: nothing pending
     head = faulty.hold("read_bucket", when=lambda qid, bucket: bucket == 0)
-
-    def reads_of_bucket_0() -> int:
-        return sum(1 for name, args in faulty.calls if name == "read_bucket" and args[1] == 0)
-
-    before = reads_of_bucket_0()
+    before = _reads_of(faulty, 0)
     passing = asyncio.ensure_future(engine.receive(account, "q", 1, 30))
     try:
-        await asyncio.wait_for(faulty.until(lambda: reads_of_bucket_0() > before), 30)
+        await asyncio.wait_for(faulty.until(lambda: _reads_of(faulty, 0) > before), 30)
         # Another get goes on while that read is held: no message anywhere, so it answers.
         assert await asyncio.wait_for(engine.receive(account, "q", 1, 30), 30) == []
-        assert reads_of_bucket_0() == before + 1
+        assert _reads_of(faulty, 0) == before + 1
     finally:
         head.set()
     assert await passing == []
