@@ -373,7 +373,7 @@ class PeekedMessage(msgspec.Struct, frozen=True, kw_only=True):
 
 class RedriveTask(msgspec.Struct, frozen=True, kw_only=True):
     id: str
-    status: str  # "running", "completed", "failed", "cancelled"
+    status: str  # "running", "completed", "failed", "cancelled", "interrupted"
     moved: int
     total: int
     failed: int = 0  # messages with nowhere to go (no recorded source, no single default)

@@ -127,7 +127,7 @@ def create_app(
                 sampler.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await sampler
-            # Redrive tasks of this server stop here; their status stays "running".
+            # Redrive tasks of this server stop here, and say "interrupted".
             await engine.redriver.close()
             # A reader pointer move left half done is redone by the next get, but finishing
             # it here spares that get the wait (bounded: shutdown must not hang on it).

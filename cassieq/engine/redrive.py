@@ -9,9 +9,11 @@ to the same row by whoever finds its claim (a later redrive, or a get of the dea
 queue), never a second copy.
 
 A task runs in the background of the server that started it, at most ``max_per_second``
-moves a second; its progress is a row any server reads. A server that dies mid-task
-leaves the status "running" for good (no takeover): start a redrive again, which moves
-what is left and finishes the claims the dead one left.
+moves a second; its progress is a row any server reads, written after every message. A
+task that stops without finishing says "interrupted": written by a server that shuts down
+mid-task, and answered for a "running" task whose progress row has not been written for
+``STALE_MS`` (its server died). There is no takeover: start a redrive again, which moves
+what is left and finishes the claims the stopped one left.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ from cassieq.tokens import new_token
 
 DEFAULT_PER_SECOND = 100
 MAX_PER_SECOND = 10_000
+# A running task writes its progress at least once a second plus one move (a few store
+# calls, each bounded by the driver's timeout): a row this old belongs to a stopped server.
+STALE_MS = 60_000
 
 
 class TaskNotFound(NotFound):
@@ -104,12 +109,19 @@ class Redriver:
         task = await self._ctx.store.read_redrive_task(dlq.id, task_id)
         if task is None:
             raise TaskNotFound(f"no redrive task {task_id} for queue {dlq.name}")
-        return task
+        return self._as_seen(task)
 
     async def tasks(self, dlq: QueueDefinition) -> list[RedriveTask]:
         """This queue's tasks (kept a week), the latest started first."""
-        tasks = await self._ctx.store.list_redrive_tasks(dlq.id)
+        tasks = [self._as_seen(t) for t in await self._ctx.store.list_redrive_tasks(dlq.id)]
         return sorted(tasks, key=lambda t: (t.started_at, t.id), reverse=True)
+
+    def _as_seen(self, task: RedriveTask) -> RedriveTask:
+        """The stored task, "interrupted" if it says running but its server stopped writing
+        progress (a server that dies cannot say so itself)."""
+        if task.status == "running" and self._ctx.clock.now() - task.updated_at > STALE_MS:
+            return msgspec.structs.replace(task, status="interrupted")
+        return task
 
     async def cancel(self, dlq: QueueDefinition, task_id: str) -> RedriveTask:
         """Ask a running task to stop (whichever server runs it); the task as it stands.
@@ -188,6 +200,13 @@ class Redriver:
             if task.status != "cancelled":
                 status = "completed" if task.failed == 0 else "failed"
                 task = _with(task, ctx, status=status)
+        except asyncio.CancelledError:
+            # This server is shutting down: the task says so, rather than "running" until
+            # it goes stale. The moves done stay done; a new redrive moves the rest.
+            task = _with(task, ctx, status="interrupted")
+            await ctx.store.write_redrive_task(dlq.id, task)
+            ctx.log.info("redrive_interrupted", queue=str(dlq.id), task=task.id, moved=task.moved)
+            raise
         except Exception:
             ctx.log.exception("redrive_failed", queue=str(dlq.id), task=task.id)
             task = _with(task, ctx, status="failed")

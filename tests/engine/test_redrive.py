@@ -6,14 +6,15 @@ limiter waits through a sleep the tests replace (it moves the clock instead).
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 
 import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.errors import InvalidArgument, QueueNotFound
-from cassieq.engine.redrive import RateLimiter, TaskNotFound
-from cassieq.model import MessageRow, OutgoingMessage, QueueDefinition
+from cassieq.engine.redrive import STALE_MS, RateLimiter, TaskNotFound, TaskNotRunning
+from cassieq.model import MessageRow, OutgoingMessage, QueueDefinition, RedriveTask
 from tests.engine.conftest import make_queue
 
 LEASE_S = 10
@@ -135,6 +136,58 @@ async def test_progress_under_the_rate_limit(
     assert seen == [(1, 0.5), (2, 0.5), (3, 0.5)]
     assert clock.now() - start == 1500
     assert (await engine.redrive_status(account, "dead", task_id)).moved == 4
+
+
+async def test_a_task_stopped_by_shutdown_says_interrupted_and_a_new_one_moves_the_rest(
+    engine: QueueEngine, other: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    bodies = [f"m{i}" for i in range(4)]
+    await _dead_letters(engine, account, clock, {"a": bodies})
+    waiting = asyncio.Event()
+
+    async def held(_: float) -> None:  # the rate limiter's wait before the 2nd move
+        waiting.set()
+        await asyncio.Event().wait()  # until the task is cancelled
+
+    engine.redriver.sleep = held
+    task = await engine.start_redrive(account, "dead", None, 1)
+    await waiting.wait()
+    await engine.redriver.close()  # what the server's shutdown does
+    stopped = await other.redrive_status(account, "dead", task.id)
+    assert (stopped.status, stopped.moved, stopped.total) == ("interrupted", 1, 4)
+    with pytest.raises(TaskNotRunning):
+        await other.cancel_redrive(account, "dead", task.id)
+    again = await other.start_redrive(account, "dead", None, FAST)
+    await other.redriver.join()
+    done = await other.redrive_status(account, "dead", again.id)
+    assert (done.status, done.moved, done.total) == ("completed", 3, 3)
+    got = await _drain(engine, account, "a")
+    assert sorted(got) == sorted((b, 0, "a") for b in bodies)  # each exactly once
+
+
+async def test_a_running_task_whose_server_died_says_interrupted_once_stale(
+    engine: QueueEngine, other: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    """A server that dies writes nothing more: its last row says running, and goes stale."""
+    await make_queue(engine, account, "dead")
+    dlq = await engine.queues.get(account, "dead")
+    row = RedriveTask(
+        id="left-by-a-dead-server",
+        status="running",
+        moved=2,
+        total=5,
+        updated_at=clock.now(),
+        started_at=clock.now(),
+    )
+    await engine.ctx.store.write_redrive_task(dlq.id, row)
+    clock.advance(STALE_MS / 1000)
+    assert (await other.redrive_status(account, "dead", row.id)).status == "running"
+    clock.advance(1)
+    seen = await other.redrive_status(account, "dead", row.id)
+    assert (seen.status, seen.moved, seen.total) == ("interrupted", 2, 5)
+    assert [t.status for t in await other.list_redrives(account, "dead")] == ["interrupted"]
+    with pytest.raises(TaskNotRunning):
+        await other.cancel_redrive(account, "dead", row.id)
 
 
 async def test_rate_limiter_spaces_takes_by_the_clock() -> None:

@@ -362,6 +362,31 @@ async def test_message_move_task_can_be_cancelled(sqs: Sqs, engine: QueueEngine)
     assert (await engine.statistics(sqs.account, "dlq")).visible == 2  # the rest stayed
 
 
+async def test_a_message_move_task_whose_server_stopped_is_failed_with_the_reason(
+    sqs: Sqs, engine: QueueEngine
+) -> None:
+    await _dead_letter(sqs, engine, 3)
+    waiting = asyncio.Event()
+
+    async def held(_: float) -> None:  # the rate limiter's wait before the 2nd move
+        waiting.set()
+        await asyncio.Event().wait()  # until the server shuts down
+
+    engine.redriver.sleep = held
+    await sqs(
+        "StartMessageMoveTask", SourceArn=sqs.arn("dlq"), DestinationArn=sqs.arn("src"),
+        MaxNumberOfMessagesPerSecond=1,
+    )  # fmt: skip
+    await waiting.wait()
+    await engine.redriver.close()  # the server's shutdown
+    (task,) = (await sqs("ListMessageMoveTasks", SourceArn=sqs.arn("dlq")))["Results"]
+    assert task["Status"] == "FAILED"
+    assert task["FailureReason"].startswith("The server running the task stopped")
+    assert task["ApproximateNumberOfMessagesMoved"] == 1
+    assert "TaskHandle" not in task
+    assert (await engine.statistics(sqs.account, "dlq")).visible == 2  # the rest stayed
+
+
 async def test_queues_are_shared_with_v1_and_v2(sqs: Sqs, engine: QueueEngine) -> None:
     # Made by v2 (a dotted name SQS could not create): listed and reached through SQS.
     await engine.create_queue(sqs.account, "orders.v1", QueueOptions(visibility_timeout_seconds=9))

@@ -28,7 +28,7 @@ class RedriveStarted(msgspec.Struct, frozen=True, rename="camel"):
 
 
 class RedriveStatus(msgspec.Struct, frozen=True, rename="camel"):
-    status: str  # running, completed, failed
+    status: str  # running, completed, failed, cancelled, interrupted (its server stopped)
     moved: int
     total: int
     failed: int  # messages left in the dead-letter queue: no queue to send them to

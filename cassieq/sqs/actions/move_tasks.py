@@ -2,7 +2,8 @@
 
 A task handle names the dead-letter queue and the redrive task, so a cancel (which gets
 only the handle) finds it; it is checked against the caller's account like a queue URL.
-Status "running" with a cancel asked is SQS's CANCELLING.
+Status "running" with a cancel asked is SQS's CANCELLING; "interrupted" (its server stopped)
+is SQS's FAILED, with the reason.
 """
 
 from __future__ import annotations
@@ -18,7 +19,12 @@ from cassieq.sqs.actions.common import name_of_arn, queue_arn, required
 from cassieq.sqs.context import Handler, SqsCall
 
 MAX_PER_SECOND = 500  # SQS's bound of MaxNumberOfMessagesPerSecond
-_STATUS = {"running": "RUNNING", "completed": "COMPLETED", "failed": "FAILED"}
+_STATUS = {
+    "running": "RUNNING",
+    "completed": "COMPLETED",
+    "failed": "FAILED",
+    "interrupted": "FAILED",
+}
 
 
 def _resource_not_found(message: str) -> errors.SqsError:
@@ -91,10 +97,17 @@ async def list_message_move_tasks(call: SqsCall) -> dict[str, Any]:
             result["DestinationArn"] = queue_arn(call, task.target)
         if task.max_per_second is not None:
             result["MaxNumberOfMessagesPerSecond"] = task.max_per_second
+        reasons = []
+        if task.status == "interrupted":
+            reasons.append(
+                "The server running the task stopped; start a new task to move the rest."
+            )
         if task.failed:
-            result["FailureReason"] = (
+            reasons.append(
                 f"{task.failed} message(s) had no queue to go back to (no recorded source)."
             )
+        if reasons:
+            result["FailureReason"] = " ".join(reasons)
         results.append(result)
     return {"Results": results}
 
