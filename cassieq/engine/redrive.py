@@ -118,9 +118,12 @@ class Redriver:
 
     def _as_seen(self, task: RedriveTask) -> RedriveTask:
         """The stored task, "interrupted" if it says running but its server stopped writing
-        progress (a server that dies cannot say so itself)."""
-        if task.status == "running" and self._ctx.clock.now() - task.updated_at > STALE_MS:
-            return msgspec.structs.replace(task, status="interrupted")
+        progress (a server that dies cannot say so itself); "cancelled" if it stopped so
+        after a cancel was asked (what was asked is what happened: it stopped)."""
+        stale = task.status == "running" and self._ctx.clock.now() - task.updated_at > STALE_MS
+        if stale or task.status == "interrupted":
+            status = "cancelled" if task.cancel_requested else "interrupted"
+            return msgspec.structs.replace(task, status=status)
         return task
 
     async def cancel(self, dlq: QueueDefinition, task_id: str) -> RedriveTask:

@@ -190,6 +190,31 @@ async def test_a_running_task_whose_server_died_says_interrupted_once_stale(
         await other.cancel_redrive(account, "dead", row.id)
 
 
+@pytest.mark.parametrize("stop", ["shutdown", "death"])
+async def test_a_task_asked_to_cancel_that_stops_before_its_next_message_says_cancelled(
+    engine: QueueEngine, other: QueueEngine, account: str, clock: FakeClock, stop: str
+) -> None:
+    await _dead_letters(engine, account, clock, {"a": ["m0", "m1", "m2"]})
+    waiting = asyncio.Event()
+
+    async def held(_: float) -> None:  # the rate limiter's wait before the 2nd move
+        waiting.set()
+        await asyncio.Event().wait()  # until the task is cancelled
+
+    engine.redriver.sleep = held
+    task = await engine.start_redrive(account, "dead", None, 1)
+    await waiting.wait()
+    await other.cancel_redrive(account, "dead", task.id)  # seen at its next message: never
+    if stop == "shutdown":
+        await engine.redriver.close()
+    else:  # as if the runner died: its last progress row says running, and goes stale
+        clock.advance(STALE_MS / 1000 + 1)
+    seen = await other.redrive_status(account, "dead", task.id)
+    assert (seen.status, seen.moved) == ("cancelled", 1)
+    assert [t.status for t in await other.list_redrives(account, "dead")] == ["cancelled"]
+    await engine.redriver.close()
+
+
 async def test_rate_limiter_spaces_takes_by_the_clock() -> None:
     clock, waits = FakeClock(), []
 
