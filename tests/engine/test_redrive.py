@@ -138,20 +138,27 @@ async def test_progress_under_the_rate_limit(
     assert (await engine.redrive_status(account, "dead", task_id)).moved == 4
 
 
+async def _started_and_held(engine: QueueEngine, account: str) -> RedriveTask:
+    """A redrive of "dead", 1 a second, that has moved one message and waits (until it is
+    cancelled) for its turn to move the next."""
+    waiting = asyncio.Event()
+
+    async def held(_: float) -> None:  # the rate limiter's wait before the 2nd move
+        waiting.set()
+        await asyncio.Event().wait()
+
+    engine.redriver.sleep = held
+    task = await engine.start_redrive(account, "dead", None, 1)
+    await waiting.wait()
+    return task
+
+
 async def test_a_task_stopped_by_shutdown_says_interrupted_and_a_new_one_moves_the_rest(
     engine: QueueEngine, other: QueueEngine, account: str, clock: FakeClock
 ) -> None:
     bodies = [f"m{i}" for i in range(4)]
     await _dead_letters(engine, account, clock, {"a": bodies})
-    waiting = asyncio.Event()
-
-    async def held(_: float) -> None:  # the rate limiter's wait before the 2nd move
-        waiting.set()
-        await asyncio.Event().wait()  # until the task is cancelled
-
-    engine.redriver.sleep = held
-    task = await engine.start_redrive(account, "dead", None, 1)
-    await waiting.wait()
+    task = await _started_and_held(engine, account)
     await engine.redriver.close()  # what the server's shutdown does
     stopped = await other.redrive_status(account, "dead", task.id)
     assert (stopped.status, stopped.moved, stopped.total) == ("interrupted", 1, 4)
@@ -195,15 +202,7 @@ async def test_a_task_asked_to_cancel_that_stops_before_its_next_message_says_ca
     engine: QueueEngine, other: QueueEngine, account: str, clock: FakeClock, stop: str
 ) -> None:
     await _dead_letters(engine, account, clock, {"a": ["m0", "m1", "m2"]})
-    waiting = asyncio.Event()
-
-    async def held(_: float) -> None:  # the rate limiter's wait before the 2nd move
-        waiting.set()
-        await asyncio.Event().wait()  # until the task is cancelled
-
-    engine.redriver.sleep = held
-    task = await engine.start_redrive(account, "dead", None, 1)
-    await waiting.wait()
+    task = await _started_and_held(engine, account)
     await other.cancel_redrive(account, "dead", task.id)  # seen at its next message: never
     if stop == "shutdown":
         await engine.redriver.close()
