@@ -12,8 +12,9 @@ A task runs in the background of the server that started it, at most ``max_per_s
 moves a second; its progress is a row any server reads, written after every message. A
 task that stops without finishing says "interrupted": written by a server that shuts down
 mid-task, and answered for a "running" task whose progress row has not been written for
-``STALE_MS`` (its server died). There is no takeover: start a redrive again, which moves
-what is left and finishes the claims the stopped one left.
+``STALE_MS`` (its server died); "cancelled" instead when a cancel had been asked. There is
+no takeover: start a redrive again, which moves what is left and finishes the claims the
+stopped one left.
 """
 
 from __future__ import annotations
