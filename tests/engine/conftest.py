@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import pytest
@@ -51,3 +52,17 @@ async def make_queue(
     queue, created = await engine.create_queue(account, name, QueueOptions(**options))  # type: ignore[arg-type]
     assert created
     return queue
+
+
+def hold_redrives(engine: QueueEngine, until: asyncio.Event | None = None) -> asyncio.Event:
+    """Make the engine's redrive tasks wait at their rate limiter's first wait (before
+    their second move) until ``until`` is set (without it: until they are cancelled); the
+    event returned is set once one waits there."""
+    waiting = asyncio.Event()
+
+    async def held(_: float) -> None:
+        waiting.set()
+        await (until or asyncio.Event()).wait()
+
+    engine.redriver.sleep = held
+    return waiting

@@ -6,7 +6,6 @@ limiter waits through a sleep the tests replace (it moves the clock instead).
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 
 import pytest
@@ -15,7 +14,7 @@ from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.errors import InvalidArgument, QueueNotFound
 from cassieq.engine.redrive import STALE_MS, RateLimiter, TaskNotFound, TaskNotRunning
 from cassieq.model import MessageRow, OutgoingMessage, QueueDefinition, RedriveTask
-from tests.engine.conftest import make_queue
+from tests.engine.conftest import hold_redrives, make_queue
 
 LEASE_S = 10
 FAST = 10_000
@@ -141,13 +140,7 @@ async def test_progress_under_the_rate_limit(
 async def _started_and_held(engine: QueueEngine, account: str) -> RedriveTask:
     """A redrive of "dead", 1 a second, that has moved one message and waits (until it is
     cancelled) for its turn to move the next."""
-    waiting = asyncio.Event()
-
-    async def held(_: float) -> None:  # the rate limiter's wait before the 2nd move
-        waiting.set()
-        await asyncio.Event().wait()
-
-    engine.redriver.sleep = held
+    waiting = hold_redrives(engine)
     task = await engine.start_redrive(account, "dead", None, 1)
     await waiting.wait()
     return task

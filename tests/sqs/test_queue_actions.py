@@ -34,6 +34,7 @@ from cassieq.sqs.model import XML_NAMESPACE
 from cassieq.store.base import Store
 from cassieq.store.memory import MemoryStore
 from tests.api.live import served
+from tests.engine.conftest import hold_redrives
 from tests.sqs.live_sqs import new_account
 
 BASE = "http://127.0.0.1:9324"
@@ -334,13 +335,8 @@ async def test_message_move_task_moves_dead_letters_back(sqs: Sqs, engine: Queue
 
 async def test_message_move_task_can_be_cancelled(sqs: Sqs, engine: QueueEngine) -> None:
     await _dead_letter(sqs, engine, 3)
-    gate, waiting = asyncio.Event(), asyncio.Event()
-
-    async def held(_: float) -> None:  # the rate limiter's wait before the 2nd move
-        waiting.set()
-        await gate.wait()
-
-    engine.redriver.sleep = held
+    gate = asyncio.Event()
+    waiting = hold_redrives(engine, gate)  # after the first move, until the gate opens
     started = await sqs(
         "StartMessageMoveTask", SourceArn=sqs.arn("dlq"), DestinationArn=sqs.arn("src"),
         MaxNumberOfMessagesPerSecond=1,
@@ -366,13 +362,7 @@ async def test_a_message_move_task_whose_server_stopped_is_failed_with_the_reaso
     sqs: Sqs, engine: QueueEngine
 ) -> None:
     await _dead_letter(sqs, engine, 3)
-    waiting = asyncio.Event()
-
-    async def held(_: float) -> None:  # the rate limiter's wait before the 2nd move
-        waiting.set()
-        await asyncio.Event().wait()  # until the server shuts down
-
-    engine.redriver.sleep = held
+    waiting = hold_redrives(engine)  # after the first move, until the server shuts down
     await sqs(
         "StartMessageMoveTask", SourceArn=sqs.arn("dlq"), DestinationArn=sqs.arn("src"),
         MaxNumberOfMessagesPerSecond=1,
