@@ -6,6 +6,7 @@ import asyncio
 import collections
 import functools
 import re
+import socket
 from collections.abc import Sequence
 from typing import Any
 
@@ -75,6 +76,11 @@ def connect(
         execution_profiles={EXEC_PROFILE_DEFAULT: profile},
         connect_timeout=connect_timeout,
         control_connection_timeout=connect_timeout,
+        # The driver leaves Nagle's algorithm on. A request it writes in more than one
+        # piece (a conditional batch of 20 message rows, here) then waits for the
+        # coordinator's delayed ACK: 43.5 ms for such a batch, 1.5 ms with this (one
+        # node, one client, one batch at a time). The Java driver sets it by default.
+        sockopts=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
     )
     try:
         session = cluster.connect(keyspace)
