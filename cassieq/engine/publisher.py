@@ -20,6 +20,7 @@ from cassieq.engine.errors import Contention, InvalidArgument
 from cassieq.engine.hints import BucketHints
 from cassieq.engine.monotons import Monotons, MonotonStrategy
 from cassieq.model import MessageRow, QueueDefinition, QueueId
+from cassieq.store.base import by_bytes, row_bytes
 from cassieq.tokens import new_token
 
 MAX_PUT_ATTEMPTS = 8
@@ -139,14 +140,21 @@ class Publisher:
                 attribute_types=put.attribute_types,
             )
             by_bucket[queue.bucket_of(row.monoton)].append((put, row))
+        # Large messages go in parts (each part's puts decided on their own): one batch
+        # over Cassandra's request limit failed every put in it.
+        writes = [
+            (bucket, part)
+            for bucket, items in by_bucket.items()
+            for part in by_bytes(items, lambda item: row_bytes(item[1]))
+        ]
         results = await asyncio.gather(
             *(
                 ctx.store.insert_messages(queue.id, bucket, [row for _, row in items], now)
-                for bucket, items in by_bucket.items()
+                for bucket, items in writes
             ),
             return_exceptions=True,
         )
-        for (bucket, items), result in zip(by_bucket.items(), results, strict=True):
+        for (bucket, items), result in zip(writes, results, strict=True):
             if result is True:
                 written = [row for _, row in items]
                 self._hints.add_written(queue.id, bucket, written)

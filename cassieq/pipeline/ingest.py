@@ -33,6 +33,7 @@ from cassieq.engine.publisher import new_message
 from cassieq.model import MAX_MESSAGE_BYTES, QueueDefinition
 from cassieq.pipeline.progress import Progress
 from cassieq.pipeline.spark import PipelineError
+from cassieq.store.base import by_bytes
 from cassieq.store.cassandra import CassandraStore
 
 if TYPE_CHECKING:
@@ -183,19 +184,29 @@ async def _write_range(
     for offset, payload in enumerate(payloads):
         by_bucket[queue.bucket_of(first + offset)].append((first + offset, payload))
 
-    async def write(bucket: int) -> bool:
+    async def write(bucket: int, part: list[tuple[int, str]]) -> bool:
         async with gate:
             # Stamped as it is written, like a put: a row stamped long before it lands
             # would look written before a seal it came after.
             now = ctx.clock.now()
-            rows = [new_message(monoton, payload, now) for monoton, payload in by_bucket[bucket]]
+            rows = [new_message(monoton, payload, now) for monoton, payload in part]
             return await ctx.store.insert_messages(queue.id, bucket, rows, now)
 
-    # Buckets in ascending order: readers meet written buckets rather than holes.
-    order = sorted(by_bucket)
-    written = await asyncio.gather(*(write(b) for b in order))
-    refused = [b for b, ok in zip(order, written, strict=True) if not ok]
-    return [payload for b in refused for _, payload in by_bucket[b]], len(order)
+    # Buckets in ascending order: readers meet written buckets rather than holes. A bucket
+    # of large messages is written in parts (MAX_BATCH_BYTES), each refused or not alone.
+    writes = [
+        (bucket, part)
+        for bucket in sorted(by_bucket)
+        for part in by_bytes(by_bucket[bucket], lambda entry: len(entry[1].encode()))
+    ]
+    written = await asyncio.gather(*(write(bucket, part) for bucket, part in writes))
+    refused = [
+        payload
+        for (_, part), ok in zip(writes, written, strict=True)
+        if not ok
+        for _, payload in part
+    ]
+    return refused, len(writes)
 
 
 if __name__ == "__main__":  # python -m cassieq.pipeline.ingest / spark-submit

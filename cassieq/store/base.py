@@ -12,8 +12,8 @@ row has to be created before first use.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal, Protocol
+from collections.abc import Callable, Sequence
+from typing import Literal, Protocol, TypeVar
 
 from cassieq.model import (
     Account,
@@ -29,6 +29,37 @@ from cassieq.model import (
 )
 
 PointerKind = Literal["reader", "repair"]
+T = TypeVar("T")
+
+# The most message bytes (bodies and attributes, UTF-8) one insert_messages call or one
+# conditional batch of cas_messages carries. Cassandra refuses a request larger than
+# native_transport_max_message_size (16 MiB by default) and a mutation larger than half
+# a commit log segment (16 MiB by default): a bucket of 100 messages of 250 KB was one
+# 25 MB batch, refused, and every put in it failed. Callers send larger sets in parts
+# (``by_bytes``); a default bucket of 20 messages of the largest size fits in one.
+MAX_BATCH_BYTES = 8 * 1024 * 1024
+
+
+def row_bytes(row: MessageRow) -> int:
+    """The bytes of a row that count against MAX_BATCH_BYTES."""
+    return len(row.message.encode()) + sum(
+        len(k.encode()) + len(v.encode()) for k, v in row.attributes.items()
+    )
+
+
+def by_bytes(items: Sequence[T], size: Callable[[T], int]) -> list[list[T]]:
+    """``items`` in order, in consecutive parts of at most MAX_BATCH_BYTES each (an item
+    larger on its own is a part of its own)."""
+    parts: list[list[T]] = []
+    total = 0
+    for item in items:
+        n = size(item)
+        if not parts or total + n > MAX_BATCH_BYTES:
+            parts.append([])
+            total = 0
+        parts[-1].append(item)
+        total += n
+    return parts
 
 
 class StoreError(Exception):

@@ -38,8 +38,10 @@ from cassieq.store.base import (
     AckEntry,
     PointerKind,
     StoreUnavailable,
+    by_bytes,
     check_ack_entries,
     check_cas_entries,
+    row_bytes,
 )
 from cassieq.store.cassandra.batch_lwt import run_batch_lwt
 from cassieq.store.cassandra.lwt import (
@@ -716,8 +718,21 @@ class CassandraStore:
         unsealed: bool = False,
     ) -> list[bool]:
         check_cas_entries(entries)
-        if not entries:
-            return []
+        applied: list[bool] = []
+        # Its rows carry their bodies: large ones go in parts, one after the other (parts
+        # sent at once would only contend for the partition's Paxos).
+        for part in by_bytes(entries, lambda entry: row_bytes(entry[1])):
+            applied += await self._cas_messages(queue, bucket, part, unsealed=unsealed)
+        return applied
+
+    async def _cas_messages(
+        self,
+        queue: QueueId,
+        bucket: int,
+        entries: list[tuple[int, MessageRow]],
+        *,
+        unsealed: bool,
+    ) -> list[bool]:
         qid = str(queue)
         statement = self._q.message_cas_unsealed if unsealed else self._q.message_cas
 

@@ -1,0 +1,46 @@
+"""Batches of large messages: sent, received and changed in parts under Cassandra's request
+limit (16 MiB by default), never refused whole (both stores)."""
+
+from __future__ import annotations
+
+from cassieq.engine import FakeClock, QueueEngine
+from cassieq.model import MAX_MESSAGE_BYTES, OutgoingMessage, PopReceipt, VisibilityChange
+from cassieq.store.base import MAX_BATCH_BYTES
+from tests.engine.conftest import make_queue
+from tests.engine.test_batches import bodies
+
+SIZE = 250_000  # near the largest message a queue allows
+COUNT = 100  # one v2 batch, in one bucket: 25 MB, over the limit as one request
+
+
+async def test_a_bucket_of_large_messages_is_sent_received_changed_and_acked_whole(
+    engine: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    assert SIZE <= MAX_MESSAGE_BYTES and COUNT * SIZE > 2 * MAX_BATCH_BYTES
+    await make_queue(engine, account, bucket_size=COUNT)
+    sent = [f"{i:03d}".ljust(SIZE, "x") for i in range(COUNT)]
+    # Before they went in parts: every put failed (InvalidRequest: "CQL Message of size
+    # 25022293 bytes exceeds allowed maximum of 16777216 bytes"), and the API said 500.
+    ids = await engine.send(account, "q", [OutgoingMessage(body=b) for b in sent])
+    assert len(ids) == COUNT
+    got = await engine.receive(account, "q", COUNT, 30)
+    assert sorted(bodies(got)) == sent  # each whole, each once
+    # A visibility change with new bodies writes them all again, in one call.
+    changed = [b.replace("x", "y") for b in bodies(got)]
+    outcomes = await engine.change_visibility(
+        account,
+        "q",
+        [
+            VisibilityChange(receipt=d.receipt, invisibility_ms=0, body=body)
+            for d, body in zip(got, changed, strict=True)
+        ],
+    )
+    assert all(isinstance(o, PopReceipt) for o in outcomes)
+    # The reader left the full bucket: its messages are the invisibility side's once the
+    # seal is stored.
+    await engine.settle()
+    clock.advance(1)
+    again = await engine.receive(account, "q", COUNT, 30)
+    assert sorted(bodies(again)) == sorted(changed)
+    assert await engine.ack_batch(account, "q", [d.receipt for d in again]) == [None] * COUNT
+    assert await engine.receive(account, "q", COUNT, 30) == []
