@@ -24,6 +24,19 @@ included: clients name queues `orders.v1`), at most MAX_NAME_LENGTH characters.
 _NAME_RE = re.compile(NAME_PATTERN)
 
 MAX_MESSAGE_BYTES = 256 * 1024
+
+
+def utf8_len(text: str) -> int:
+    """Bytes of ``text`` in UTF-8. ASCII text (``isascii`` is a flag lookup in CPython) is
+    not encoded: this runs for every message of every batch the store writes."""
+    return len(text) if text.isascii() else len(text.encode())
+
+
+def message_bytes(body: str, attributes: dict[str, str]) -> int:
+    """Bytes of UTF-8 a message counts against ``maxMessageBytes``: body, names, values."""
+    return utf8_len(body) + sum(utf8_len(k) + utf8_len(v) for k, v in attributes.items())
+
+
 """The largest payload a put (or the pipeline's ingest) accepts, in bytes of UTF-8."""
 
 

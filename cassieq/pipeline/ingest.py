@@ -30,7 +30,7 @@ from cassieq.engine.clock import SystemClock
 from cassieq.engine.context import EngineContext
 from cassieq.engine.monotons import Monotons
 from cassieq.engine.publisher import new_message
-from cassieq.model import MAX_MESSAGE_BYTES, QueueDefinition
+from cassieq.model import MAX_MESSAGE_BYTES, QueueDefinition, utf8_len
 from cassieq.pipeline.progress import Progress
 from cassieq.pipeline.spark import PipelineError
 from cassieq.store.base import by_bytes
@@ -136,7 +136,7 @@ def _payload_of_line(line: str, number: int, source: str) -> Record:
 def _checked(payload: str | None, where: str) -> Record:
     if payload is None:
         return None, f"{where}: a null message (every row needs a payload)"
-    if len(payload.encode()) > MAX_MESSAGE_BYTES:
+    if utf8_len(payload) > MAX_MESSAGE_BYTES:
         return None, f"{where}: a message over {MAX_MESSAGE_BYTES} bytes"
     return payload, None
 
@@ -197,7 +197,7 @@ async def _write_range(
     writes = [
         (bucket, part)
         for bucket in sorted(by_bucket)
-        for part in by_bytes(by_bucket[bucket], lambda entry: len(entry[1].encode()))
+        for part in by_bytes(by_bucket[bucket], lambda entry: utf8_len(entry[1]))
     ]
     written = await asyncio.gather(*(write(bucket, part) for bucket, part in writes))
     refused = [

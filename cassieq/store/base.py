@@ -26,6 +26,7 @@ from cassieq.model import (
     QueueId,
     RedriveTask,
     StatsSnapshot,
+    message_bytes,
 )
 
 PointerKind = Literal["reader", "repair"]
@@ -42,9 +43,7 @@ MAX_BATCH_BYTES = 8 * 1024 * 1024
 
 def row_bytes(row: MessageRow) -> int:
     """The bytes of a row that count against MAX_BATCH_BYTES."""
-    return len(row.message.encode()) + sum(
-        len(k.encode()) + len(v.encode()) for k, v in row.attributes.items()
-    )
+    return message_bytes(row.message, row.attributes)
 
 
 def by_bytes(items: Sequence[T], size: Callable[[T], int]) -> list[list[T]]:

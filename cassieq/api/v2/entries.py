@@ -30,13 +30,6 @@ class ReceiptFailure:
 DUPLICATE = ReceiptFailure(409, "the same receipt is earlier in this request")
 
 
-def message_size(body: str, attributes: dict[str, str]) -> int:
-    """Bytes of UTF-8 a message counts against ``maxMessageBytes``: body, names, values."""
-    return len(body.encode()) + sum(
-        len(k.encode()) + len(v.encode()) for k, v in attributes.items()
-    )
-
-
 async def decode_receipts(
     app: AppState, account: str, queue: str, tokens: list[str]
 ) -> list[PopReceipt | ReceiptFailure]:

@@ -31,10 +31,17 @@ from cassieq.api.v2.dto_messages import (
     VisibilityRequest,
     VisibilityResponse,
 )
-from cassieq.api.v2.entries import ReceiptFailure, decode_receipts, failure_of, message_size
+from cassieq.api.v2.entries import ReceiptFailure, decode_receipts, failure_of
 from cassieq.api.v2.times import iso_time
 from cassieq.engine.errors import InvalidArgument
-from cassieq.model import MAX_MESSAGE_BYTES, Delivery, OutgoingMessage, PopReceipt, VisibilityChange
+from cassieq.model import (
+    MAX_MESSAGE_BYTES,
+    Delivery,
+    OutgoingMessage,
+    PopReceipt,
+    VisibilityChange,
+    message_bytes,
+)
 from cassieq.model import AuthorizationLevel as L
 
 # A send (or visibility) batch may carry 100 messages of the largest size a queue allows;
@@ -67,7 +74,7 @@ class MessageV2Controller(Controller):
         options = (await app.engine.queues.get(account, queue)).options
         outgoing: list[OutgoingMessage] = []
         for index, entry in enumerate(data.messages):
-            size = message_size(entry.body, entry.attributes)
+            size = message_bytes(entry.body, entry.attributes)
             if size > options.max_message_bytes:
                 raise InvalidArgument(
                     f"messages[{index}] is {size} bytes (body and attributes, UTF-8): "
@@ -163,7 +170,7 @@ class MessageV2Controller(Controller):
         options = (await app.engine.queues.get(account, queue)).options
         for index, entry in enumerate(data.entries):
             if entry.body is not None:
-                size = message_size(entry.body, {})
+                size = message_bytes(entry.body, {})
                 if size > options.max_message_bytes:
                     raise InvalidArgument(
                         f"entries[{index}].body is {size} bytes: more than the queue's "
