@@ -32,6 +32,7 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
+from cassieq.api.cork import CorkedTransport
 from cassieq.api.dto import AuthErrorBody
 from cassieq.config import Settings
 
@@ -112,6 +113,9 @@ class LimitedH11Protocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[arg-type]
+        # The pieces of an answer go out in one send (cork.py). Flow control stays on the
+        # socket's own transport, which uvicorn's FlowControl was given just now.
+        self.transport = CorkedTransport(self.transport, self.loop)
         self._watch("head")  # a connection that never sends a byte is a slow head too
 
     def data_received(self, data: bytes) -> None:
