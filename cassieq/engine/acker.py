@@ -15,6 +15,7 @@ import msgspec
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import EngineError, InvalidArgument, StaleReceipt, Unsettled
+from cassieq.engine.hints import BucketHints
 from cassieq.engine.invisibility import InvisibilitySide
 from cassieq.model import MessageRow, PopReceipt, QueueDefinition, VisibilityChange
 from cassieq.store.base import StoreError
@@ -28,9 +29,12 @@ R = TypeVar("R")
 
 
 class Acker:
-    def __init__(self, ctx: EngineContext, invisibility: InvisibilitySide) -> None:
+    def __init__(
+        self, ctx: EngineContext, invisibility: InvisibilitySide, hints: BucketHints
+    ) -> None:
         self._ctx = ctx
         self._invisibility = invisibility
+        self._hints = hints
 
     async def ack(self, queue: QueueDefinition, receipt: PopReceipt) -> None:
         if receipt.queue_version != queue.version:
@@ -115,6 +119,11 @@ class Acker:
         won = {m: pair for (m, pair), done in zip(changed.items(), applied, strict=True) if done}
         if won:
             self._invisibility.note_changed(queue.id, bucket)
+            # The reader's snapshot of the bucket shows these rows as they were (leased):
+            # a full one is believed without a read, and the reader would leave the bucket
+            # without seeing them visible again. A change to 0 waited up to the snapshot's
+            # age (a second) before this server delivered it.
+            self._hints.drop(queue.id, bucket)
         # A delivery behind the pointer that now ends earlier: its straggler is due then.
         lowered = [
             new.next_visible_on

@@ -75,7 +75,7 @@ class QueueEngine:
         deliverer = Deliverer(self.ctx, self.publisher, self.queues)
         invisibility = InvisibilitySide(self.ctx, deliverer)
         self.reader = Reader(self.ctx, deliverer, invisibility, hints)
-        self.acker = Acker(self.ctx, invisibility)
+        self.acker = Acker(self.ctx, invisibility, hints)
         self.batches = Batches(self.ctx, self.reader, self.acker)
         self.repairer = Repairer(self.ctx, self.publisher, self.leases)
         self.deleter = Deleter(self.ctx, self.leases)

@@ -179,6 +179,29 @@ async def test_a_batch_visibility_change_with_new_bodies(
     ]
 
 
+@pytest.mark.parametrize("left", [False, True], ids=["reader-in-bucket", "reader-left-bucket"])
+async def test_a_change_to_visible_now_is_delivered_at_once_by_the_same_server(
+    engine: QueueEngine, account: str, left: bool
+) -> None:
+    # The clock does not move: the change alone must make them deliverable. The reader's
+    # snapshot of the full bucket used to hide them for up to a second (its age limit).
+    await make_queue(engine, account, bucket_size=4)
+    await send(engine, account, "q", ["a", "b", "c", "d", "e", "f", "g", "h"][: 8 if left else 4])
+    held = await engine.receive(account, "q", 4, 30)
+    if left:
+        # The next bucket's four: the reader is past the first bucket now.
+        rest = await engine.receive(account, "q", 4, 30)
+        assert sorted(bodies(rest)) == ["e", "f", "g", "h"]
+    changed = await engine.change_visibility(
+        account, "q", [VisibilityChange(receipt=d.receipt, invisibility_ms=0) for d in held]
+    )
+    assert all(isinstance(c, PopReceipt) for c in changed)
+    again = await engine.receive(account, "q", 4, 30)
+    assert sorted(bodies(again)) == ["a", "b", "c", "d"]
+    assert [d.delivery_count for d in again] == [1, 1, 1, 1]
+    assert await engine.ack_batch(account, "q", [d.receipt for d in again]) == [None] * 4
+
+
 async def test_a_new_body_without_a_new_lease_keeps_the_lease(
     engine: QueueEngine, account: str, clock: FakeClock
 ) -> None:
