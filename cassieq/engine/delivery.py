@@ -175,10 +175,16 @@ class Deliverer:
     async def _dead_letter_all(
         self, queue: QueueDefinition, bucket: int, rows: list[MessageRow], *, unsealed: bool
     ) -> None:
-        """Dead-letter each row (side by side: each move is its own few LWTs)."""
+        """Dead-letter each row (side by side: each move is its own few LWTs). Their
+        targets in the dead-letter queue are taken first, as one range in source order (one
+        compare-and-set): when each move took its own, the copies landed there in whichever
+        order the moves won their monotons, even in a strict-FIFO queue."""
+        targets = await self._targets(queue, rows)
 
         async def one(row: MessageRow) -> None:
-            changed = await self.dead_letter(queue, bucket, row, unsealed=unsealed)
+            changed = await self.dead_letter(
+                queue, bucket, row, unsealed=unsealed, target=targets.get(row.monoton)
+            )
             if changed or not unsealed:
                 # This version is gone (changed here, or by whoever won it): a snapshot
                 # still showing it must not make this server try it again. Refused only
@@ -193,8 +199,37 @@ class Deliverer:
             if isinstance(outcome, BaseException):
                 raise outcome
 
+    async def _targets(
+        self, queue: QueueDefinition, rows: list[MessageRow]
+    ) -> dict[int, tuple[int, int]]:
+        """Monoton -> (dead-letter queue version, target monoton) for the rows whose move
+        needs a new target, taken as one range in source order; empty when the rows go
+        nowhere (no dead-letter queue, or it does not exist) or need one target at most."""
+        name = queue.options.dlq_name
+        if name is None or len(rows) < 2:
+            return {}
+        dlq = await self._queues.find(queue.account, name, fresh=True)
+        if dlq is None:
+            return {}
+        # In source order, whatever order the rows came in (a strict-FIFO dead-letter queue
+        # then delivers them as they were sent).
+        fresh = sorted(
+            (r for r in rows if _redo_target(r, dlq, redrive=False) is None),
+            key=lambda r: r.monoton,
+        )
+        if len(fresh) < 2:
+            return {}
+        first = await self._publisher.take_monotons(dlq.id, len(fresh))
+        return {r.monoton: (dlq.version, first + i) for i, r in enumerate(fresh)}
+
     async def dead_letter(
-        self, queue: QueueDefinition, bucket: int, row: MessageRow, *, unsealed: bool = False
+        self,
+        queue: QueueDefinition,
+        bucket: int,
+        row: MessageRow,
+        *,
+        unsealed: bool = False,
+        target: tuple[int, int] | None = None,
     ) -> bool:
         """A message that used up its deliveries: to its dead-letter queue, exactly once.
 
@@ -209,13 +244,16 @@ class Deliverer:
         that is a no-op when the row is there already), then retire the original. A move
         cut short is redone by whoever finds the claim expired, to the same target: no
         second copy. The source is never delivered again either way (its count is spent).
+        ``target``: (dead-letter queue version, monoton) taken for this move beforehand,
+        used if the queue is still at that version.
         """
         if queue.options.dlq_name is None:
             return await self.retire(queue, bucket, row, unsealed=unsealed)
         dlq = await self._queues.find(queue.account, queue.options.dlq_name, fresh=True)
         if dlq is None:
             return await self._hold(queue, bucket, row, unsealed=unsealed)
-        claim = await self._claim(queue, bucket, row, dlq, unsealed=unsealed)
+        taken = target[1] if target is not None and target[0] == dlq.version else None
+        claim = await self._claim(queue, bucket, row, dlq, unsealed=unsealed, target=taken)
         if claim is None:
             return False  # it changed (another server is moving it), or it was sealed
         claim = await self.copy_to(queue, bucket, claim, dlq, source=queue.name)
@@ -246,20 +284,19 @@ class Deliverer:
         *,
         unsealed: bool,
         redrive: bool = False,
+        target: int | None = None,
     ) -> MessageRow | None:
         """Hide the message while it is moved and record where its copy goes (the target
-        of an earlier, unfinished move into this same queue stays). ``redrive``: the move is
-        a redrive back out of a dead-letter queue (its target's name is recorded too)."""
+        of an earlier, unfinished move into this same queue stays; else ``target``, taken
+        beforehand in this queue, or a monoton taken now). ``redrive``: the move is a
+        redrive back out of a dead-letter queue (its target's name is recorded too)."""
         ctx = self._ctx
         now = ctx.clock.now()
-        same_kind = row.redrive_to == (dlq.name if redrive else None)
-        redo = (
-            same_kind
-            and not row.dlq_held
-            and row.dlq_version == dlq.version
-            and row.dlq_monoton is not None
-        )
-        target = row.dlq_monoton if redo else await self._publisher.take_monotons(dlq.id)
+        redo = _redo_target(row, dlq, redrive=redrive)
+        if redo is not None:
+            target = redo
+        elif target is None:
+            target = await self._publisher.take_monotons(dlq.id)
         claim = msgspec.structs.replace(
             row,
             version=row.version + 1,
@@ -424,6 +461,15 @@ def candidate(queue: QueueDefinition, row: MessageRow, now: int) -> bool:
     """Whether a row may be delivered now (the reader and the invisibility side both ask
     here; what else makes a row undeliverable belongs here too)."""
     return row.visible(now)
+
+
+def _redo_target(row: MessageRow, dlq: QueueDefinition, *, redrive: bool) -> int | None:
+    """The target an earlier, unfinished move of this kind into ``dlq`` recorded: a redo
+    of the move goes there again (no second copy)."""
+    same_kind = row.redrive_to == (dlq.name if redrive else None)
+    if same_kind and not row.dlq_held and row.dlq_version == dlq.version:
+        return row.dlq_monoton
+    return None
 
 
 def _taken(row: MessageRow, now: int, invisibility_ms: int) -> MessageRow:
