@@ -80,20 +80,36 @@ class ReleasingServer(uvicorn.Server):
 
 def serve(app: Litestar, *, host: str, port: int, admin_port: int | None, log_level: str) -> None:
     """Serve the app on its port, and on the admin port too when one is set (one process,
-    one engine: the admin listener runs no lifespan of its own)."""
+    one engine: the admin listener runs no lifespan of its own). A listener that cannot
+    start (its port in use) ends the process with uvicorn's exit status 3, after uvicorn's
+    one error line."""
     servers = [ReleasingServer(uvicorn_config(app, host=host, port=port, log_level=log_level))]
     if admin_port is not None:
         admin = uvicorn_config(app, host=host, port=admin_port, log_level=log_level, lifespan=False)
         servers.append(ReleasingServer(admin))
-    asyncio.run(_serve_all(servers))
+    status = asyncio.run(_serve_all(servers))
+    if status:
+        raise SystemExit(status)
 
 
-async def _serve_all(servers: list[ReleasingServer]) -> None:
-    tasks = [asyncio.create_task(s.serve()) for s in servers]
+async def _serve_all(servers: list[ReleasingServer]) -> int:
+    """Run the listeners until one stops; the exit status (0, or the first failure's)."""
+    tasks = [asyncio.create_task(_run(s)) for s in servers]
     # Each uvicorn server takes the shutdown signal in turn; whichever stops first (by a
     # signal or a failure to bind) stops the others, so no listener outlives the process's
     # purpose.
     await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     for s in servers:
         s.should_exit = True
-    await asyncio.gather(*tasks)
+    return next((status for status in await asyncio.gather(*tasks) if status), 0)
+
+
+async def _run(server: ReleasingServer) -> int:
+    try:
+        await server.serve()
+    except SystemExit as exc:
+        # uvicorn's way out of a failed startup (a port in use), after logging why. Raised
+        # in the task it escaped the event loop as a 50-line traceback of a task exception
+        # "never retrieved", and left the other listener running unstopped.
+        return exc.code if isinstance(exc.code, int) else 1
+    return 0

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
 
 import httpx
+import pytest
 
 from tests.api.conftest import free_port
 
@@ -80,3 +82,26 @@ def test_dev_server_prints_working_credentials(tmp_path: object) -> None:
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+@pytest.mark.parametrize("taken", ["port", "admin-port"])
+def test_a_port_in_use_ends_the_server_with_one_error_line(taken: str) -> None:
+    """uvicorn's error line and its exit status (3), no traceback, and no listener left
+    running: the other port's listener stops too."""
+    port, admin_port = free_port(), free_port()
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", port if taken == "port" else admin_port))
+        holder.listen(1)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CASSIEQ_")}
+        args = ["dev", "--port", str(port), "--admin-port", str(admin_port)]
+        done = subprocess.run(
+            [sys.executable, "-m", "cassieq", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,  # before: the process ended too, with a 50-line traceback
+        )
+    output = done.stdout + done.stderr
+    assert done.returncode == 3, output
+    assert "address already in use" in output, output
+    assert "Traceback" not in output and "never retrieved" not in output, output
