@@ -24,6 +24,7 @@ included: clients name queues `orders.v1`), at most MAX_NAME_LENGTH characters.
 _NAME_RE = re.compile(NAME_PATTERN)
 
 MAX_MESSAGE_BYTES = 256 * 1024
+"""The largest payload a put (or the pipeline's ingest) accepts, in bytes of UTF-8."""
 
 
 def utf8_len(text: str) -> int:
@@ -35,9 +36,6 @@ def utf8_len(text: str) -> int:
 def message_bytes(body: str, attributes: dict[str, str]) -> int:
     """Bytes of UTF-8 a message counts against ``maxMessageBytes``: body, names, values."""
     return utf8_len(body) + sum(utf8_len(k) + utf8_len(v) for k, v in attributes.items())
-
-
-"""The largest payload a put (or the pipeline's ingest) accepts, in bytes of UTF-8."""
 
 
 def valid_name(name: str) -> bool:
