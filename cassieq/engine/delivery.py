@@ -175,15 +175,18 @@ class Deliverer:
     async def _dead_letter_all(
         self, queue: QueueDefinition, bucket: int, rows: list[MessageRow], *, unsealed: bool
     ) -> None:
-        """Dead-letter each row (side by side: each move is its own few LWTs). Their
-        targets in the dead-letter queue are taken first, as one range in source order (one
-        compare-and-set): when each move took its own, the copies landed there in whichever
-        order the moves won their monotons, even in a strict-FIFO queue."""
-        targets = await self._targets(queue, rows)
+        """Dead-letter each row (side by side: each move is its own few LWTs). The
+        dead-letter queue is looked up once for them all, and their targets there are taken
+        first, as one range in source order (one compare-and-set): when each move took its
+        own, the copies landed in whichever order the moves won their monotons, even in a
+        strict-FIFO queue."""
+        name = queue.options.dlq_name
+        dlq = None if name is None else await self._queues.find(queue.account, name, fresh=True)
+        targets = await self._targets(dlq, rows)
 
         async def one(row: MessageRow) -> None:
             changed = await self.dead_letter(
-                queue, bucket, row, unsealed=unsealed, target=targets.get(row.monoton)
+                queue, bucket, row, dlq, unsealed=unsealed, target=targets.get(row.monoton)
             )
             if changed or not unsealed:
                 # This version is gone (changed here, or by whoever won it): a snapshot
@@ -199,16 +202,10 @@ class Deliverer:
             if isinstance(outcome, BaseException):
                 raise outcome
 
-    async def _targets(
-        self, queue: QueueDefinition, rows: list[MessageRow]
-    ) -> dict[int, tuple[int, int]]:
-        """Monoton -> (dead-letter queue version, target monoton) for the rows whose move
-        needs a new target, taken as one range in source order; empty when the rows go
-        nowhere (no dead-letter queue, or it does not exist) or need one target at most."""
-        name = queue.options.dlq_name
-        if name is None or len(rows) < 2:
-            return {}
-        dlq = await self._queues.find(queue.account, name, fresh=True)
+    async def _targets(self, dlq: QueueDefinition | None, rows: list[MessageRow]) -> dict[int, int]:
+        """Monoton -> target monoton in ``dlq`` for the rows whose move needs a new target,
+        taken as one range in source order; empty when the rows go nowhere (no dead-letter
+        queue) or need one target at most."""
         if dlq is None:
             return {}
         # In source order, whatever order the rows came in (a strict-FIFO dead-letter queue
@@ -220,18 +217,20 @@ class Deliverer:
         if len(fresh) < 2:
             return {}
         first = await self._publisher.take_monotons(dlq.id, len(fresh))
-        return {r.monoton: (dlq.version, first + i) for i, r in enumerate(fresh)}
+        return {r.monoton: first + i for i, r in enumerate(fresh)}
 
     async def dead_letter(
         self,
         queue: QueueDefinition,
         bucket: int,
         row: MessageRow,
+        dlq: QueueDefinition | None,
         *,
         unsealed: bool = False,
-        target: tuple[int, int] | None = None,
+        target: int | None = None,
     ) -> bool:
-        """A message that used up its deliveries: to its dead-letter queue, exactly once.
+        """A message that used up its deliveries: to its dead-letter queue ``dlq`` (as just
+        looked up: None when it does not exist), exactly once.
 
         Without a dead-letter queue set, it is retired as dead-lettered (CassieQ's
         behaviour: the queue's owner chose to drop such messages). With one set that does
@@ -244,16 +243,13 @@ class Deliverer:
         that is a no-op when the row is there already), then retire the original. A move
         cut short is redone by whoever finds the claim expired, to the same target: no
         second copy. The source is never delivered again either way (its count is spent).
-        ``target``: (dead-letter queue version, monoton) taken for this move beforehand,
-        used if the queue is still at that version.
+        ``target``: a monoton of ``dlq`` taken for this move beforehand.
         """
         if queue.options.dlq_name is None:
             return await self.retire(queue, bucket, row, unsealed=unsealed)
-        dlq = await self._queues.find(queue.account, queue.options.dlq_name, fresh=True)
         if dlq is None:
             return await self._hold(queue, bucket, row, unsealed=unsealed)
-        taken = target[1] if target is not None and target[0] == dlq.version else None
-        claim = await self._claim(queue, bucket, row, dlq, unsealed=unsealed, target=taken)
+        claim = await self._claim(queue, bucket, row, dlq, unsealed=unsealed, target=target)
         if claim is None:
             return False  # it changed (another server is moving it), or it was sealed
         claim = await self.copy_to(queue, bucket, claim, dlq, source=queue.name)
