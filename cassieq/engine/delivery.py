@@ -155,7 +155,11 @@ class Deliverer:
         if not writes:
             return []
         applied = await ctx.store.cas_messages(
-            queue.id, bucket, [(row.version, new) for row, new, _ in writes], unsealed=unsealed
+            queue.id,
+            bucket,
+            [(row.version, new) for row, new, _ in writes],
+            unsealed=unsealed,
+            keep_body=True,  # takes and retirements: only the state changes
         )
         got: list[Delivery] = []
         for (row, new, deliver), won in zip(writes, applied, strict=True):

@@ -74,7 +74,10 @@ class Purger:
             for start in range(0, len(left), ENTRIES_PER_BATCH):
                 chunk = left[start : start + ENTRIES_PER_BATCH]
                 applied = await store.cas_messages(
-                    qid, bucket, [(m.version, m.retired(now, purged=True)) for m in chunk]
+                    qid,
+                    bucket,
+                    [(m.version, m.retired(now, purged=True)) for m in chunk],
+                    keep_body=True,
                 )
                 purged += sum(applied)
                 for m, done in zip(chunk, applied, strict=True):

@@ -203,7 +203,9 @@ class Store(Protocol):
         unsealed: bool = False,
     ) -> bool:
         """Replace a message's state if its version is still ``expected_version`` (and,
-        with ``unsealed``, if the reader has not sealed its bucket yet)."""
+        with ``unsealed``, if the reader has not sealed its bucket yet). What is set once
+        is never cleared: a row without an ack time, a repair move's target, dead-letter
+        fields or a first delivery time leaves the stored ones."""
         ...
 
     async def ack_message(
@@ -297,6 +299,7 @@ class Store(Protocol):
         entries: list[tuple[int, MessageRow]],
         *,
         unsealed: bool = False,
+        keep_body: bool = False,
     ) -> list[bool]:
         """``cas_message`` for several messages of one bucket: each entry is
         (expected_version, row) and is applied if the message is still at its expected
@@ -305,8 +308,10 @@ class Store(Protocol):
         order, whether this call's change of each was applied. On Cassandra: one
         conditional batch on the bucket partition, sent again without the stale entries
         after a lost condition. Rows carry their own change token; their attributes are
-        kept as stored (they never change after the insert). ValueError for two entries
-        of one message or a row without a change token."""
+        kept as stored (they never change after the insert). With ``keep_body`` their
+        bodies are too (the caller changes only the state of each message: a delivery, a
+        retirement), so a batch does not carry them. ValueError for two entries of one
+        message or a row without a change token."""
         ...
 
     async def ack_messages(

@@ -199,12 +199,17 @@ class MemoryStore:
         if unsealed and b.sealed_at is not None:
             return False
         # The attributes (and their types) and the dead-letter source are kept as stored,
-        # as the Cassandra update leaves them.
+        # as the Cassandra update leaves them; so are an ack's time and a repair move's
+        # target, which are set once (a row without them does not clear them).
         b.messages[row.monoton] = msgspec.structs.replace(
             row,
             attributes=current.attributes,
             attribute_types=current.attribute_types,
             dead_letter_source=current.dead_letter_source,
+            acked_at=current.acked_at if row.acked_at is None else row.acked_at,
+            republished_to=(
+                current.republished_to if row.republished_to is None else row.republished_to
+            ),
         )
         return True
 
@@ -333,12 +338,18 @@ class MemoryStore:
         entries: list[tuple[int, MessageRow]],
         *,
         unsealed: bool = False,
+        keep_body: bool = False,
     ) -> list[bool]:
         check_cas_entries(entries)
-        return [
-            await self.cas_message(queue, bucket, expected, row, unsealed=unsealed)
-            for expected, row in entries
-        ]
+        applied: list[bool] = []
+        for expected, row in entries:
+            b = self._buckets.get((queue, bucket))
+            stored = None if b is None else b.messages.get(row.monoton)
+            if keep_body and stored is not None:
+                # As the Cassandra update leaves the body unset: the stored one stays.
+                row = msgspec.structs.replace(row, message=stored.message)
+            applied.append(await self.cas_message(queue, bucket, expected, row, unsealed=unsealed))
+        return applied
 
     async def ack_messages(
         self, queue: QueueId, bucket: int, entries: list[AckEntry], now: int

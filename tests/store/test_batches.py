@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import msgspec
 import pytest
+from cassandra.query import UNSET_VALUE
 
 from cassieq.model import MessageRow, QueueId
 from cassieq.store.base import Store
+from cassieq.store.cassandra import CassandraStore
+from cassieq.store.cassandra.rows import message_set_values
+from cassieq.store.cassandra.statements import MESSAGE_SET
+from tests.conftest import CassandraNode
 from tests.store.rows import message, taken
 
 
@@ -103,6 +108,34 @@ async def test_attributes_are_written_once_and_kept(store: Store, queue: QueueId
     assert (await _stored(store, queue))[0].attributes == {"kind": "order", "é": "ü"}
 
 
+async def test_keep_body_leaves_the_stored_body(store: Store, queue: QueueId) -> None:
+    rows = await _bucket(store, queue, 3)
+    # The entries' bodies are not written: even a different one leaves the stored body.
+    entries = [(1, msgspec.structs.replace(taken(r), message="not written")) for r in rows]
+    assert await store.cas_messages(queue, 0, entries, keep_body=True) == [True] * 3
+    stored = await _stored(store, queue)
+    for r in rows:
+        assert stored[r.monoton].message == r.message
+        assert stored[r.monoton].version == 2 and stored[r.monoton].delivery_count == 1
+    # Without it the body is written (a visibility change with a new body).
+    edited = msgspec.structs.replace(taken(stored[0]), message="new body")
+    assert await store.cas_messages(queue, 0, [(2, edited)]) == [True]
+    assert (await _stored(store, queue))[0].message == "new body"
+
+
+async def test_keep_body_changes_rows_of_large_bodies(store: Store, queue: QueueId) -> None:
+    # Their bodies together pass a batch's size limit; a change that keeps them does not
+    # send them (on Cassandra: one conditional batch for all four).
+    big = "x" * 200_000
+    rows = [msgspec.structs.replace(message(i), message=big) for i in range(4)]
+    for r in rows:  # one insert each: together they pass a batch's size limit
+        assert await store.insert_messages(queue, 0, [r], 1000)
+    entries = [(1, taken(r)) for r in rows]
+    assert await store.cas_messages(queue, 0, entries, keep_body=True) == [True] * 4
+    stored = await _stored(store, queue)
+    assert all(stored[r.monoton].message == big and stored[r.monoton].version == 2 for r in rows)
+
+
 async def test_batch_ack(store: Store, queue: QueueId) -> None:
     rows = await _bucket(store, queue, 4)
     held = [taken(r) for r in rows]
@@ -147,3 +180,26 @@ async def test_empty_and_malformed_batches(store: Store, queue: QueueId) -> None
     with pytest.raises(ValueError, match="change token"):
         await store.cas_messages(queue, 0, [(1, msgspec.structs.replace(rows[0], change=""))])
     assert all(m.version == 1 for m in (await _stored(store, queue)).values())
+
+
+async def test_a_take_on_cassandra_writes_no_body_and_no_nulls(
+    cassandra_node: CassandraNode, cassandra_store: CassandraStore, queue: QueueId
+) -> None:
+    rows = await _bucket(cassandra_store, queue, 2)
+    select = (
+        f"SELECT monoton, WRITETIME(message) AS body_written, WRITETIME(version) AS written "
+        f"FROM {cassandra_node.settings.keyspace}.messages WHERE queue_id = %s AND bucket = 0"
+    )
+    before = {r.monoton: r for r in cassandra_node.session.execute(select, (str(queue),))}
+    changed = [(1, taken(r)) for r in rows]
+    assert await cassandra_store.cas_messages(queue, 0, changed, keep_body=True) == [True, True]
+    after = {r.monoton: r for r in cassandra_node.session.execute(select, (str(queue),))}
+    for r in rows:
+        assert after[r.monoton].written > before[r.monoton].written  # the take was written
+        assert after[r.monoton].body_written == before[r.monoton].body_written  # not the body
+    # Columns never set are left unset, not written null (a tombstone cell in every read).
+    values = message_set_values(taken(rows[0]))
+    positions = [c.strip().split(" ")[0] for c in MESSAGE_SET.split(" SET ")[1].split(",")]
+    unset = {name for name, v in zip(positions, values, strict=False) if v is UNSET_VALUE}
+    assert {"republished_to", "acked_at", "dlq_version", "dlq_monoton"} <= unset
+    assert None not in values

@@ -120,16 +120,22 @@ def _unset_if_none(value: Any) -> Any:
     return UNSET_VALUE if value is None else value
 
 
-def message_set_values(m: MessageRow) -> tuple[Any, ...]:
+def message_set_values(m: MessageRow, *, keep_body: bool = False) -> tuple[Any, ...]:
     """A message's changing state, in the order of statements.MESSAGE_SET (all but the
-    monoton, in the key, and the attributes, which never change after the insert)."""
-    # The dead-letter columns and first_delivered_at are left unset, not written null,
-    # until they get a value (they are never cleared afterwards): a null written by every
-    # put would be a tombstone cell per column in every bucket read.
+    monoton, in the key, and the attributes, which never change after the insert).
+
+    ``keep_body``: the row's body is the stored one (a delivery, a retirement): left
+    unset, so the update does not write the body again (with every take, the largest
+    cell of the row was rewritten unchanged)."""
+    # The dead-letter columns, republished_to, acked_at and first_delivered_at are left
+    # unset, not written null, until they get a value (they are never cleared
+    # afterwards): a null written by every put and take would be a tombstone cell per
+    # column in every bucket read.
     dead_letter = m.dlq_held or m.dlq_monoton is not None
     return (
-        m.message, m.version, m.delivery_count, m.acked, m.dead_lettered, m.republished_to,
-        m.next_visible_on, m.tag, m.created_at, m.updated_at, m.acked_at, m.change,
+        UNSET_VALUE if keep_body else m.message, m.version, m.delivery_count, m.acked,
+        m.dead_lettered, _unset_if_none(m.republished_to), m.next_visible_on, m.tag,
+        m.created_at, m.updated_at, _unset_if_none(m.acked_at), m.change,
         m.dlq_held if dead_letter else UNSET_VALUE,
         _unset_if_none(m.dlq_version),
         _unset_if_none(m.dlq_monoton),

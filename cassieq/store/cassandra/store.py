@@ -716,13 +716,18 @@ class CassandraStore:
         entries: list[tuple[int, MessageRow]],
         *,
         unsealed: bool = False,
+        keep_body: bool = False,
     ) -> list[bool]:
         check_cas_entries(entries)
         applied: list[bool] = []
-        # Its rows carry their bodies: large ones go in parts, one after the other (parts
-        # sent at once would only contend for the partition's Paxos).
-        for part in by_bytes(entries, lambda entry: row_bytes(entry[1])):
-            applied += await self._cas_messages(queue, bucket, part, unsealed=unsealed)
+        # Rows that carry their bodies: large ones go in parts, one after the other (parts
+        # sent at once would only contend for the partition's Paxos). Without the bodies
+        # (nor the attributes, never written here) a batch of rows is small.
+        parts = [entries] if keep_body else by_bytes(entries, lambda e: row_bytes(e[1]))
+        for part in parts:
+            applied += await self._cas_messages(
+                queue, bucket, part, unsealed=unsealed, keep_body=keep_body
+            )
         return applied
 
     async def _cas_messages(
@@ -732,13 +737,15 @@ class CassandraStore:
         entries: list[tuple[int, MessageRow]],
         *,
         unsealed: bool,
+        keep_body: bool,
     ) -> list[bool]:
         qid = str(queue)
         statement = self._q.message_cas_unsealed if unsealed else self._q.message_cas
 
         def add(batch: BatchStatement, i: int) -> None:
             expected, row = entries[i]
-            batch.add(statement, (*message_set_values(row), qid, bucket, row.monoton, expected))
+            values = message_set_values(row, keep_body=keep_body)
+            batch.add(statement, (*values, qid, bucket, row.monoton, expected))
 
         def holds(i: int, stored: Any) -> bool:
             # A "not applied" answer carries sealed_at only when it was in the condition.
