@@ -44,6 +44,7 @@ from cassieq.store.base import (
     row_bytes,
 )
 from cassieq.store.cassandra.batch_lwt import run_batch_lwt
+from cassieq.store.cassandra.binding import add_prepared
 from cassieq.store.cassandra.lwt import (
     LwtObserver,
     LwtRetry,
@@ -411,9 +412,9 @@ class CassandraStore:
         batch = BatchStatement(batch_type=BatchType.UNLOGGED)
         # The guard carries the bucket's condition: nothing is written into a finalized
         # bucket. IF NOT EXISTS on each row makes a second try of the same write a no-op.
-        batch.add(self._q.bucket_guard, (now, qid, bucket))
+        add_prepared(batch, self._q.bucket_guard, (now, qid, bucket))
         for r in rows:
-            batch.add(self._q.message_insert, (qid, bucket, *message_values(r)))
+            add_prepared(batch, self._q.message_insert, (qid, bucket, *message_values(r)))
 
         async def written() -> bool:
             # Monotons are never handed out twice: a row at ours is our write (the batch
@@ -745,7 +746,7 @@ class CassandraStore:
         def add(batch: BatchStatement, i: int) -> None:
             expected, row = entries[i]
             values = message_set_values(row, keep_body=keep_body)
-            batch.add(statement, (*values, qid, bucket, row.monoton, expected))
+            add_prepared(batch, statement, (*values, qid, bucket, row.monoton, expected))
 
         def holds(i: int, stored: Any) -> bool:
             # A "not applied" answer carries sealed_at only when it was in the condition.
@@ -770,7 +771,7 @@ class CassandraStore:
         def add(batch: BatchStatement, i: int) -> None:
             monoton, version, tag = entries[i]
             params = (version + 1, now, now, token, qid, bucket, monoton, version, tag)
-            batch.add(self._q.message_ack, params)
+            add_prepared(batch, self._q.message_ack, params)
 
         def holds(i: int, stored: Any) -> bool:
             _, version, tag = entries[i]

@@ -1,0 +1,59 @@
+"""add_prepared builds the very batch the driver's own ``BatchStatement.add`` builds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from cassandra.query import UNSET_VALUE, BatchStatement, BatchType, PreparedStatement
+
+from cassieq.engine.publisher import new_message
+from cassieq.store.cassandra import CassandraStore
+from cassieq.store.cassandra.binding import add_prepared
+from cassieq.store.cassandra.rows import message_set_values, message_values
+from tests.store.rows import taken
+
+
+def _cases(store: CassandraStore) -> list[tuple[PreparedStatement, tuple[Any, ...]]]:
+    q = store._q
+    row = new_message(41, "body é", 1000, attributes={"k": "v"}, attribute_types={"k": "S"})
+    held = taken(row)
+    acked = held.retired(3000)
+    return [
+        (q.bucket_guard, (1000, "a:q:1", 2)),
+        (q.message_insert, ("a:q:1", 2, *message_values(row))),
+        (q.message_cas, (*message_set_values(held), "a:q:1", 2, held.monoton, 1)),
+        (q.message_cas, (*message_set_values(acked, keep_body=True), "a:q:1", 2, 41, 2)),
+        (q.message_cas_unsealed, (*message_set_values(held), "a:q:1", 2, held.monoton, 1)),
+        (q.message_ack, (3, 3000, 3000, "token", "a:q:1", 2, 41, 2, held.tag)),
+        # A None is written as null; a short sequence is padded with unset values.
+        (q.message_ack, (3, None, 3000, "token", "a:q:1", 2, 41)),
+    ]
+
+
+def _batch() -> BatchStatement:
+    return BatchStatement(batch_type=BatchType.UNLOGGED)
+
+
+def test_the_same_batch_as_the_driver_builds(cassandra_store: CassandraStore) -> None:
+    cases = _cases(cassandra_store)
+    ours, theirs = _batch(), _batch()
+    for statement, values in cases + cases:
+        add_prepared(ours, statement, values)
+        theirs.add(statement, values)
+    assert ours._statements_and_parameters == theirs._statements_and_parameters
+    assert ours.routing_key == theirs.routing_key and ours.routing_key is not None
+    assert ours.keyspace == theirs.keyspace
+    # The unset values are the driver's marker itself (it writes no cell for them).
+    assert any(v is UNSET_VALUE for _, _, vs in ours._statements_and_parameters for v in vs)
+
+
+def test_bad_values_get_the_drivers_errors(cassandra_store: CassandraStore) -> None:
+    q = cassandra_store._q
+    batch = _batch()
+    add_prepared(batch, q.bucket_guard, (1000, "a:q:1", 2))
+    with pytest.raises(TypeError, match="bucket"):
+        add_prepared(batch, q.bucket_guard, (1000, "a:q:1", "not a number"))
+    with pytest.raises(ValueError, match="Too many arguments"):
+        add_prepared(batch, q.bucket_guard, (1000, "a:q:1", 2, 3))
+    assert len(batch) == 1
