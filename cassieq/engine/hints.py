@@ -1,4 +1,5 @@
-"""Snapshots of reader buckets this server read a moment ago, with its own puts added.
+"""Snapshots of reader buckets this server read a moment ago, with its own puts added
+(or made of its own puts, when it has not read the bucket).
 
 A get that finds a message it has not tried in a recent snapshot goes straight to the
 compare-and-set that consumes it, without reading the bucket again; the LWT confirms the
@@ -35,9 +36,19 @@ class BucketHints:
         self._snaps.drop((queue, bucket))
 
     def add_written(self, queue: QueueId, bucket: int, rows: list[MessageRow]) -> None:
-        """This server wrote ``rows`` into the bucket: add them to its snapshot, if any."""
+        """This server wrote ``rows`` into the bucket: add them to its snapshot, or make
+        them its snapshot.
+
+        Made of this server's writes alone, a snapshot is a hint like any other: a take
+        confirms each row, and one that shows nothing to take is read again unless it is
+        full. A full one is the bucket as written (each monoton is written only by the
+        writer that took it, and this server wrote them all), so the reader of a queue fed
+        by this server no longer reads each bucket once more to learn what it wrote."""
         snap = self._snaps.get((queue, bucket))
         if snap is None:
+            ordered = tuple(sorted(rows, key=lambda row: row.monoton))
+            made = BucketState(bucket=bucket, sealed_at=None, finalized_at=None, messages=ordered)
+            self._snaps.put((queue, bucket), made)
             return
         merged = {m.monoton: m for m in snap.messages}
         for row in rows:

@@ -98,11 +98,13 @@ async def faulty_queue(
     store: Any, clock: FakeClock, account: str, count: int, **options: Any
 ) -> tuple[FaultyStore, QueueEngine, QueueDefinition, list[str]]:
     """An engine on a faulty store and a queue "q" (with ``options``) holding ``count``
-    messages, m0, m1, ...; and their payloads."""
+    messages, m0, m1, ...; and their payloads. Another server wrote them: the engine
+    knows them only by reading the buckets (its own puts would be its snapshots)."""
     faulty = FaultyStore(store)
     engine = QueueEngine(faulty, clock)
     queue = await make_queue(engine, account, **options)
+    writer = QueueEngine(store, clock, instance_id="writer")
     payloads = [f"m{i}" for i in range(count)]
     for payload in payloads:
-        await engine.put(account, "q", payload)
+        await writer.put(account, "q", payload)
     return faulty, engine, queue, payloads

@@ -288,3 +288,33 @@ async def test_a_receive_takes_what_there_is(engine: QueueEngine, account: str) 
     await send(engine, account, "q", ["only"])
     got = await engine.receive(account, "q", 10, 30)
     assert bodies(got) == ["only"] and got[0].sent_at is not None
+
+
+async def test_a_bucket_this_server_wrote_whole_is_taken_without_a_read(
+    engine: QueueEngine, other: QueueEngine, store: CountingStore, account: str
+) -> None:
+    await make_queue(engine, account, bucket_size=10)
+    await send(engine, account, "q", [f"m{i}" for i in range(10)])
+    store.reset()
+    got = await engine.receive(account, "q", 10, 30)
+    assert sorted(bodies(got)) == sorted(f"m{i}" for i in range(10))
+    # What this server wrote is its snapshot of the bucket: one batch, no read.
+    assert store.calls["read_bucket"] == 0 and store.calls["cas_messages"] == 1
+    # Another server has no such snapshot: it reads the bucket and finds nothing to take.
+    assert await other.receive(account, "q", 10, 30) == []
+
+
+async def test_a_snapshot_of_part_of_a_bucket_is_read_again(
+    engine: QueueEngine, other: QueueEngine, store: CountingStore, account: str
+) -> None:
+    await make_queue(engine, account, bucket_size=10)
+    await send(engine, account, "q", [f"mine{i}" for i in range(5)])
+    await send(other, account, "q", [f"theirs{i}" for i in range(5)])
+    store.reset()
+    got = await engine.receive(account, "q", 10, 30)
+    # Its own five came from its snapshot; the bucket is not full in it, so it was read
+    # for the rest (the other server's five).
+    assert sorted(bodies(got)) == sorted(
+        [f"mine{i}" for i in range(5)] + [f"theirs{i}" for i in range(5)]
+    )
+    assert store.calls["read_bucket"] == 1
