@@ -51,7 +51,7 @@ class Acker:
         )
         if not acked:
             raise StaleReceipt(STALE)
-        self._invisibility.note_acked(queue.id, bucket, receipt.monoton)
+        self._invisibility.note_acked(queue.id, bucket, receipt.monoton, receipt.version)
 
     async def ack_many(
         self, queue: QueueDefinition, receipts: list[PopReceipt]
@@ -64,7 +64,9 @@ class Acker:
             acked = await self._ctx.store.ack_messages(queue.id, bucket, entries, now)
             for receipt, done in zip(held, acked, strict=True):
                 if done:
-                    self._invisibility.note_acked(queue.id, bucket, receipt.monoton)
+                    self._invisibility.note_acked(
+                        queue.id, bucket, receipt.monoton, receipt.version
+                    )
             return [None if done else StaleReceipt(STALE) for done in acked]
 
         return await _per_bucket(queue, receipts, lambda r: r, bucket_acks)

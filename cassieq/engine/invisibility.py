@@ -58,6 +58,7 @@ class Leaving:
 class _Quiet:
     unacked: set[int]
     due: int
+    snap: BucketState  # the read it was made of
 
 
 def pending(snap: BucketState) -> list[MessageRow]:
@@ -99,7 +100,8 @@ class InvisibilitySide:
         # QUIET_MAX_MS at most: other servers' acks and updates are seen after that.
         self._quiet: Recent[tuple[QueueId, int], _Quiet] = Recent(ctx, QUIET_MAX_MS)
         self._reading: SingleFlight[tuple[QueueId, int], BucketState] = SingleFlight()
-        self._acks: Recent[tuple[QueueId, int], set[int]] = Recent(ctx, QUIET_MAX_MS)
+        # monoton -> the version this server's ack of it held (the acked row is one more).
+        self._acks: Recent[tuple[QueueId, int], dict[int, int]] = Recent(ctx, QUIET_MAX_MS)
         # Buckets this server's reader has just left and is sealing (a seal under way for
         # each entry). Gets leave them to the read made once the seal is stored, for
         # LEAVING_MAX_MS at most: each get that came meanwhile waited for reads of them, one
@@ -109,13 +111,14 @@ class InvisibilitySide:
         self._leaving: dict[tuple[QueueId, int], list[Leaving]] = {}
         self._after_seal: set[asyncio.Task[BucketState]] = set()
 
-    def note_acked(self, queue: QueueId, bucket: int, monoton: int) -> None:
+    def note_acked(self, queue: QueueId, bucket: int, monoton: int, version: int) -> None:
+        """This server acked the message at ``version`` (its receipt's)."""
         # Kept apart from the quiet entries and subtracted when one is consulted: a read
         # of the bucket in flight now may return a snapshot older than this ack.
         acked = self._acks.get((queue, bucket))
         if acked is None:
-            self._acks.put((queue, bucket), acked := set())
-        acked.add(monoton)
+            self._acks.put((queue, bucket), acked := {})
+        acked[monoton] = version
 
     def note_changed(self, queue: QueueId, bucket: int) -> None:
         self._quiet.drop((queue, bucket))
@@ -174,7 +177,31 @@ class InvisibilitySide:
         return now < quiet.due
 
     def _unacked(self, queue: QueueId, bucket: int, quiet: _Quiet) -> set[int]:
-        return quiet.unacked - (self._acks.get((queue, bucket)) or set())
+        return quiet.unacked - (self._acks.get((queue, bucket)) or {}).keys()
+
+    def _settled(self, queue: QueueId, bucket: int) -> BucketState | None:
+        """The bucket as it is now, without reading it, if its last read (after its seal)
+        left only messages this server has acked since, each at the very version that
+        read showed: those rows are now that version plus one, acked, and nothing else
+        about them changed; the rest of such a bucket never changes again as far as this
+        side goes (acked rows stay so, late writes are repair's). Passing the head took a
+        second read of every bucket before, one more per bucket than its seal's.
+        None: read it."""
+        quiet = self._quiet.get((queue, bucket))
+        if quiet is None or quiet.snap.sealed_at is None:
+            return None
+        acked = self._acks.get((queue, bucket)) or {}
+        if any(acked.get(m) is None for m in quiet.unacked):
+            return None
+        rows: list[MessageRow] = []
+        for m in quiet.snap.messages:
+            if m.monoton in quiet.unacked:
+                if acked[m.monoton] != m.version:
+                    return None  # changed after that read (another delivery): read it
+                m = msgspec.structs.replace(m, version=m.version + 1, acked=True)
+            rows.append(m)
+        # Its finalized mark may be older than the bucket's: repair drops it then.
+        return msgspec.structs.replace(quiet.snap, messages=tuple(rows))
 
     async def _read_window_bucket(self, queue: QueueId, bucket: int) -> BucketState:
         """Gets of this server that want the same bucket at once share one read of it, and
@@ -183,7 +210,7 @@ class InvisibilitySide:
         async def read() -> BucketState:
             snap = await self._ctx.store.read_bucket(queue, bucket)
             left = pending(snap)
-            self._quiet.put((queue, bucket), _Quiet({m.monoton for m in left}, _due(left)))
+            self._quiet.put((queue, bucket), _Quiet({m.monoton for m in left}, _due(left), snap))
             return snap
 
         return await self._reading.run((queue, bucket), read)
@@ -241,7 +268,8 @@ class InvisibilitySide:
             )
             if self._skip(queue.id, bucket, now, can_pass):
                 continue
-            snap = await self._read_window_bucket(queue.id, bucket)
+            settled = self._settled(queue.id, bucket) if can_pass else None
+            snap = settled or await self._read_window_bucket(queue.id, bucket)
             taken = await self._deliver_from(queue, snap, want - len(got), invisibility_ms)
             if taken:
                 got += taken
@@ -341,7 +369,7 @@ class InvisibilitySide:
                 break
             ahead.append(after)
         snaps = await asyncio.gather(
-            *(self._read_window_bucket(queue, b) for b in ahead), return_exceptions=True
+            *(self._settled_or_read(queue, b) for b in ahead), return_exceptions=True
         )
         settled: list[Counts] = []
         for snap in snaps:
@@ -349,6 +377,9 @@ class InvisibilitySide:
                 break
             settled.append(settled_counts(snap))
         return settled
+
+    async def _settled_or_read(self, queue: QueueId, bucket: int) -> BucketState:
+        return self._settled(queue, bucket) or await self._read_window_bucket(queue, bucket)
 
     async def _settle_straggler(
         self, queue: QueueDefinition, state: InvisibilityState, snap: BucketState

@@ -9,7 +9,7 @@ import pytest
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.invisibility import LEAVING_MAX_MS
 from cassieq.engine.reader import MAX_AHEAD
-from cassieq.model import PopReceipt, QueueDefinition, VisibilityChange
+from cassieq.model import Counts, PopReceipt, QueueDefinition, VisibilityChange
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue
 from tests.engine.faults import FaultyStore, faulty_queue
@@ -285,15 +285,63 @@ async def test_a_seal_that_takes_long_does_not_keep_its_bucket_from_the_gets(
     await engine.settle()
 
 
+async def test_a_head_whose_messages_this_server_acked_is_passed_without_a_read(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    faulty, engine, queue, _ = await faulty_queue(store, clock, account, 4, bucket_size=2)
+    got = await engine.receive(account, "q", 4, 30)
+    await engine.settle()  # bucket 0 sealed and read after its seal: m0 and m1 pending
+    assert not any(await engine.ack_batch(account, "q", [d.receipt for d in got]))
+    before = _reads_of(faulty, 0)
+    assert await engine.receive(account, "q", 1, 30) == []
+    await engine.settle()
+    state = await faulty.read_invisibility(queue.id)
+    assert state.bucket >= 1
+    # Passed on that read and its own acks (each at the version the read showed).
+    assert _reads_of(faulty, 0) == before
+    assert state.summary == Counts(published=2, acked=2, delivered=2)
+
+
+async def test_a_head_changed_after_its_read_is_read_again_to_pass_it(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    faulty, engine, queue, _ = await faulty_queue(store, clock, account, 4, bucket_size=2)
+    other = QueueEngine(store, clock, instance_id="other")  # type: ignore[arg-type]
+    got = await engine.receive(account, "q", 4, 30)
+    await engine.settle()  # bucket 0 read after its seal: m0 and m1 pending, at version 2
+    m0, m1 = sorted(got, key=lambda d: d.receipt.monoton)[:2]
+    # Another server makes m0 visible and delivers it again; its receipt is acked here.
+    change = VisibilityChange(receipt=m0.receipt, invisibility_ms=0)
+    assert isinstance((await other.change_visibility(account, "q", [change]))[0], PopReceipt)
+    again = await other.receive(account, "q", 1, 30)
+    assert [d.receipt.monoton for d in again] == [m0.receipt.monoton]
+    assert not any(await engine.ack_batch(account, "q", [again[0].receipt, m1.receipt]))
+    before = _reads_of(faulty, 0)
+    assert await engine.receive(account, "q", 1, 30) == []
+    await engine.settle()
+    state = await faulty.read_invisibility(queue.id)
+    assert state.bucket >= 1
+    # m0 was acked at another version than the read showed: read again, counted right.
+    assert _reads_of(faulty, 0) == before + 1
+    assert state.summary == Counts(published=2, acked=2, delivered=3)
+
+
 async def test_a_settled_head_is_read_to_pass_it_by_one_get_at_a_time(
     store: CountingStore, clock: FakeClock, account: str
 ) -> None:
     # Every get of a busy queue joined the read of a settled head that another get made to
     # pass it, then could not pass it (the other was passing): it waited for nothing.
-    faulty, engine, _, _ = await faulty_queue(store, clock, account, 4, bucket_size=2)
+    faulty, engine, queue, _ = await faulty_queue(store, clock, account, 4, bucket_size=2)
+    other = QueueEngine(store, clock, instance_id="other")  # type: ignore[arg-type]
     got = await engine.receive(account, "q", 4, 30)
-    assert not any(await engine.ack_batch(account, "q", [d.receipt for d in got]))
-    await engine.settle()  # bucket 0 sealed and read after its seal: nothing pending
+    await engine.settle()  # bucket 0 read after its seal: m0 and m1 pending
+    m0, m1 = sorted(got, key=lambda d: d.receipt.monoton)[:2]
+    # m0 delivered again by another server, that delivery acked here: passing the head
+    # takes a read (the previous test), and this server knows nothing is pending there.
+    change = VisibilityChange(receipt=m0.receipt, invisibility_ms=0)
+    assert isinstance((await other.change_visibility(account, "q", [change]))[0], PopReceipt)
+    again = await other.receive(account, "q", 1, 30)
+    assert not any(await engine.ack_batch(account, "q", [again[0].receipt, m1.receipt]))
     head = faulty.hold("read_bucket", when=lambda qid, bucket: bucket == 0)
     before = _reads_of(faulty, 0)
     passing = asyncio.ensure_future(engine.receive(account, "q", 1, 30))
@@ -306,5 +354,4 @@ async def test_a_settled_head_is_read_to_pass_it_by_one_get_at_a_time(
         head.set()
     assert await passing == []
     await engine.settle()
-    queue = await engine.queues.get(account, "q")
     assert (await faulty.read_invisibility(queue.id)).bucket >= 1  # the first get passed it
