@@ -58,7 +58,7 @@ class Leaving:
 class _Quiet:
     unacked: set[int]
     due: int
-    snap: BucketState  # the read it was made of
+    snap: BucketState  # the read it was made of, without the bodies
 
 
 def pending(snap: BucketState) -> list[MessageRow]:
@@ -78,6 +78,19 @@ def _due(left: list[MessageRow]) -> int:
 def _bump(state: InvisibilityState, **changes: Any) -> InvisibilityState:
     """The state with ``changes``, as the next revision (every change is a CAS on rev)."""
     return msgspec.structs.replace(state, rev=state.rev + 1, **changes)
+
+
+def _without_bodies(snap: BucketState) -> BucketState:
+    """The snapshot as a quiet entry keeps it: the state of each row, for passing the
+    bucket (a pass delivers nothing), without the bodies and attributes, which the
+    thousands of entries a server may hold would otherwise keep alive."""
+    return msgspec.structs.replace(
+        snap,
+        messages=tuple(
+            msgspec.structs.replace(m, message="", attributes={}, attribute_types={})
+            for m in snap.messages
+        ),
+    )
 
 
 def settled_counts(snap: BucketState) -> Counts:
@@ -210,7 +223,8 @@ class InvisibilitySide:
         async def read() -> BucketState:
             snap = await self._ctx.store.read_bucket(queue, bucket)
             left = pending(snap)
-            self._quiet.put((queue, bucket), _Quiet({m.monoton for m in left}, _due(left), snap))
+            quiet = _Quiet({m.monoton for m in left}, _due(left), _without_bodies(snap))
+            self._quiet.put((queue, bucket), quiet)
             return snap
 
         return await self._reading.run((queue, bucket), read)
