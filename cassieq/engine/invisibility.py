@@ -192,25 +192,29 @@ class InvisibilitySide:
     def _unacked(self, queue: QueueId, bucket: int, quiet: _Quiet) -> set[int]:
         return quiet.unacked - (self._acks.get((queue, bucket)) or {}).keys()
 
-    def _settled(self, queue: QueueId, bucket: int) -> BucketState | None:
+    def _settled(self, queue: QueueDefinition, bucket: int) -> BucketState | None:
         """The bucket as it is now, without reading it, if its last read (after its seal)
-        left only messages this server has acked since, each at the very version that
-        read showed: those rows are now that version plus one, acked, and nothing else
-        about them changed; the rest of such a bucket never changes again as far as this
-        side goes (acked rows stay so, late writes are repair's). Passing the head took a
-        second read of every bucket before, one more per bucket than its seal's.
-        None: read it."""
-        quiet = self._quiet.get((queue, bucket))
+        showed it complete, every message in it acked or pending, and this server has
+        acked each pending one since, at the very version the read showed: those rows are
+        now that version plus one, acked, and nothing else about them changed. The rest
+        cannot change: acked rows are final, and no row can appear in a complete bucket.
+        (A late write may: a purge or a redrive retires it, and it must be counted then.)
+        Passing the head took a second read of every bucket before, one more per bucket
+        than its seal's. None: read it."""
+        quiet = self._quiet.get((queue.id, bucket))
         if quiet is None or quiet.snap.sealed_at is None:
             return None
-        acked = self._acks.get((queue, bucket)) or {}
-        if any(acked.get(m) is None for m in quiet.unacked):
+        snap = quiet.snap
+        if len(snap.messages) < queue.options.bucket_size or not all(
+            m.acked or m.monoton in quiet.unacked for m in snap.messages
+        ):
             return None
+        acked = self._acks.get((queue.id, bucket)) or {}
         rows: list[MessageRow] = []
-        for m in quiet.snap.messages:
+        for m in snap.messages:
             if m.monoton in quiet.unacked:
-                if acked[m.monoton] != m.version:
-                    return None  # changed after that read (another delivery): read it
+                if acked.get(m.monoton) != m.version:
+                    return None  # not acked here, or changed after that read: read it
                 m = msgspec.structs.replace(m, version=m.version + 1, acked=True)
             rows.append(m)
         # Its finalized mark may be older than the bucket's: repair drops it then.
@@ -282,7 +286,7 @@ class InvisibilitySide:
             )
             if self._skip(queue.id, bucket, now, can_pass):
                 continue
-            settled = self._settled(queue.id, bucket) if can_pass else None
+            settled = self._settled(queue, bucket) if can_pass else None
             snap = settled or await self._read_window_bucket(queue.id, bucket)
             taken = await self._deliver_from(queue, snap, want - len(got), invisibility_ms)
             if taken:
@@ -344,7 +348,7 @@ class InvisibilitySide:
         tuning, now = self._ctx.tuning, self._ctx.clock.now()
         left = pending(snap)
         if not left:
-            after = await self._settled_after(queue.id, snap.bucket, limit)
+            after = await self._settled_after(queue, snap.bucket, limit)
             summary = functools.reduce(operator.add, after, state.summary + settled_counts(snap))
             new = _bump(state, bucket=snap.bucket + 1 + len(after), summary=summary)
         elif (
@@ -369,17 +373,17 @@ class InvisibilitySide:
             await self._drop_if_finished(queue, snap)
         return new
 
-    async def _settled_after(self, queue: QueueId, bucket: int, limit: int) -> list[Counts]:
+    async def _settled_after(self, queue: QueueDefinition, bucket: int, limit: int) -> list[Counts]:
         """The counts of the buckets right after ``bucket`` (before ``limit``) that are
         sealed with nothing pending, read now (side by side) as the head was: up to the
         first that is not, or is known not to be (a delivery in force), or fails to read."""
         ahead: list[int] = []
         now = self._ctx.clock.now()
         for after in range(bucket + 1, limit):
-            if self._being_sealed(queue, after, now):
+            if self._being_sealed(queue.id, after, now):
                 break  # not sealed yet (and its read is the seal's to make)
-            quiet = self._quiet.get((queue, after))
-            if quiet is not None and self._unacked(queue, after, quiet):
+            quiet = self._quiet.get((queue.id, after))
+            if quiet is not None and self._unacked(queue.id, after, quiet):
                 break
             ahead.append(after)
         snaps = await asyncio.gather(
@@ -392,8 +396,8 @@ class InvisibilitySide:
             settled.append(settled_counts(snap))
         return settled
 
-    async def _settled_or_read(self, queue: QueueId, bucket: int) -> BucketState:
-        return self._settled(queue, bucket) or await self._read_window_bucket(queue, bucket)
+    async def _settled_or_read(self, queue: QueueDefinition, bucket: int) -> BucketState:
+        return self._settled(queue, bucket) or await self._read_window_bucket(queue.id, bucket)
 
     async def _settle_straggler(
         self, queue: QueueDefinition, state: InvisibilityState, snap: BucketState

@@ -13,7 +13,7 @@ from cassieq.model import Counts, PopReceipt, QueueDefinition, VisibilityChange
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue
 from tests.engine.faults import FaultyStore, faulty_queue
-from tests.engine.test_holes_and_repair import drain
+from tests.engine.test_holes_and_repair import drain, write_late
 
 
 @pytest.mark.parametrize(
@@ -355,3 +355,27 @@ async def test_a_settled_head_is_read_to_pass_it_by_one_get_at_a_time(
     assert await passing == []
     await engine.settle()
     assert (await faulty.read_invisibility(queue.id)).bucket >= 1  # the first get passed it
+
+
+async def test_a_late_write_retired_after_the_read_is_counted_when_the_head_is_passed(
+    engine: QueueEngine, store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    # A late write is not final: a purge retires it, and the pass must count it then. The
+    # read after the seal showed it unacked, so passing the head takes a read again.
+    queue = await make_queue(engine, account, bucket_size=2, finalize_seconds=15)
+    await engine.put(account, "q", "a")  # m0
+    slow = await engine.publisher.take_monotons(queue.id)  # m1: a writer that is late
+    await engine.put(account, "q", "b")  # m2
+    (a,) = await engine.receive(account, "q", 1, 30)
+    assert await engine.receive(account, "q", 1, 30) == []
+    clock.advance(engine.ctx.tuning.hole_grace_ms / 1000)
+    got = await engine.receive(account, "q", 1, 30)  # b: bucket 0 sealed, m1 still a hole
+    await engine.settle()  # read after the seal: m0 pending
+    assert await write_late(engine, queue, slow, "late")
+    assert not any(await engine.ack_batch(account, "q", [a.receipt] + [d.receipt for d in got]))
+    assert await engine.purge(account, "q") >= 1  # retires the late write
+    assert await engine.receive(account, "q", 1, 30) == []
+    await engine.settle()
+    state = await store.read_invisibility(queue.id)
+    assert state.bucket >= 1
+    assert state.summary.published == 2 and state.summary.purged == 1
