@@ -302,20 +302,30 @@ async def test_a_head_whose_messages_this_server_acked_is_passed_without_a_read(
     assert state.summary == Counts(published=2, acked=2, delivered=2)
 
 
-async def test_a_head_changed_after_its_read_is_read_again_to_pass_it(
+async def _acked_here_after_a_redelivery_elsewhere(
     store: CountingStore, clock: FakeClock, account: str
-) -> None:
+) -> tuple[FaultyStore, QueueEngine, QueueDefinition]:
+    """Bucket 0 (of 2) read after its seal with m0 and m1 pending at version 2; then
+    another server makes m0 visible and delivers it again, and this server acks that
+    delivery (at version 4) and m1 (at 2): nothing is pending there, and m0 changed after
+    the read."""
     faulty, engine, queue, _ = await faulty_queue(store, clock, account, 4, bucket_size=2)
-    other = QueueEngine(store, clock, instance_id="other")  # type: ignore[arg-type]
+    other = QueueEngine(store, clock, instance_id="other")
     got = await engine.receive(account, "q", 4, 30)
-    await engine.settle()  # bucket 0 read after its seal: m0 and m1 pending, at version 2
+    await engine.settle()
     m0, m1 = sorted(got, key=lambda d: d.receipt.monoton)[:2]
-    # Another server makes m0 visible and delivers it again; its receipt is acked here.
     change = VisibilityChange(receipt=m0.receipt, invisibility_ms=0)
     assert isinstance((await other.change_visibility(account, "q", [change]))[0], PopReceipt)
     again = await other.receive(account, "q", 1, 30)
     assert [d.receipt.monoton for d in again] == [m0.receipt.monoton]
     assert not any(await engine.ack_batch(account, "q", [again[0].receipt, m1.receipt]))
+    return faulty, engine, queue
+
+
+async def test_a_head_changed_after_its_read_is_read_again_to_pass_it(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    faulty, engine, queue = await _acked_here_after_a_redelivery_elsewhere(store, clock, account)
     before = _reads_of(faulty, 0)
     assert await engine.receive(account, "q", 1, 30) == []
     await engine.settle()
@@ -331,17 +341,9 @@ async def test_a_settled_head_is_read_to_pass_it_by_one_get_at_a_time(
 ) -> None:
     # Every get of a busy queue joined the read of a settled head that another get made to
     # pass it, then could not pass it (the other was passing): it waited for nothing.
-    faulty, engine, queue, _ = await faulty_queue(store, clock, account, 4, bucket_size=2)
-    other = QueueEngine(store, clock, instance_id="other")  # type: ignore[arg-type]
-    got = await engine.receive(account, "q", 4, 30)
-    await engine.settle()  # bucket 0 read after its seal: m0 and m1 pending
-    m0, m1 = sorted(got, key=lambda d: d.receipt.monoton)[:2]
-    # m0 delivered again by another server, that delivery acked here: passing the head
-    # takes a read (the previous test), and this server knows nothing is pending there.
-    change = VisibilityChange(receipt=m0.receipt, invisibility_ms=0)
-    assert isinstance((await other.change_visibility(account, "q", [change]))[0], PopReceipt)
-    again = await other.receive(account, "q", 1, 30)
-    assert not any(await engine.ack_batch(account, "q", [again[0].receipt, m1.receipt]))
+    # Passing the head takes a read (the previous test), and this server knows nothing is
+    # pending there.
+    faulty, engine, queue = await _acked_here_after_a_redelivery_elsewhere(store, clock, account)
     head = faulty.hold("read_bucket", when=lambda qid, bucket: bucket == 0)
     before = _reads_of(faulty, 0)
     passing = asyncio.ensure_future(engine.receive(account, "q", 1, 30))
