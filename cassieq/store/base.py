@@ -203,9 +203,9 @@ class Store(Protocol):
         unsealed: bool = False,
     ) -> bool:
         """Replace a message's state if its version is still ``expected_version`` (and,
-        with ``unsealed``, if the reader has not sealed its bucket yet). What is set once
-        is never cleared: a row without an ack time, a repair move's target, dead-letter
-        fields or a first delivery time leaves the stored ones."""
+        with ``unsealed``, if the reader has not sealed its bucket yet). An ack time and a
+        repair move's target are set once, never cleared: a row without them leaves the
+        stored ones."""
         ...
 
     async def ack_message(

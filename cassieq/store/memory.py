@@ -192,6 +192,18 @@ class MemoryStore:
         *,
         unsealed: bool = False,
     ) -> bool:
+        return self._cas(queue, bucket, expected_version, row, unsealed=unsealed, keep_body=False)
+
+    def _cas(
+        self,
+        queue: QueueId,
+        bucket: int,
+        expected_version: int,
+        row: MessageRow,
+        *,
+        unsealed: bool,
+        keep_body: bool,
+    ) -> bool:
         b = self._buckets.get((queue, bucket))
         current = None if b is None else b.messages.get(row.monoton)
         if b is None or current is None or current.version != expected_version:
@@ -200,9 +212,11 @@ class MemoryStore:
             return False
         # The attributes (and their types) and the dead-letter source are kept as stored,
         # as the Cassandra update leaves them; so are an ack's time and a repair move's
-        # target, which are set once (a row without them does not clear them).
+        # target, which are set once (a row without them does not clear them), and with
+        # ``keep_body`` the body, which the Cassandra update then leaves unset.
         b.messages[row.monoton] = msgspec.structs.replace(
             row,
+            message=current.message if keep_body else row.message,
             attributes=current.attributes,
             attribute_types=current.attribute_types,
             dead_letter_source=current.dead_letter_source,
@@ -341,15 +355,10 @@ class MemoryStore:
         keep_body: bool = False,
     ) -> list[bool]:
         check_cas_entries(entries)
-        applied: list[bool] = []
-        for expected, row in entries:
-            b = self._buckets.get((queue, bucket))
-            stored = None if b is None else b.messages.get(row.monoton)
-            if keep_body and stored is not None:
-                # As the Cassandra update leaves the body unset: the stored one stays.
-                row = msgspec.structs.replace(row, message=stored.message)
-            applied.append(await self.cas_message(queue, bucket, expected, row, unsealed=unsealed))
-        return applied
+        return [
+            self._cas(queue, bucket, expected, row, unsealed=unsealed, keep_body=keep_body)
+            for expected, row in entries
+        ]
 
     async def ack_messages(
         self, queue: QueueId, bucket: int, entries: list[AckEntry], now: int
