@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from cassieq.bench.verdict import apart_http_e2e_ratio
+
 
 def table(result: dict[str, Any]) -> str:
     lines = [
@@ -40,7 +42,11 @@ def table(result: dict[str, Any]) -> str:
     if "http_over_engine_e2e" in result:
         lines.append(f"HTTP e2e ÷ engine e2e: {result['http_over_engine_e2e']}")
     if "v2" in result:
-        lines += ["", *_v2_table(result["v2"]), "", *_acceptance(result.get("acceptance", []))]
+        lines += ["", *_v2_table(result["v2"])]
+        apart = apart_http_e2e_ratio(result)
+        if apart is not None:
+            lines.append(f"v2 HTTP e2e ÷ v1 HTTP e2e, the two sections minutes apart: {apart}")
+        lines += ["", *_acceptance(result.get("acceptance", []))]
     return "\n".join(lines)
 
 
@@ -65,6 +71,13 @@ def _v2_table(v2: dict[str, Any]) -> list[str]:
                 f"| {where} | {batch} | {m['put_per_s']} | {m['receive_ack_per_s']} | "
                 f"{m['e2e_per_s']} | {lwts} | {pp('send')} | {pp('receive')} | {pp('ack')} |"
             )
+    paired = v2.get("paired_http_e2e")
+    if paired:
+        lines.append(
+            f"HTTP e2e in turns on one server ({len(paired['turns'])} turns of "
+            f"{paired['seconds_per_turn']} s): v1 {paired['v1_e2e_per_s']}/s, v2 batches of "
+            f"{paired['batch']} {paired['v2_e2e_per_s']}/s, ratio {paired['ratio']}"
+        )
     for case, wake in v2.get("wake_up_ms", {}).items():
         lines.append(
             f"long-poll wake-up, put on the {case.replace('_', ' ')}: p50 {wake['p50']} ms, "

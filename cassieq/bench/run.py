@@ -13,7 +13,7 @@ from cassieq.bench.ceiling import raw_cas_rate
 from cassieq.bench.history import write_processed_history
 from cassieq.bench.measure import rate
 from cassieq.bench.servers import http_target
-from cassieq.bench.targets import EngineTarget, Target
+from cassieq.bench.targets import EngineTarget, Target, get_ack, put_get_ack
 from cassieq.bench.v2 import V2Settings, run_v2
 from cassieq.bench.verdict import acceptance
 from cassieq.config import Settings
@@ -31,24 +31,6 @@ from cassieq.store.cassandra import (
 from cassieq.store.counting import BUCKET_PARTITION_LWTS, CountingStore
 
 Say = Callable[[str], None]
-
-
-async def get_ack(target: Target, queue: str) -> bool:
-    """A get and its ack, counted once; False when the queue answered empty."""
-    receipt = await target.get(queue)
-    if receipt is None:
-        return False
-    await target.ack(queue, receipt)
-    return True
-
-
-async def put_get_ack(target: Target, queue: str, message: str) -> bool:
-    """One message through: put, then get (again while empty) and ack."""
-    await target.put(queue, message)
-    for _ in range(100):
-        if await get_ack(target, queue):
-            return True
-    return False
 
 
 async def phases(target: Target, clients: int, seconds: float) -> dict[str, Any]:

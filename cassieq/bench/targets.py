@@ -99,3 +99,21 @@ class HttpTarget:
         ) as response:
             response.raise_for_status()
         self.latencies.timed("ack", started)
+
+
+async def get_ack(target: Target, queue: str) -> bool:
+    """A get and its ack, counted once; False when the queue answered empty."""
+    receipt = await target.get(queue)
+    if receipt is None:
+        return False
+    await target.ack(queue, receipt)
+    return True
+
+
+async def put_get_ack(target: Target, queue: str, message: str) -> bool:
+    """One message through: put, then get (again while empty) and ack."""
+    await target.put(queue, message)
+    for _ in range(100):
+        if await get_ack(target, queue):
+            return True
+    return False

@@ -12,6 +12,9 @@ from cassieq.engine import QueueEngine
 from cassieq.model import OutgoingMessage, QueueOptions
 
 LEASE_S = 60  # long enough that no message comes back during a measurement
+# A cycle's receives until its own batch is through: others' messages count as well, so
+# this only ends a cycle whose messages someone else holds.
+CYCLE_RECEIVES = 100
 
 
 class BatchTarget(Protocol):
@@ -112,3 +115,20 @@ class HttpBatchTarget:
             acked = len((await response.json())["acked"])
         self.latencies.timed("ack", started)
         return acked
+
+
+async def receive_ack(target: BatchTarget, queue: str, batch: int) -> int:
+    """One batch receive and the ack of what came; how many were acked."""
+    receipts = await target.receive(queue, batch)
+    return await target.ack(queue, receipts) if receipts else 0
+
+
+async def cycle(target: BatchTarget, queue: str, batch: int, client: int) -> int:
+    """A batch through: send it, then receive and ack batches until as many are acked."""
+    await target.send(queue, [f"c-{client}-{i}" for i in range(batch)])
+    moved = 0
+    for _ in range(CYCLE_RECEIVES):
+        moved += await receive_ack(target, queue, batch)
+        if moved >= batch:
+            break
+    return moved

@@ -12,18 +12,21 @@ from cassandra.cluster import Session
 
 from cassieq.bench.longpoll import idle_waiter_reads, wake_up_latency
 from cassieq.bench.measure import throughput
+from cassieq.bench.paired import paired_http_e2e
 from cassieq.bench.servers import server_process
 from cassieq.bench.targets_sqs import MAX_SQS_BATCH, SqsBatchTarget
-from cassieq.bench.targets_v2 import BatchTarget, EngineBatchTarget, HttpBatchTarget
+from cassieq.bench.targets_v2 import (
+    BatchTarget,
+    EngineBatchTarget,
+    HttpBatchTarget,
+    cycle,
+    receive_ack,
+)
 from cassieq.config import Settings
 from cassieq.engine import QueueEngine
 from cassieq.store.counting import CountingStore
 
 Say = Callable[[str], None]
-
-# A cycle's receives until its own batch is through: others' messages count as well, so
-# this only ends a cycle whose messages someone else holds.
-CYCLE_RECEIVES = 100
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,23 +35,8 @@ class V2Settings:
     wake_samples: int = 30
     idle_waiters: int = 100
     idle_seconds: float = 10.0
-
-
-async def receive_ack(target: BatchTarget, queue: str, batch: int) -> int:
-    """One batch receive and the ack of what came; how many were acked."""
-    receipts = await target.receive(queue, batch)
-    return await target.ack(queue, receipts) if receipts else 0
-
-
-async def cycle(target: BatchTarget, queue: str, batch: int, client: int) -> int:
-    """A batch through: send it, then receive and ack batches until as many are acked."""
-    await target.send(queue, [f"c-{client}-{i}" for i in range(batch)])
-    moved = 0
-    for _ in range(CYCLE_RECEIVES):
-        moved += await receive_ack(target, queue, batch)
-        if moved >= batch:
-            break
-    return moved
+    # Rounds of v1 v2 v2 v1 turns on one server, for the ratio of their HTTP e2e.
+    paired_rounds: int = 2
 
 
 async def batch_phases(
@@ -152,6 +140,19 @@ async def run_v2(
                     out["http"][str(batch)] = await batch_phases(target, clients, seconds, batch)
                 finally:
                     await target.close()
+        batch = max(opts.batches)
+        say(
+            f"v1 and v2 HTTP e2e in turns on one server, batches of {batch}, "
+            f"{opts.paired_rounds} rounds ..."
+        )
+        out["paired_http_e2e"] = await paired_http_e2e(
+            settings,
+            keyspace,
+            clients=clients,
+            seconds=seconds,
+            batch=batch,
+            rounds=opts.paired_rounds,
+        )
         out["sqs"] = await _sqs(settings, keyspace, clients, seconds, opts, say)
         say(f"v2 long-poll wake-up, {opts.wake_samples} samples per case ...")
         out["wake_up_ms"] = await wake_up_latency(settings, keyspace, opts.wake_samples)

@@ -48,6 +48,9 @@ async def test_a_short_bench_reports_every_figure(cassandra_node: CassandraNode)
     assert "| acceptance (#15) |" in report and "v2, 4 clients" in report
     assert any("HTTP API" in line for line in said)
     assert any("v2 HTTP API" in line for line in said)
+    assert any("in turns on one server" in line for line in said)
+    assert "HTTP e2e in turns on one server (8 turns of 0.3 s)" in report
+    assert "the two sections minutes apart" in report
     assert "| sqs (boto3) | 3 |" in report
 
 
@@ -65,6 +68,11 @@ def _check_v2(v2: dict[str, Any]) -> None:
     for rate in ("put_per_s", "receive_ack_per_s", "e2e_per_s"):
         assert sqs[rate] > 0, ("sqs", rate)
     assert set(sqs["latency_ms"]) == {"send", "receive", "ack"}
+    # v1 and v2 over HTTP in turns on one server (two rounds of v1 v2 v2 v1 by default).
+    paired = v2["paired_http_e2e"]
+    assert [t["api"] for t in paired["turns"]] == ["v1", "v2", "v2", "v1"] * 2
+    assert all(t["e2e_per_s"] > 0 for t in paired["turns"]) and paired["batch"] == 3
+    assert paired["ratio"] == round(paired["v2_e2e_per_s"] / paired["v1_e2e_per_s"], 2)
     # Some LWT is spent per message whatever the batching (at least the deliveries' batch).
     assert all(v2["lwts_per_message"][b] > 0 for b in ("1", "3"))
     for case in ("same_server", "other_server"):

@@ -84,3 +84,23 @@ def test_the_report_shows_the_v2_table_and_the_verdicts() -> None:
     rows = _acceptance(acceptance(result))
     assert rows[2].endswith("| 0.6 | <= 0.5 | FAIL |")
     assert rows[3].endswith("| 6.0 | >= 5 | pass |")
+
+
+def test_turns_on_one_server_give_the_ratio_where_the_run_has_them() -> None:
+    turns = [{"api": api, "e2e_per_s": 1.0} for api in ("v1", "v2", "v2", "v1")]
+    paired = {
+        "batch": 10,
+        "seconds_per_turn": 5.0,
+        "turns": turns,
+        "v1_e2e_per_s": 100.0,
+        "v2_e2e_per_s": 480.0,
+        "ratio": 4.8,
+    }
+    result = run(v2__paired_http_e2e=paired)
+    row = acceptance(result)[1]
+    # The sections' own figures (600 over 100, minutes apart) would have passed.
+    assert (row["figure"], row["passed"]) == (4.8, False)
+    assert row["check"].endswith("in turns on one server")
+    assert acceptance(run())[1]["check"].endswith("minutes apart")
+    table = "\n".join(_v2_table(result["v2"]))
+    assert "(4 turns of 5.0 s): v1 100.0/s, v2 batches of 10 480.0/s, ratio 4.8" in table

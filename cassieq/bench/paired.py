@@ -1,0 +1,74 @@
+"""v1 and v2 HTTP e2e in turns on one server: the ratio issue #15 asks for, without the
+machine's drift between two measurements made minutes apart.
+
+The run's v1 section and its v2 section measure their HTTP e2e about three minutes apart,
+five seconds each. This machine's speed drifts by tens of percent over minutes, and so
+did that ratio: in one run both v2 HTTP figures were 40% below the runs before and after
+it, while the v1 figure was not. Here the two alternate in turns of equal length on one
+server, v1 v2 v2 v1 in each round, so that a drift steady over a round weighs on both
+alike; each figure is what its turns moved over the time they took.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from cassieq.bench.measure import run_clients
+from cassieq.bench.servers import server_process
+from cassieq.bench.targets import HttpTarget, put_get_ack
+from cassieq.bench.targets_v2 import HttpBatchTarget, cycle
+from cassieq.config import Settings
+
+ROUND = ("v1", "v2", "v2", "v1")
+
+
+async def paired_http_e2e(
+    settings: Settings,
+    keyspace: str,
+    *,
+    clients: int,
+    seconds: float,
+    batch: int,
+    rounds: int,
+) -> dict[str, Any]:
+    """Messages per second put->get->ack over /api/v1 and send->receive->ack in batches of
+    ``batch`` over /api/v2, ``rounds`` rounds of four turns of ``seconds``; their ratio."""
+    async with server_process(settings, keyspace) as server:
+        v1 = HttpTarget(server.url, server.account, server.key)
+        v2 = HttpBatchTarget(server.url, server.account, server.key)
+        try:
+            tag = secrets.token_hex(4)
+            q1, q2 = f"p1-{tag}", f"p2-{tag}"
+            await v1.create_queue(q1)
+            await v2.create_queue(q2)
+
+            async def one(i: int) -> int:
+                return int(await put_get_ack(v1, q1, f"c-{i}"))
+
+            async def batched(i: int) -> int:
+                return await cycle(v2, q2, batch, i)
+
+            moved = {"v1": 0, "v2": 0}
+            took = {"v1": 0.0, "v2": 0.0}
+            turns: list[dict[str, Any]] = []
+            for _ in range(rounds):
+                for api in ROUND:
+                    n, elapsed = await run_clients(
+                        clients, seconds, one if api == "v1" else batched
+                    )
+                    moved[api] += n
+                    took[api] += elapsed
+                    turns.append({"api": api, "e2e_per_s": round(n / elapsed, 1)})
+        finally:
+            await v1.close()
+            await v2.close()
+    v1_rate, v2_rate = (moved[api] / max(took[api], 1e-9) for api in ("v1", "v2"))
+    return {
+        "batch": batch,
+        "seconds_per_turn": seconds,
+        "turns": turns,
+        "v1_e2e_per_s": round(v1_rate, 1),
+        "v2_e2e_per_s": round(v2_rate, 1),
+        "ratio": round(v2_rate / max(v1_rate, 0.001), 2),
+    }
