@@ -592,6 +592,13 @@ def openapi(output: Path, client_dir: Path, check: bool) -> None:
     show_default=True,
     help="The window the idle waiters' store reads are counted over.",
 )
+@click.option(
+    "--paired-rounds",
+    type=click.IntRange(1),
+    default=2,
+    show_default=True,
+    help="Rounds of v1 v2 v2 v1 HTTP e2e turns on one server, for #15's ratio.",
+)
 def bench(
     as_json: bool,
     clients: str,
@@ -604,6 +611,7 @@ def bench(
     wake_samples: int,
     idle_waiters: int,
     idle_seconds: float,
+    paired_rounds: int,
 ) -> None:
     """Measure the engine and the HTTP API against the LWT ceiling (real Cassandra)."""
     import asyncio
@@ -631,6 +639,7 @@ def bench(
                 wake_samples=wake_samples,
                 idle_waiters=idle_waiters,
                 idle_seconds=idle_seconds,
+                paired_rounds=paired_rounds,
             ),
         )
     )
