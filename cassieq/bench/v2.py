@@ -147,7 +147,8 @@ async def run_v2(
         )
         out["paired_http_e2e"] = await paired_http_e2e(
             settings,
-            keyspace,
+            session,
+            f"{keyspace}_paired",
             clients=clients,
             seconds=seconds,
             batch=batch,
