@@ -570,7 +570,7 @@ def openapi(output: Path, client_dir: Path, check: bool) -> None:
     "--keyspace",
     default="cassieq_bench",
     show_default=True,
-    help="Dropped and re-created by every run: give it a keyspace of its own.",
+    help="Dropped and re-created by every run, as is <keyspace>_paired.",
 )
 @click.option("--no-http", is_flag=True, help="Skip the HTTP API measurements.")
 @click.option("--no-v2", is_flag=True, help="Skip the v2 section (batches, long polling).")

@@ -70,8 +70,10 @@ class HttpTarget:
     async def close(self) -> None:
         await self._session.close()
 
-    async def create_queue(self, name: str) -> None:
-        async with self._session.post(self._base, json={"queueName": name}) as response:
+    async def create_queue(self, name: str, options: dict[str, Any] | None = None) -> None:
+        """``options``: more of the v1 create options, by their wire names."""
+        body = {"queueName": name, **(options or {})}
+        async with self._session.post(self._base, json=body) as response:
             response.raise_for_status()
 
     async def put(self, queue: str, message: str) -> None:

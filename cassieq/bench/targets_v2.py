@@ -79,8 +79,10 @@ class HttpBatchTarget:
     async def close(self) -> None:
         await self._session.close()
 
-    async def create_queue(self, name: str) -> None:
-        async with self._session.post(self._v1, json={"queueName": name}) as response:
+    async def create_queue(self, name: str, options: dict[str, Any] | None = None) -> None:
+        """``options``: more of the v1 create options, by their wire names."""
+        body = {"queueName": name, **(options or {})}
+        async with self._session.post(self._v1, json=body) as response:
             response.raise_for_status()
 
     async def send(self, queue: str, bodies: list[str]) -> None:

@@ -51,6 +51,10 @@ async def test_a_short_bench_reports_every_figure(cassandra_node: CassandraNode)
     assert any("in turns on one server" in line for line in said)
     assert "HTTP e2e in turns on one server (8 turns of 0.3 s)" in report
     assert "the two sections minutes apart" in report
+    # The turns' queues, in a keyspace of their own, finalize (and repair) nothing meanwhile.
+    paired = f"{cassandra_node.settings.keyspace}_bench_paired"
+    rows = cassandra_node.session.execute(f"SELECT finalize_seconds FROM {paired}.queues")
+    assert sorted(row.finalize_seconds for row in rows) == [3600, 3600]
     assert "| sqs (boto3) | 3 |" in report
 
 
