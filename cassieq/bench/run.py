@@ -12,17 +12,20 @@ from typing import Any
 from cassieq.bench.ceiling import raw_cas_rate
 from cassieq.bench.history import write_processed_history
 from cassieq.bench.measure import rate
+from cassieq.bench.paired import paired_keyspace
 from cassieq.bench.servers import http_target
 from cassieq.bench.targets import EngineTarget, Target, get_ack, put_get_ack
 from cassieq.bench.v2 import V2Settings, run_v2
-from cassieq.bench.verdict import acceptance
+from cassieq.bench.verdict import acceptance, apart_http_e2e_ratio
 from cassieq.config import Settings
 from cassieq.engine import QueueEngine
 from cassieq.engine.errors import Contention
 from cassieq.model import QueueOptions
 from cassieq.store.cassandra import (
     CassandraStore,
+    SchemaError,
     apply_schema,
+    check_keyspace,
     connect,
     default_schema_dir,
     drop_keyspace,
@@ -67,6 +70,9 @@ async def run_bench(
     v2: V2Settings | None = None,
 ) -> dict[str, Any]:
     """The whole run; ``v2`` None leaves out the v2 section (and the acceptance rows)."""
+    if http and v2 is not None:
+        # Refused now rather than five minutes into the run.
+        check_keyspace(paired_keyspace(keyspace), SchemaError)
     cluster, session = connect(settings.cassandra_hosts, settings.cassandra_port)
     try:
         # A keyspace of its own, emptied first: queues left by an earlier run would give
@@ -153,6 +159,8 @@ async def run_bench(
                 say=say,
             )
             result["acceptance"] = acceptance(result)
+            # The ratio from the two sections' own figures, minutes apart (not judged).
+            result["v2"]["http_e2e_ratio_minutes_apart"] = apart_http_e2e_ratio(result)
         raw = result["raw_lwt_per_s"][str(top)]
         result["min_lwts_per_message"] = MIN_LWTS_PER_MESSAGE
         result["e2e_over_lwt_bound"] = round(

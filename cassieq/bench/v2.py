@@ -12,7 +12,7 @@ from cassandra.cluster import Session
 
 from cassieq.bench.longpoll import idle_waiter_reads, wake_up_latency
 from cassieq.bench.measure import throughput
-from cassieq.bench.paired import paired_http_e2e
+from cassieq.bench.paired import paired_http_e2e, paired_keyspace
 from cassieq.bench.servers import server_process
 from cassieq.bench.targets_sqs import MAX_SQS_BATCH, SqsBatchTarget
 from cassieq.bench.targets_v2 import (
@@ -148,7 +148,7 @@ async def run_v2(
         out["paired_http_e2e"] = await paired_http_e2e(
             settings,
             session,
-            f"{keyspace}_paired",
+            paired_keyspace(keyspace),
             clients=clients,
             seconds=seconds,
             batch=batch,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from cassieq.bench.report import table
 from cassieq.bench.run import run_bench
 from cassieq.bench.v2 import V2Settings
@@ -51,6 +53,8 @@ async def test_a_short_bench_reports_every_figure(cassandra_node: CassandraNode)
     assert any("in turns on one server" in line for line in said)
     assert "HTTP e2e in turns on one server (8 turns of 0.3 s)" in report
     assert "the two sections minutes apart" in report
+    apart = result["v2"]["http"]["3"]["e2e_per_s"] / result["http"]["4"]["e2e_per_s"]
+    assert result["v2"]["http_e2e_ratio_minutes_apart"] == pytest.approx(apart, abs=0.01)
     # The turns' queues, in a keyspace of their own, finalize (and repair) nothing meanwhile.
     paired = f"{cassandra_node.settings.keyspace}_bench_paired"
     rows = cassandra_node.session.execute(f"SELECT finalize_seconds FROM {paired}.queues")
@@ -75,8 +79,11 @@ def _check_v2(v2: dict[str, Any]) -> None:
     # v1 and v2 over HTTP in turns on one server (two rounds of v1 v2 v2 v1 by default).
     paired = v2["paired_http_e2e"]
     assert [t["api"] for t in paired["turns"]] == ["v1", "v2", "v2", "v1"] * 2
-    assert all(t["e2e_per_s"] > 0 for t in paired["turns"]) and paired["batch"] == 3
-    assert paired["ratio"] == round(paired["v2_e2e_per_s"] / paired["v1_e2e_per_s"], 2)
+    assert all(t["e2e_per_s"] > 0 and t["client_cores"] > 0 for t in paired["turns"])
+    assert paired["batch"] == 3
+    # From the unrounded rates; the JSON's are rounded to 0.1.
+    quotient = paired["v2_e2e_per_s"] / paired["v1_e2e_per_s"]
+    assert paired["ratio"] == pytest.approx(quotient, rel=0.01)
     # Some LWT is spent per message whatever the batching (at least the deliveries' batch).
     assert all(v2["lwts_per_message"][b] > 0 for b in ("1", "3"))
     for case in ("same_server", "other_server"):

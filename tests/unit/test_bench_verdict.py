@@ -6,8 +6,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
 from cassieq.bench.report import _acceptance, _v2_table
+from cassieq.bench.run import run_bench
+from cassieq.bench.v2 import V2Settings
 from cassieq.bench.verdict import acceptance
+from cassieq.config import Settings
+from cassieq.store.cassandra import SchemaError
 
 RATES = {"put_per_s": 1.0, "receive_ack_per_s": 1.0, "e2e_per_s": 1.0, "latency_ms": {}}
 
@@ -104,3 +110,18 @@ def test_turns_on_one_server_give_the_ratio_where_the_run_has_them() -> None:
     assert acceptance(run())[1]["check"].endswith("minutes apart")
     table = "\n".join(_v2_table(result["v2"]))
     assert "(4 turns of 5.0 s): v1 100.0/s, v2 batches of 10 480.0/s, ratio 4.8" in table
+
+
+async def test_a_keyspace_too_long_for_the_turns_is_refused_before_the_run() -> None:
+    # 42 characters pass as a keyspace; with "_paired" (49) the turns' would not.
+    with pytest.raises(SchemaError, match="_paired"):
+        await run_bench(
+            Settings(),
+            keyspace="k" * 42,
+            clients=[1],
+            seconds=0.1,
+            backlog=1,
+            http=True,
+            say=print,
+            v2=V2Settings(),
+        )
