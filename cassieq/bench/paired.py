@@ -80,17 +80,16 @@ async def paired_http_e2e(
             async def batched(i: int) -> int:
                 return await cycle(v2, q2, batch, i)
 
+            step = {"v1": one, "v2": batched}
             for api in WARM_UP:
-                await run_clients(clients, seconds, one if api == "v1" else batched)
+                await run_clients(clients, seconds, step[api])
             moved = {"v1": 0, "v2": 0}
             took = {"v1": 0.0, "v2": 0.0}
             turns: list[dict[str, Any]] = []
             for _ in range(rounds):
                 for api in ROUND:
                     cpu = time.process_time()
-                    n, elapsed = await run_clients(
-                        clients, seconds, one if api == "v1" else batched
-                    )
+                    n, elapsed = await run_clients(clients, seconds, step[api])
                     moved[api] += n
                     took[api] += elapsed
                     # The load generator shares the cores: how much of one it used.
