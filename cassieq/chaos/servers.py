@@ -93,7 +93,7 @@ class ServerProcess:
             with self.log_path.open(errors="replace") as log:
                 for line in log:
                     if '"level": "error"' in line or '"level": "critical"' in line:
-                        found.append(line.rstrip()[:chars])
+                        found.append(_head_and_tail(line.rstrip(), chars))
                         if len(found) >= limit:
                             break
         except OSError:
@@ -106,6 +106,15 @@ class ServerProcess:
         except OSError:
             return "(no log)"
         return "\n".join(text.splitlines()[-lines:])
+
+
+def _head_and_tail(line: str, chars: int) -> str:
+    """At most ``chars`` of a log line, from both ends: a traceback's last frames and its
+    exception are at the end, and a CI report once cut exactly those off."""
+    if len(line) <= chars:
+        return line
+    head = chars // 4
+    return f"{line[:head]} [...] {line[len(line) - (chars - head) :]}"
 
 
 def server_env(
