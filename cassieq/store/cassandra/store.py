@@ -390,7 +390,8 @@ class CassandraStore:
         if applied:
             return True, new
         if row is not None:
-            return False, int(row.value or 0)
+            # No monoton row at all answers "not applied" with the [applied] column alone.
+            return False, int(getattr(row, "value", None) or 0)
         return False, await self.read_monoton(queue)
 
     # ----------------------------------------------------------------- buckets
