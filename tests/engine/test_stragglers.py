@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine.errors import EngineError
 from tests.engine.conftest import make_queue
 
 
@@ -73,3 +74,29 @@ async def test_two_servers_settling_the_same_stragglers(
     assert await engine.get_next(account, "q", 30) is None
     stats = await engine.statistics(account, "q")
     assert (stats.published, stats.acked, stats.size) == (3, 3, 0)
+
+
+async def test_receipts_of_a_bucket_deleted_once_finished_are_refused_not_failed(
+    engine: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    # A late duplicate ack, or a redelivery from a stale snapshot, meets a bucket that was
+    # finished and deleted: on Cassandra a batch there is answered with [applied] alone.
+    queue = await make_queue(
+        engine, account, bucket_size=2, finalize_seconds=1, delete_buckets_after_finalize=True
+    )
+    for m in ("m0", "m1", "m2", "m3", "m4"):
+        await engine.put(account, "q", m)
+    got = await engine.receive(account, "q", 10, 30)
+    assert sorted(d.message for d in got) == ["m0", "m1", "m2", "m3", "m4"]
+    receipts = [d.receipt for d in got]
+    assert await engine.ack_batch(account, "q", receipts) == [None] * 5
+    await engine.settle()
+    clock.advance(2)
+    await engine.repair(account, "q")
+    assert await engine.receive(account, "q", 10, 30) == []  # the invisibility side passes
+    await engine.settle()
+    assert not (await engine.ctx.store.read_bucket(queue.id, 0)).messages  # deleted
+    again = await engine.ack_batch(account, "q", receipts[:2])
+    assert all(isinstance(e, EngineError) for e in again), again
+    stats = await engine.statistics(account, "q")
+    assert (stats.published, stats.acked, stats.size) == (5, 5, 0)
