@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.errors import EngineError
+from cassieq.model import VisibilityChange
 from tests.engine.conftest import make_queue
 
 
@@ -98,5 +101,13 @@ async def test_receipts_of_a_bucket_deleted_once_finished_are_refused_not_failed
     assert not (await engine.ctx.store.read_bucket(queue.id, 0)).messages  # deleted
     again = await engine.ack_batch(account, "q", receipts[:2])
     assert all(isinstance(e, EngineError) for e in again), again
+    changes = [VisibilityChange(receipt=r, invisibility_ms=0, body="x") for r in receipts[:2]]
+    changed = await engine.change_visibility(account, "q", changes)
+    assert all(isinstance(e, EngineError) for e in changed), changed
+    with pytest.raises(EngineError):  # v1: one row, a single conditional update
+        await engine.ack(account, "q", receipts[0])
+    with pytest.raises(EngineError):
+        await engine.update(account, "q", receipts[1], "x", 0)
+    assert not (await engine.ctx.store.read_bucket(queue.id, 0)).messages  # nothing made up
     stats = await engine.statistics(account, "q")
     assert (stats.published, stats.acked, stats.size) == (5, 5, 0)
