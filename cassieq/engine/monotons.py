@@ -14,7 +14,7 @@ import random
 from typing import Literal
 
 from cassieq.engine.context import EngineContext
-from cassieq.engine.errors import Contention
+from cassieq.engine.errors import Contention, QueueNotFound
 from cassieq.model import QueueId
 
 MonotonStrategy = Literal["grouped", "per_put"]
@@ -35,6 +35,12 @@ class Monotons:
             self._known[queue] = current
             if applied:
                 return expected
+            if current < expected:
+                # The counter never goes back while the queue version lives: its state was
+                # deleted (a server put from a queue cache older than the deletion's grace).
+                # Taking values again from 0 would write rows no one reads or deletes.
+                self._known.pop(queue, None)
+                raise QueueNotFound(f"queue {queue.queue!r} not found in account {queue.account!r}")
             expected = current
             # Jittered exponential backoff: without it, losers retry in lock-step and lose again.
             await asyncio.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine.errors import QueueNotFound
 from cassieq.model import MessageRow, QueueDefinition
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue
@@ -241,3 +244,18 @@ async def test_a_dead_lettered_message_in_a_snapshot_is_not_tried_again(
     assert store.calls["cas_message"] <= 4
     stats = await engine.statistics(account, "q")
     assert (stats.dead_lettered, stats.acked, stats.in_flight) == (1, 1, 1)
+
+
+async def test_a_put_into_a_deleted_queue_version_is_refused_and_writes_nothing(
+    engine: QueueEngine, account: str
+) -> None:
+    # A server whose queue cache outlived the deletion's grace puts into the old version
+    # after its rows went: its monoton counter is gone too.
+    queue = await make_queue(engine, account, bucket_size=3)
+    for i in range(4):
+        await engine.put(account, "q", f"m{i}")
+    await engine.ctx.store.delete_queue_state(queue.id, 3)
+    with pytest.raises(QueueNotFound):
+        await engine.put(account, "q", "too late")
+    assert await engine.ctx.store.read_monoton(queue.id) == 0  # not taken again from 0
+    assert not (await engine.ctx.store.read_bucket(queue.id, 0)).messages
