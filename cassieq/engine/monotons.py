@@ -32,15 +32,16 @@ class Monotons:
             expected = await store.read_monoton(queue)
         for attempt in range(self._ctx.tuning.max_cas_attempts):
             applied, current = await store.cas_monoton(queue, expected, expected + count)
-            self._known[queue] = current
-            if applied:
-                return expected
             if current < expected:
                 # The counter never goes back while the queue version lives: its state was
                 # deleted (a server put from a queue cache older than the deletion's grace).
-                # Taking values again from 0 would write rows no one reads or deletes.
-                self._known.pop(queue, None)
+                # Taking values again from 0 would write rows no one reads or deletes. The
+                # value seen stays known, so this server's later puts to the version (never
+                # reused: a re-created queue is the next one) are refused too.
                 raise QueueNotFound(f"queue {queue.queue!r} not found in account {queue.account!r}")
+            self._known[queue] = current
+            if applied:
+                return expected
             expected = current
             # Jittered exponential backoff: without it, losers retry in lock-step and lose again.
             await asyncio.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))

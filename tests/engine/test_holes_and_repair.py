@@ -255,7 +255,8 @@ async def test_a_put_into_a_deleted_queue_version_is_refused_and_writes_nothing(
     for i in range(4):
         await engine.put(account, "q", f"m{i}")
     await engine.ctx.store.delete_queue_state(queue.id, 3)
-    with pytest.raises(QueueNotFound):
-        await engine.put(account, "q", "too late")
+    for _ in range(2):  # and the next put from the same cache too
+        with pytest.raises(QueueNotFound):
+            await engine.put(account, "q", "too late")
     assert await engine.ctx.store.read_monoton(queue.id) == 0  # not taken again from 0
     assert not (await engine.ctx.store.read_bucket(queue.id, 0)).messages

@@ -392,7 +392,11 @@ class CassandraStore:
         if row is not None:
             # No monoton row at all answers "not applied" with the [applied] column alone.
             return False, int(getattr(row, "value", None) or 0)
-        return False, await self.read_monoton(queue)
+        # Settled by the read back: the value now, read at SERIAL like the read back (a
+        # replica behind at a weaker consistency could show a value lower than the one
+        # expected, which the engine takes for a deleted queue).
+        rows = await self._read_serial(self._q.monoton_read, (qid,))
+        return False, _value(rows[0] if rows else None)
 
     # ----------------------------------------------------------------- buckets
 
