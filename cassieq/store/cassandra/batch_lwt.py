@@ -151,8 +151,4 @@ def _by_monoton(rows: list[Any]) -> dict[int, Any]:
     # A partition with only its static markers answers a row without a monoton. A
     # partition with no row at all (a bucket deleted once finished, one never written)
     # answers "not applied" with the [applied] column alone: no monoton column either.
-    found: dict[int, Any] = {}
-    for r in rows:
-        if (monoton := getattr(r, "monoton", None)) is not None:
-            found[int(monoton)] = r
-    return found
+    return {int(m): r for r in rows if (m := getattr(r, "monoton", None)) is not None}

@@ -380,9 +380,13 @@ class CassandraStore:
     async def cas_monoton(self, queue: QueueId, expected: int, new: int) -> tuple[bool, int]:
         token = new_token()
         qid = str(queue)
-        resolve = self._by_change(
-            self._q.monoton_read, (qid,), token, lambda row: _value(row) == expected
-        )
+        seen: list[int] = []  # the values the read backs found, at SERIAL
+
+        def holds(row: Any) -> bool:
+            seen.append(_value(row))
+            return seen[-1] == expected
+
+        resolve = self._by_change(self._q.monoton_read, (qid,), token, holds)
         stmt, params = _first_or_cas(
             self._q.monoton_cas_first, self._q.monoton_cas, (new, token, qid), expected
         )
@@ -392,11 +396,10 @@ class CassandraStore:
         if row is not None:
             # No monoton row at all answers "not applied" with the [applied] column alone.
             return False, int(getattr(row, "value", None) or 0)
-        # Settled by the read back: the value now, read at SERIAL like the read back (a
-        # replica behind at a weaker consistency could show a value lower than the one
-        # expected, which the engine takes for a deleted queue).
-        rows = await self._read_serial(self._q.monoton_read, (qid,))
-        return False, _value(rows[0] if rows else None)
+        # Settled by a read back, which found the value that failed the condition: no
+        # second read (one at a weaker consistency could show a replica behind, lower
+        # than expected, which the engine takes for a deleted queue).
+        return False, seen[-1]
 
     # ----------------------------------------------------------------- buckets
 
