@@ -23,6 +23,12 @@ from cassieq.model import Delivery, MessageRow, PopReceipt, QueueDefinition, Que
 from cassieq.tokens import new_token
 
 TAKEN_CACHE_SIZE = 65_536
+# How long the rows this server's reader wrote into a bucket are kept for the bucket's
+# seal (see reader_writes): a busy queue's bucket is emptied and sealed within a second;
+# one that took longer is read after its seal, as any other.
+READER_WRITES_MAX_MS = 5_000
+# Buckets whose reader writes are kept: a few per busy queue are being emptied at a time.
+READER_WRITES_BUCKETS = 1_024
 DLQ_WARNING_INTERVAL_MS = 60_000
 
 
@@ -37,6 +43,11 @@ class Deliverer:
         # LWT still decides every delivery.
         self._trying: dict[tuple[QueueId, int], asyncio.Future[None]] = {}
         self._taken: OrderedDict[tuple[QueueId, int], int] = OrderedDict()
+        # (queue, bucket) -> monoton -> the row as a write of this server's reader left it
+        # (its takes, conditioned on the bucket not being sealed), without the body.
+        self._reader_writes: Recent[tuple[QueueId, int], dict[int, MessageRow]] = Recent(
+            ctx, READER_WRITES_MAX_MS, READER_WRITES_BUCKETS
+        )
         # Queues whose missing dead-letter queue was logged in the last minute.
         self._missing_warned: Recent[QueueId, bool] = Recent(ctx, DLQ_WARNING_INTERVAL_MS)
 
@@ -123,6 +134,26 @@ class Deliverer:
         while len(self._taken) > TAKEN_CACHE_SIZE:
             self._taken.popitem(last=False)
 
+    def reader_writes(self, queue: QueueId, bucket: int) -> dict[int, MessageRow]:
+        """The rows of the bucket as this server's reader's writes left them (no bodies),
+        forgotten from now on: monoton -> row, the latest write of each."""
+        writes = self._reader_writes.get((queue, bucket)) or {}
+        self._reader_writes.drop((queue, bucket))
+        return writes
+
+    def forget_reader_writes(self, queue: QueueId, bucket: int) -> None:
+        """Another write of this server changed a row of the bucket after its reader's."""
+        self._reader_writes.drop((queue, bucket))
+
+    def _note_reader_writes(self, queue: QueueId, bucket: int, rows: list[MessageRow]) -> None:
+        writes = self._reader_writes.get((queue, bucket))
+        if writes is None:
+            self._reader_writes.put((queue, bucket), writes := {})
+        for row in rows:
+            known = writes.get(row.monoton)
+            if known is None or known.version < row.version:
+                writes[row.monoton] = without_body(row)
+
     async def consume(
         self,
         queue: QueueDefinition,
@@ -161,6 +192,9 @@ class Deliverer:
             unsealed=unsealed,
             keep_body=True,  # takes and retirements: only the state changes
         )
+        if unsealed:
+            won_rows = [new for (_, new, _), won in zip(writes, applied, strict=True) if won]
+            self._note_reader_writes(queue.id, bucket, won_rows)
         got: list[Delivery] = []
         for (row, new, deliver), won in zip(writes, applied, strict=True):
             if won:
@@ -483,6 +517,12 @@ def _taken(row: MessageRow, now: int, invisibility_ms: int) -> MessageRow:
         change=new_token(),
         first_delivered_at=now if row.first_delivered_at is None else row.first_delivered_at,
     )
+
+
+def without_body(row: MessageRow) -> MessageRow:
+    """The row's state without its body and attributes (which never change after the
+    insert): what a server keeps of rows it only needs to pass or redeliver later."""
+    return msgspec.structs.replace(row, message="", attributes={}, attribute_types={})
 
 
 def delivery_of(queue: QueueDefinition, row: MessageRow, taken: MessageRow) -> Delivery:

@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 
 from cassieq.engine.context import EngineContext
-from cassieq.engine.delivery import Deliverer, candidate
+from cassieq.engine.delivery import Deliverer, candidate, without_body
 from cassieq.engine.recent import Recent
 from cassieq.engine.singleflight import SingleFlight
 from cassieq.model import (
@@ -50,6 +50,7 @@ class Leaving:
 
     queue: QueueId
     bucket: int
+    size: int  # the queue's bucket size
     since: int
     told: bool = False
 
@@ -84,13 +85,7 @@ def _without_bodies(snap: BucketState) -> BucketState:
     """The snapshot as a quiet entry keeps it: the state of each row, for passing the
     bucket (a pass delivers nothing), without the bodies and attributes, which the
     thousands of entries a server may hold would otherwise keep alive."""
-    return msgspec.structs.replace(
-        snap,
-        messages=tuple(
-            msgspec.structs.replace(m, message="", attributes={}, attribute_types={})
-            for m in snap.messages
-        ),
-    )
+    return msgspec.structs.replace(snap, messages=tuple(map(without_body, snap.messages)))
 
 
 def settled_counts(snap: BucketState) -> Counts:
@@ -135,22 +130,38 @@ class InvisibilitySide:
 
     def note_changed(self, queue: QueueId, bucket: int) -> None:
         self._quiet.drop((queue, bucket))
+        # What the reader's takes left is no longer the whole story of those rows.
+        self._deliverer.forget_reader_writes(queue, bucket)
 
-    def leaving(self, queue: QueueId, bucket: int) -> Leaving:
-        """This server's reader has left the bucket and seals it: gets skip it until then.
-        The seal tells the outcome with ``left``, once."""
-        leaving = Leaving(queue, bucket, self._ctx.clock.now())
+    def leaving(self, queue: QueueId, bucket: int, size: int) -> Leaving:
+        """This server's reader has left the bucket (of ``size`` messages) and seals it:
+        gets skip it until then. The seal tells the outcome with ``left``, once."""
+        leaving = Leaving(queue, bucket, size, self._ctx.clock.now())
         self._leaving.setdefault((queue, bucket), []).append(leaving)
         return leaving
 
-    def left(self, leaving: Leaving, *, sealed: bool) -> None:
-        """The seal ``leaving`` stands for is over (a second call is ignored). Stored: the
-        bucket is read now (in the background) and gets go by that read. Not stored (a
-        failure, a shutdown): gets read it as any other bucket of the window."""
+    def left(self, leaving: Leaving, *, sealed_at: int | None) -> None:
+        """The seal ``leaving`` stands for is over (a second call is ignored). Stored (at
+        ``sealed_at``): gets go by the bucket as it was then, known here if this server's
+        reader took every message of it, else read now (in the background). Not stored (a
+        failure, a shutdown: None): gets read it as any other bucket of the window."""
         if leaving.told:
             return
         leaving.told = True
-        if not sealed:
+        writes = self._deliverer.reader_writes(leaving.queue, leaving.bucket)
+        if sealed_at is None:
+            self._done_leaving(leaving)
+            return
+        if len(writes) >= leaving.size:
+            # Every monoton of the bucket has its row, and each row is as this server's
+            # take left it (or as a later change made it, which a compare-and-set then
+            # finds, as with a read made just before that change): no other row can
+            # appear in a complete bucket. A read here was one in every twenty messages.
+            ordered = tuple(writes[m] for m in sorted(writes))
+            snap = BucketState(
+                bucket=leaving.bucket, sealed_at=sealed_at, finalized_at=None, messages=ordered
+            )
+            self._remember(leaving.queue, leaving.bucket, snap, snap)
             self._done_leaving(leaving)
             return
         read = self._read_window_bucket(leaving.queue, leaving.bucket)
@@ -226,12 +237,15 @@ class InvisibilitySide:
 
         async def read() -> BucketState:
             snap = await self._ctx.store.read_bucket(queue, bucket)
-            left = pending(snap)
-            quiet = _Quiet({m.monoton for m in left}, _due(left), _without_bodies(snap))
-            self._quiet.put((queue, bucket), quiet)
+            self._remember(queue, bucket, snap, _without_bodies(snap))
             return snap
 
         return await self._reading.run((queue, bucket), read)
+
+    def _remember(self, queue: QueueId, bucket: int, snap: BucketState, kept: BucketState) -> None:
+        """What gets go by until it is too old: ``snap``, kept as ``kept`` (no bodies)."""
+        left = pending(snap)
+        self._quiet.put((queue, bucket), _Quiet({m.monoton for m in left}, _due(left), kept))
 
     async def _state(self, queue: QueueId) -> InvisibilityState:
         """The state as last seen by this server, if recent; else read. Every change is a

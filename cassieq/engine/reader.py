@@ -269,7 +269,7 @@ class Reader:
         self._ahead[qid] = bucket + 1
         chain = self._moving.setdefault(qid, [])
         before = chain[-1] if chain else None
-        leaving = self._invisibility.leaving(qid, bucket)
+        leaving = self._invisibility.leaving(qid, bucket, size)
         task = asyncio.get_running_loop().create_task(
             self._seal_and_move(queue, bucket, before, leaving)
         )
@@ -294,18 +294,19 @@ class Reader:
         past every bucket sealed so far: a seal and a CAS per bucket in turn bounded
         batch receives.
         """
-        await self._seal(queue, bucket)
-        # The invisibility side reads it now: sealed, what this server's readers did not
+        sealed_at = await self._seal(queue, bucket)
+        # The invisibility side's from now: sealed, what this server's readers did not
         # take is its own. (A seal that failed is told by _moved.)
-        self._invisibility.left(leaving, sealed=True)
+        self._invisibility.left(leaving, sealed_at=sealed_at)
         return await self._move(queue, bucket, before)
 
-    async def _seal(self, queue: QueueDefinition, bucket: int) -> None:
+    async def _seal(self, queue: QueueDefinition, bucket: int) -> int:
+        """Seal the bucket; the stored seal time (whoever stored it)."""
         store, qid, size = self._ctx.store, queue.id, queue.options.bucket_size
         # Takes from a sealed bucket are refused (the reader's takes are conditioned on
         # the seal marker), so this server's takes still under way go first.
         await self._deliverer.wait_for_all_tries(queue, bucket * size, (bucket + 1) * size)
-        await store.seal_bucket(qid, bucket, self._ctx.clock.now())
+        return await store.seal_bucket(qid, bucket, self._ctx.clock.now())
 
     async def _move(
         self, queue: QueueDefinition, bucket: int, before: asyncio.Task[bool] | None
@@ -344,7 +345,7 @@ class Reader:
     def _moved(self, qid: QueueId, target: int, task: asyncio.Task[bool], leaving: Leaving) -> None:
         # Whatever became of the seal (a task cancelled before it ran included), the
         # invisibility side's gets must not skip the bucket for ever.
-        self._invisibility.left(leaving, sealed=False)
+        self._invisibility.left(leaving, sealed_at=None)
         chain = self._moving.get(qid, [])
         if task in chain:
             chain.remove(task)

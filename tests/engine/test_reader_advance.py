@@ -208,9 +208,10 @@ async def test_receivers_of_a_busy_queue_read_the_buckets_their_demand_needs_at_
     await engine.settle()
     assert sorted(d.message for batch in got for d in batch) == sorted(payloads)
     assert all(len(batch) == 4 for batch in got)
-    # Each read once by the reader, and the ones it left (1 and 2) once more when their seal
-    # is stored, for the invisibility side (so is bucket 0).
-    assert sorted(b for b in reads() if b > 0) == [1, 1, 2, 2, 3]
+    # Each read once, by the reader. The ones it left (1 and 2) are not read again when
+    # their seal is stored: this server took every message of them, so the invisibility
+    # side knows them without a read.
+    assert sorted(b for b in reads() if b > 0) == [1, 2, 3]
     assert await faulty.read_pointer(queue.id, "reader") == 3  # 3 is emptied, not left
 
 
@@ -245,6 +246,8 @@ async def test_a_bucket_being_sealed_is_read_for_its_redeliveries_once_the_seal_
     first = await engine.receive(account, "q", 4, 30)  # buckets 0 and 1; 0 left, seal held
     assert sorted(d.message for d in first) == payloads[:4]
     # m0, m1 (bucket 0) visible again at once: no clock advance, which would end the skip.
+    # (Changed here after the reader took them: the bucket is read after its seal, not
+    # known from those takes.)
     changes = [VisibilityChange(receipt=d.receipt, invisibility_ms=0) for d in first]
     changed = await engine.change_visibility(
         account, "q", [c for c in changes if c.receipt.monoton < 2]
@@ -290,7 +293,7 @@ async def test_a_head_whose_messages_this_server_acked_is_passed_without_a_read(
 ) -> None:
     faulty, engine, queue, _ = await faulty_queue(store, clock, account, 4, bucket_size=2)
     got = await engine.receive(account, "q", 4, 30)
-    await engine.settle()  # bucket 0 sealed and read after its seal: m0 and m1 pending
+    await engine.settle()  # bucket 0 sealed: m0 and m1 pending
     assert not any(await engine.ack_batch(account, "q", [d.receipt for d in got]))
     before = _reads_of(faulty, 0)
     assert await engine.receive(account, "q", 1, 30) == []
@@ -300,6 +303,71 @@ async def test_a_head_whose_messages_this_server_acked_is_passed_without_a_read(
     # Passed on that read and its own acks (each at the version the read showed).
     assert _reads_of(faulty, 0) == before
     assert state.summary == Counts(published=2, acked=2, delivered=2)
+
+
+async def test_a_bucket_this_server_took_whole_is_not_read_after_its_seal(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    # Every message of bucket 0 was taken by this server's reader: what the seal leaves is
+    # known here (each row as its take left it), and no other row can appear in it.
+    faulty, engine, queue, payloads = await faulty_queue(store, clock, account, 4, bucket_size=2)
+    got = await engine.receive(account, "q", 4, 30)
+    await engine.settle()
+    assert sorted(d.message for d in got) == payloads
+    assert (await store.read_bucket(queue.id, 0)).sealed_at is not None
+    assert _reads_of(faulty, 0) == 1  # the reader's own read; none after the seal
+    # Its leases run: gets skip it instead of reading it (what the seal left says when the
+    # first one ends), and answer from nowhere else.
+    assert await engine.receive(account, "q", 2, 30) == []
+    assert _reads_of(faulty, 0) == 1
+    # All acked here: the invisibility pointer passes it on what the seal left, unread.
+    assert not any(await engine.ack_batch(account, "q", [d.receipt for d in got]))
+    assert await engine.receive(account, "q", 1, 30) == []
+    await engine.settle()
+    # Bucket 1 too: that receive found it empty and left it.
+    state = await faulty.read_invisibility(queue.id)
+    assert state.bucket == 2
+    assert _reads_of(faulty, 0) == 1
+    assert state.summary == Counts(published=4, acked=4, delivered=4)
+
+
+async def test_a_bucket_this_server_took_whole_redelivers_what_was_not_acked(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    _, engine, _, _ = await faulty_queue(store, clock, account, 4, bucket_size=2)
+    got = await engine.receive(account, "q", 4, 30)
+    await engine.settle()
+    kept = min(got, key=lambda d: d.receipt.monoton)  # in bucket 0
+    acked = [d.receipt for d in got if d is not kept]
+    assert not any(await engine.ack_batch(account, "q", acked))
+    clock.advance(31)  # its lease has ended
+    again = await engine.receive(account, "q", 2, 30)
+    assert [(d.message, d.delivery_count) for d in again] == [(kept.message, 1)]
+    assert not any(await engine.ack_batch(account, "q", [again[0].receipt]))
+    clock.advance(31)
+    assert await engine.receive(account, "q", 2, 30) == []
+
+
+async def test_a_bucket_another_server_took_from_is_read_after_its_seal(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    # This server's reader took only part of bucket 0: what the seal leaves is not known
+    # here (another server's delivery, its lease), so it is read once the seal is stored.
+    faulty, engine, _, payloads = await faulty_queue(
+        store, clock, account, 4, bucket_size=2, strict_fifo=True
+    )
+    other = QueueEngine(store, clock, instance_id="other")
+    first = await other.receive(account, "q", 1, 30)
+    assert [d.message for d in first] == ["m0"]
+    got = await engine.receive(account, "q", 3, 30)
+    await engine.settle()
+    assert sorted(d.message for d in got) == payloads[1:]
+    assert _reads_of(faulty, 0) == 2  # the reader's, and the one after the seal
+    # The other server's delivery is not acked: redelivered here when its lease ends.
+    assert not any(await engine.ack_batch(account, "q", [d.receipt for d in got]))
+    clock.advance(31)
+    again = await engine.receive(account, "q", 2, 30)
+    assert [(d.message, d.delivery_count) for d in again] == [("m0", 1)]
 
 
 async def _acked_here_after_a_redelivery_elsewhere(
