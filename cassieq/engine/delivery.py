@@ -10,6 +10,7 @@ import asyncio
 import itertools
 import random
 from collections import OrderedDict
+from dataclasses import dataclass, field
 
 import msgspec
 
@@ -23,13 +24,21 @@ from cassieq.model import Delivery, MessageRow, PopReceipt, QueueDefinition, Que
 from cassieq.tokens import new_token
 
 TAKEN_CACHE_SIZE = 65_536
-# How long the rows this server's reader wrote into a bucket are kept for the bucket's
-# seal (see reader_writes): a busy queue's bucket is emptied and sealed within a second;
-# one that took longer is read after its seal, as any other.
+# How long the rows this server's reader wrote into a bucket are kept for the bucket's seal
+# (ReaderWrites); the invisibility side uses them only while younger than its quiet entries.
 READER_WRITES_MAX_MS = 5_000
 # Buckets whose reader writes are kept: a few per busy queue are being emptied at a time.
 READER_WRITES_BUCKETS = 1_024
 DLQ_WARNING_INTERVAL_MS = 60_000
+
+
+@dataclass(slots=True)
+class ReaderWrites:
+    """The rows of a bucket as this server's reader's writes left them (monoton -> the
+    latest such row, without its body), since ``since`` (the first of those writes)."""
+
+    since: int
+    rows: dict[int, MessageRow] = field(default_factory=dict)
 
 
 class Deliverer:
@@ -43,9 +52,9 @@ class Deliverer:
         # LWT still decides every delivery.
         self._trying: dict[tuple[QueueId, int], asyncio.Future[None]] = {}
         self._taken: OrderedDict[tuple[QueueId, int], int] = OrderedDict()
-        # (queue, bucket) -> monoton -> the row as a write of this server's reader left it
-        # (its takes, conditioned on the bucket not being sealed), without the body.
-        self._reader_writes: Recent[tuple[QueueId, int], dict[int, MessageRow]] = Recent(
+        # (queue, bucket) -> what the writes of this server's reader (its takes, conditioned
+        # on the bucket not being sealed) left of the rows.
+        self._reader_writes: Recent[tuple[QueueId, int], ReaderWrites] = Recent(
             ctx, READER_WRITES_MAX_MS, READER_WRITES_BUCKETS
         )
         # Queues whose missing dead-letter queue was logged in the last minute.
@@ -134,10 +143,10 @@ class Deliverer:
         while len(self._taken) > TAKEN_CACHE_SIZE:
             self._taken.popitem(last=False)
 
-    def reader_writes(self, queue: QueueId, bucket: int) -> dict[int, MessageRow]:
-        """The rows of the bucket as this server's reader's writes left them (no bodies),
-        forgotten from now on: monoton -> row, the latest write of each."""
-        writes = self._reader_writes.get((queue, bucket)) or {}
+    def pop_reader_writes(self, queue: QueueId, bucket: int) -> ReaderWrites | None:
+        """What this server's reader's writes left of the bucket's rows, forgotten from now
+        on (its seal is stored or failed: no more of them can come)."""
+        writes = self._reader_writes.get((queue, bucket))
         self._reader_writes.drop((queue, bucket))
         return writes
 
@@ -148,11 +157,11 @@ class Deliverer:
     def _note_reader_writes(self, queue: QueueId, bucket: int, rows: list[MessageRow]) -> None:
         writes = self._reader_writes.get((queue, bucket))
         if writes is None:
-            self._reader_writes.put((queue, bucket), writes := {})
+            self._reader_writes.put((queue, bucket), writes := ReaderWrites(self._ctx.clock.now()))
         for row in rows:
-            known = writes.get(row.monoton)
+            known = writes.rows.get(row.monoton)
             if known is None or known.version < row.version:
-                writes[row.monoton] = without_body(row)
+                writes.rows[row.monoton] = without_body(row)
 
     async def consume(
         self,

@@ -37,8 +37,8 @@ from cassieq.model import (
 )
 
 QUIET_MAX_MS = 1_000
-# How long gets leave a bucket to its seal's read at most: a seal kept waiting (LWT timeouts
-# under contention, a node down) must not keep its expired leases from this server's gets.
+# How long gets leave a bucket to its seal at most: a seal kept waiting (LWT timeouts under
+# contention, a node down) must not keep its expired leases from this server's gets.
 LEAVING_MAX_MS = QUIET_MAX_MS
 _NEVER = 2**62
 
@@ -59,7 +59,9 @@ class Leaving:
 class _Quiet:
     unacked: set[int]
     due: int
-    snap: BucketState  # the read it was made of, without the bodies
+    # The read it was made of, or the rows as this server's reader's takes left them (see
+    # InvisibilitySide.left), without the bodies.
+    snap: BucketState
 
 
 def pending(snap: BucketState) -> list[MessageRow]:
@@ -111,8 +113,8 @@ class InvisibilitySide:
         # monoton -> the version this server's ack of it held (the acked row is one more).
         self._acks: Recent[tuple[QueueId, int], dict[int, int]] = Recent(ctx, QUIET_MAX_MS)
         # Buckets this server's reader has just left and is sealing (a seal under way for
-        # each entry). Gets leave them to the read made once the seal is stored, for
-        # LEAVING_MAX_MS at most: each get that came meanwhile waited for reads of them, one
+        # each entry). Gets leave them to what is known once the seal is stored (see left),
+        # for LEAVING_MAX_MS at most: each get that came meanwhile waited for reads of them, one
         # before the seal (of rows its readers were still taking) and one after, about 45 ms
         # a receive under load. Only the seal's own outcome or that bound ends the skip,
         # never another get's read.
@@ -148,20 +150,31 @@ class InvisibilitySide:
         if leaving.told:
             return
         leaving.told = True
-        writes = self._deliverer.reader_writes(leaving.queue, leaving.bucket)
+        writes = self._deliverer.pop_reader_writes(leaving.queue, leaving.bucket)
         if sealed_at is None:
             self._done_leaving(leaving)
             return
-        if len(writes) >= leaving.size:
-            # Every monoton of the bucket has its row, and each row is as this server's
-            # take left it (or as a later change made it, which a compare-and-set then
-            # finds, as with a read made just before that change): no other row can
-            # appear in a complete bucket. A read here was one in every twenty messages.
-            ordered = tuple(writes[m] for m in sorted(writes))
+        now = self._ctx.clock.now()
+        if (
+            writes is not None
+            and len(writes.rows) == leaving.size
+            and 0 <= now - writes.since < QUIET_MAX_MS
+        ):
+            # Every monoton of the bucket has its row (no other row can appear in a complete
+            # bucket), each as this server's reader's take left it: the read it saves was one
+            # per bucket. A row another server changed since shows as still pending, never
+            # the other way round: gets skip it until its lease ends, and the head is passed
+            # unread only on this server's acks at exactly these versions (_settled). Trusted
+            # from the first take, not from now: a change made after it is seen here within
+            # QUIET_MAX_MS, as after a read.
+            rows = writes.rows
             snap = BucketState(
-                bucket=leaving.bucket, sealed_at=sealed_at, finalized_at=None, messages=ordered
+                bucket=leaving.bucket,
+                sealed_at=sealed_at,
+                finalized_at=None,
+                messages=tuple(rows[m] for m in sorted(rows)),
             )
-            self._remember(leaving.queue, leaving.bucket, snap, snap)
+            self._remember(leaving.queue, leaving.bucket, snap, snap, at=writes.since)
             self._done_leaving(leaving)
             return
         read = self._read_window_bucket(leaving.queue, leaving.bucket)
@@ -204,14 +217,14 @@ class InvisibilitySide:
         return quiet.unacked - (self._acks.get((queue, bucket)) or {}).keys()
 
     def _settled(self, queue: QueueDefinition, bucket: int) -> BucketState | None:
-        """The bucket as it is now, without reading it, if its last read (after its seal)
-        showed it complete, every message in it acked or pending, and this server has
-        acked each pending one since, at the very version the read showed: those rows are
-        now that version plus one, acked, and nothing else about them changed. The rest
-        cannot change: acked rows are final, and no row can appear in a complete bucket.
-        (A late write may: a purge or a redrive retires it, and it must be counted then.)
-        Passing the head took a second read of every bucket before, one more per bucket
-        than its seal's. None: read it."""
+        """The bucket as it is now, without reading it, if what is known of it after its
+        seal (a read, or this server's takes: see left) showed it complete, every message in
+        it acked or pending, and this server has acked each pending one since, at the very
+        version shown: those rows are now that version plus one, acked, and nothing else
+        about them changed. The rest cannot change: acked rows are final, and no row can
+        appear in a complete bucket. (A late write may: a purge or a redrive retires it, and
+        it must be counted then.) Passing the head took a second read of every bucket
+        before, one more per bucket than its seal's. None: read it."""
         quiet = self._quiet.get((queue.id, bucket))
         if quiet is None or quiet.snap.sealed_at is None:
             return None
@@ -242,10 +255,19 @@ class InvisibilitySide:
 
         return await self._reading.run((queue, bucket), read)
 
-    def _remember(self, queue: QueueId, bucket: int, snap: BucketState, kept: BucketState) -> None:
-        """What gets go by until it is too old: ``snap``, kept as ``kept`` (no bodies)."""
+    def _remember(
+        self,
+        queue: QueueId,
+        bucket: int,
+        snap: BucketState,
+        kept: BucketState,
+        at: int | None = None,
+    ) -> None:
+        """What gets go by until it is too old (counted from ``at``, default now): ``snap``,
+        kept as ``kept`` (no bodies)."""
         left = pending(snap)
-        self._quiet.put((queue, bucket), _Quiet({m.monoton for m in left}, _due(left), kept))
+        quiet = _Quiet({m.monoton for m in left}, _due(left), kept)
+        self._quiet.put((queue, bucket), quiet, at=at)
 
     async def _state(self, queue: QueueId) -> InvisibilityState:
         """The state as last seen by this server, if recent; else read. Every change is a
@@ -290,7 +312,7 @@ class InvisibilitySide:
             # At the head while every bucket before this one was passed in this very get.
             at_head = bucket == state.bucket
             if self._being_sealed(queue.id, bucket, now):
-                continue  # the read after its seal comes next: gets go by that one
+                continue  # known once its seal is stored: gets go by that
             # A settled head is read only to pass it: by one get at a time (the others
             # joined its read, about 10 ms a receive under load, then could not pass).
             can_pass = (

@@ -295,8 +295,8 @@ class Reader:
         batch receives.
         """
         sealed_at = await self._seal(queue, bucket)
-        # The invisibility side's from now: sealed, what this server's readers did not
-        # take is its own. (A seal that failed is told by _moved.)
+        # Sealed: from now on, what this server's readers did not take is the invisibility
+        # side's, and it learns the bucket's state. (A seal that failed is told by _moved.)
         self._invisibility.left(leaving, sealed_at=sealed_at)
         return await self._move(queue, bucket, before)
 

@@ -47,8 +47,9 @@ class Recent(Generic[K, V]):
         if hit is not None:
             self._values[key] = (value, hit[1])
 
-    def put(self, key: K, value: V) -> None:
-        self._values[key] = (value, self._clock.now())
+    def put(self, key: K, value: V, at: int | None = None) -> None:
+        """Keep ``value``, trusted from ``at`` (when what it says was true; default now)."""
+        self._values[key] = (value, self._clock.now() if at is None else at)
         self._values.move_to_end(key)
         while len(self._values) > self._max_entries:
             self._values.popitem(last=False)

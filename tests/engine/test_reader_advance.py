@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
-from cassieq.engine.invisibility import LEAVING_MAX_MS
+from cassieq.engine.invisibility import LEAVING_MAX_MS, QUIET_MAX_MS
 from cassieq.engine.reader import MAX_AHEAD
 from cassieq.model import Counts, PopReceipt, QueueDefinition, VisibilityChange
 from cassieq.store.counting import CountingStore
@@ -370,13 +370,49 @@ async def test_a_bucket_another_server_took_from_is_read_after_its_seal(
     assert [(d.message, d.delivery_count) for d in again] == [("m0", 1)]
 
 
+async def test_takes_a_second_old_at_the_seal_are_not_trusted_for_the_bucket(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    # What another server changed after the first take is seen within QUIET_MAX_MS of the
+    # change, as after a read: takes older than that are not the bucket's state any more.
+    faulty, engine, _, _ = await faulty_queue(
+        store, clock, account, 4, bucket_size=2, strict_fifo=True
+    )
+    assert [d.message for d in await engine.receive(account, "q", 1, 30)] == ["m0"]
+    clock.advance(QUIET_MAX_MS / 1000)
+    reads = _reads_of(faulty, 0)
+    got = await engine.receive(account, "q", 3, 30)  # m1 (the hint is too old: a read)
+    assert [d.message for d in got] == ["m1", "m2", "m3"]
+    await engine.settle()
+    assert _reads_of(faulty, 0) == reads + 2  # the reader's, and the one after the seal
+
+
+async def test_what_takes_left_is_trusted_from_the_first_take_not_from_the_seal(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    faulty, engine, _, _ = await faulty_queue(
+        store, clock, account, 4, bucket_size=2, strict_fifo=True
+    )
+    assert [d.message for d in await engine.receive(account, "q", 1, 30)] == ["m0"]
+    clock.advance(0.6 * QUIET_MAX_MS / 1000)
+    got = await engine.receive(account, "q", 3, 30)
+    await engine.settle()
+    assert [d.message for d in got] == ["m1", "m2", "m3"]
+    reads = _reads_of(faulty, 0)  # none after the seal: the takes are 0.6 s old
+    assert await engine.receive(account, "q", 1, 30) == []
+    assert _reads_of(faulty, 0) == reads  # skipped: its leases run
+    clock.advance(0.5 * QUIET_MAX_MS / 1000)  # 1.1 s after the first take, 0.5 after the seal
+    assert await engine.receive(account, "q", 1, 30) == []
+    assert _reads_of(faulty, 0) == reads + 1  # what the takes said is too old: read
+
+
 async def _acked_here_after_a_redelivery_elsewhere(
     store: CountingStore, clock: FakeClock, account: str
 ) -> tuple[FaultyStore, QueueEngine, QueueDefinition]:
-    """Bucket 0 (of 2) read after its seal with m0 and m1 pending at version 2; then
-    another server makes m0 visible and delivers it again, and this server acks that
-    delivery (at version 4) and m1 (at 2): nothing is pending there, and m0 changed after
-    the read."""
+    """Bucket 0 (of 2) known after its seal with m0 and m1 pending at version 2 (this
+    server took both: no read); then another server makes m0 visible and delivers it
+    again, and this server acks that delivery (at version 4) and m1 (at 2): nothing is
+    pending there, and m0 changed after what this server knows of it."""
     faulty, engine, queue, _ = await faulty_queue(store, clock, account, 4, bucket_size=2)
     other = QueueEngine(store, clock, instance_id="other")
     got = await engine.receive(account, "q", 4, 30)
@@ -399,7 +435,7 @@ async def test_a_head_changed_after_its_read_is_read_again_to_pass_it(
     await engine.settle()
     state = await faulty.read_invisibility(queue.id)
     assert state.bucket >= 1
-    # m0 was acked at another version than the read showed: read again, counted right.
+    # m0 was acked at another version than this server knew: read, counted right.
     assert _reads_of(faulty, 0) == before + 1
     assert state.summary == Counts(published=2, acked=2, delivered=3)
 
