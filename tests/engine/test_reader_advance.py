@@ -370,35 +370,39 @@ async def test_a_bucket_another_server_took_from_is_read_after_its_seal(
     assert [(d.message, d.delivery_count) for d in again] == [("m0", 1)]
 
 
+async def _m0_taken_then_the_rest(
+    store: CountingStore, clock: FakeClock, account: str, seconds: float
+) -> tuple[FaultyStore, QueueEngine, int]:
+    """Bucket 0 (of 2) taken whole by one server: m0, then ``seconds`` later m1 (and bucket
+    1), its seal stored; and the reads of bucket 0 before the second receive."""
+    faulty, engine, _, _ = await faulty_queue(
+        store, clock, account, 4, bucket_size=2, strict_fifo=True
+    )
+    assert [d.message for d in await engine.receive(account, "q", 1, 30)] == ["m0"]
+    clock.advance(seconds)
+    reads = _reads_of(faulty, 0)
+    got = await engine.receive(account, "q", 3, 30)
+    await engine.settle()
+    assert [d.message for d in got] == ["m1", "m2", "m3"]
+    return faulty, engine, reads
+
+
 async def test_takes_a_second_old_at_the_seal_are_not_trusted_for_the_bucket(
     store: CountingStore, clock: FakeClock, account: str
 ) -> None:
     # What another server changed after the first take is seen within QUIET_MAX_MS of the
     # change, as after a read: takes older than that are not the bucket's state any more.
-    faulty, engine, _, _ = await faulty_queue(
-        store, clock, account, 4, bucket_size=2, strict_fifo=True
-    )
-    assert [d.message for d in await engine.receive(account, "q", 1, 30)] == ["m0"]
-    clock.advance(QUIET_MAX_MS / 1000)
-    reads = _reads_of(faulty, 0)
-    got = await engine.receive(account, "q", 3, 30)  # m1 (the hint is too old: a read)
-    assert [d.message for d in got] == ["m1", "m2", "m3"]
-    await engine.settle()
-    assert _reads_of(faulty, 0) == reads + 2  # the reader's, and the one after the seal
+    faulty, _, reads = await _m0_taken_then_the_rest(store, clock, account, QUIET_MAX_MS / 1000)
+    # The reader's (its hint of the bucket is as old), and the one after the seal.
+    assert _reads_of(faulty, 0) == reads + 2
 
 
 async def test_what_takes_left_is_trusted_from_the_first_take_not_from_the_seal(
     store: CountingStore, clock: FakeClock, account: str
 ) -> None:
-    faulty, engine, _, _ = await faulty_queue(
-        store, clock, account, 4, bucket_size=2, strict_fifo=True
-    )
-    assert [d.message for d in await engine.receive(account, "q", 1, 30)] == ["m0"]
-    clock.advance(0.6 * QUIET_MAX_MS / 1000)
-    got = await engine.receive(account, "q", 3, 30)
-    await engine.settle()
-    assert [d.message for d in got] == ["m1", "m2", "m3"]
-    reads = _reads_of(faulty, 0)  # none after the seal: the takes are 0.6 s old
+    seconds = 0.6 * QUIET_MAX_MS / 1000
+    faulty, engine, reads = await _m0_taken_then_the_rest(store, clock, account, seconds)
+    assert _reads_of(faulty, 0) == reads  # hint and takes under a second old: no read
     assert await engine.receive(account, "q", 1, 30) == []
     assert _reads_of(faulty, 0) == reads  # skipped: its leases run
     clock.advance(0.5 * QUIET_MAX_MS / 1000)  # 1.1 s after the first take, 0.5 after the seal
