@@ -33,8 +33,12 @@ _BY_CQL: tuple[tuple[str, str], ...] = (
     ("INTO {ks}.messages", "insert_messages"),
     ("SET sealed_at = ? WHERE", "seal_bucket"),
     ("SET finalized_at = ? WHERE", "finalize_bucket"),
-    ("acked = true", "ack_message"),
+    ("acked = true, acked_at", "ack_message"),
     (".messages SET message", "cas_message"),
+    # A take's and a retirement's updates are sent only in cas_messages's batches (with
+    # keep_body); alone, they would be the same change of one row as cas_message.
+    (".messages SET version = ?, delivery_count", "cas_message"),
+    ("acked = true, dead_lettered", "cas_message"),
     (".pointers SET", "cas_pointer"),
     (".invisibility SET", "cas_invisibility"),
     ("DELETE FROM {ks}.accounts", "delete_account"),
@@ -51,8 +55,11 @@ _BY_CQL: tuple[tuple[str, str], ...] = (
 # A conditional batch, told by the CQL of a statement in it (first match wins).
 _BATCH_BY_CQL: tuple[tuple[str, str], ...] = (
     ("SET last_write_at", "insert_messages"),  # the guard of the message insert
-    ("acked = true", "ack_messages"),
+    ("acked = true, acked_at", "ack_messages"),
     (".messages SET message", "cas_messages"),
+    # cas_messages with keep_body: a take's update and a retirement's.
+    (".messages SET version = ?, delivery_count", "cas_messages"),
+    ("acked = true, dead_lettered", "cas_messages"),
 )
 # Every LWT primitive the engine sends, in a stable order (parametrized test ids): all of
 # the store's (the v2 batch ones by its receive of N, batch ack and visibility change).

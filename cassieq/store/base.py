@@ -308,10 +308,14 @@ class Store(Protocol):
         order, whether this call's change of each was applied. On Cassandra: one
         conditional batch on the bucket partition, sent again without the stale entries
         after a lost condition. Rows carry their own change token; their attributes are
-        kept as stored (they never change after the insert). With ``keep_body`` their
-        bodies are too (the caller changes only the state of each message: a delivery, a
-        retirement), so a batch does not carry them. ValueError for two entries of one
-        message or a row without a change token."""
+        kept as stored (they never change after the insert). With ``keep_body`` the
+        caller changes only the state of each message, a delivery or a retirement, and
+        only that state is written (so a batch carries neither bodies nor the columns a
+        take leaves alone): for an unacked row its version, delivery count, lease, update
+        time, first delivery time (once set, kept) and change token; for an acked row its
+        version, the ack, its reasons (dead-lettered, expired, purged: set, never
+        cleared), its times and change token. Everything else is kept as stored.
+        ValueError for two entries of one message or a row without a change token."""
         ...
 
     async def ack_messages(

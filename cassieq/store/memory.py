@@ -210,13 +210,16 @@ class MemoryStore:
             return False
         if unsealed and b.sealed_at is not None:
             return False
+        if keep_body:
+            b.messages[row.monoton] = _state_change(current, row)
+            return True
         # The attributes (and their types) and the dead-letter source are kept as stored,
         # as the Cassandra update leaves them; so are an ack's time and a repair move's
         # target, which are set once (a row without them does not clear them), and with
-        # ``keep_body`` the body, which the Cassandra update then leaves unset.
+        # ``keep_body`` (_state_change) everything but a take's or retirement's state.
         b.messages[row.monoton] = msgspec.structs.replace(
             row,
-            message=current.message if keep_body else row.message,
+            message=row.message,
             attributes=current.attributes,
             attribute_types=current.attribute_types,
             dead_letter_source=current.dead_letter_source,
@@ -368,3 +371,34 @@ class MemoryStore:
             await self.ack_message(queue, bucket, monoton, version, tag, now)
             for monoton, version, tag in entries
         ]
+
+
+def _state_change(current: MessageRow, row: MessageRow) -> MessageRow:
+    """``current`` changed as a ``keep_body`` write of ``row`` changes it: an acked row
+    (a retirement) brings its version, the ack with its reasons and times, and its change
+    token; an unacked one (a take) its version, deliveries, lease, update and first
+    delivery times and change token. Nothing else, as the Cassandra store's shorter
+    updates (statements.MESSAGE_TAKE and MESSAGE_RETIRE) write nothing else."""
+    if row.acked:
+        return msgspec.structs.replace(
+            current,
+            version=row.version,
+            acked=True,
+            dead_lettered=current.dead_lettered or row.dead_lettered,
+            expired=current.expired or row.expired,
+            purged=current.purged or row.purged,
+            acked_at=current.acked_at if row.acked_at is None else row.acked_at,
+            updated_at=row.updated_at,
+            change=row.change,
+        )
+    return msgspec.structs.replace(
+        current,
+        version=row.version,
+        delivery_count=row.delivery_count,
+        next_visible_on=row.next_visible_on,
+        updated_at=row.updated_at,
+        change=row.change,
+        first_delivered_at=(
+            current.first_delivered_at if row.first_delivered_at is None else row.first_delivered_at
+        ),
+    )

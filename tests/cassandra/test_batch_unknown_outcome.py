@@ -224,8 +224,16 @@ async def test_every_lwt_primitive_is_known_to_the_fault_helper(
     recording = _Recording.beside(cassandra_store)
     recording.told = set()
     queue = _queue()
-    rows = await _bucket(recording, queue, 2)
+    rows = await _bucket(recording, queue, 4)
     assert await recording.cas_messages(queue, 0, [(1, taken(rows[0]))], unsealed=True) == [True]
     assert await recording.cas_messages(queue, 0, [(1, taken(rows[1]))]) == [True]
     assert await recording.ack_messages(queue, 0, [(0, 2, "stale")], 5) == [False]
     assert recording.told - {None} == batches
+    recording.told = set()
+    # A take's and a retirement's shorter updates (keep_body), apart and together.
+    assert await recording.cas_messages(queue, 0, [(1, taken(rows[2]))], keep_body=True) == [True]
+    retire = rows[3].retired(5, expired=True)
+    assert await recording.cas_messages(queue, 0, [(1, retire)], keep_body=True) == [True]
+    both = [(2, taken(taken(rows[2]))), (2, retire.retired(6))]
+    assert await recording.cas_messages(queue, 0, both, keep_body=True) == [True, True]
+    assert recording.told - {None} == {"cas_messages"}

@@ -25,7 +25,9 @@ def message(monoton: int, version: int = 1, **fields: object) -> MessageRow:
 
 
 def taken(row: MessageRow, now: int = 2000, lease_ms: int = 30_000) -> MessageRow:
-    """``row`` as a receive changes it: one more delivery, leased, a new tag and change."""
+    """``row`` as a receive changes it: one more delivery, leased, a new change token.
+    (The new tag is written only by a full change; with ``keep_body``, as the engine
+    takes, the stored tag stays.)"""
     return MessageRow(
         monoton=row.monoton,
         message=row.message,

@@ -123,6 +123,38 @@ async def test_keep_body_leaves_the_stored_body(store: Store, queue: QueueId) ->
     assert (await _stored(store, queue))[0].message == "new body"
 
 
+async def test_keep_body_writes_only_a_takes_or_a_retirements_state(
+    store: Store, queue: QueueId
+) -> None:
+    rows = await _bucket(store, queue, 2)
+    # Entries that carry other changes too: only the state of their kind is written.
+    take = msgspec.structs.replace(taken(rows[0]), created_at=5, message="not written")
+    retired = rows[1].retired(3000, expired=True)
+    retire = msgspec.structs.replace(retired, tag="other", delivery_count=7, next_visible_on=9)
+    entries = [(1, take), (1, retire)]
+    assert await store.cas_messages(queue, 0, entries, keep_body=True) == [True, True]
+    stored = await _stored(store, queue)
+    t, r = stored[0], stored[1]
+    assert (t.version, t.delivery_count, t.next_visible_on, t.updated_at, t.change) == (
+        2, 1, take.next_visible_on, take.updated_at, take.change
+    )  # fmt: skip
+    assert t.first_delivered_at == take.first_delivered_at is not None
+    assert (t.tag, t.created_at, t.message, t.acked) == (rows[0].tag, 1000, rows[0].message, False)
+    assert (r.version, r.acked, r.acked_at, r.updated_at, r.change) == (
+        2,
+        True,
+        3000,
+        3000,
+        retire.change,
+    )
+    assert r.expired and not r.purged and not r.dead_lettered
+    assert (r.tag, r.delivery_count, r.next_visible_on) == (rows[1].tag, 0, 0)
+    # A later take's row without a first delivery time does not clear the stored one.
+    again = msgspec.structs.replace(taken(t), first_delivered_at=None)
+    assert await store.cas_messages(queue, 0, [(2, again)], keep_body=True) == [True]
+    assert (await _stored(store, queue))[0].first_delivered_at == take.first_delivered_at
+
+
 async def test_keep_body_changes_rows_of_large_bodies(store: Store, queue: QueueId) -> None:
     # Their bodies together pass a batch's size limit; a change that keeps them does not
     # send them (on Cassandra: one conditional batch for all four).
@@ -220,8 +252,11 @@ async def test_a_take_on_cassandra_writes_no_body_and_no_nulls(
     cassandra_node: CassandraNode, cassandra_store: CassandraStore, queue: QueueId
 ) -> None:
     rows = await _bucket(cassandra_store, queue, 2)
+    # The cells a take leaves alone (the body, tag, sent time, ack flags) are not rewritten.
+    kept = ("message", "tag", "created_at", "acked", "dead_lettered")
     select = (
-        f"SELECT monoton, WRITETIME(message) AS body_written, WRITETIME(version) AS written "
+        f"SELECT monoton, WRITETIME(version) AS written, "
+        f"{', '.join(f'WRITETIME({c}) AS {c}' for c in kept)} "
         f"FROM {cassandra_node.settings.keyspace}.messages WHERE queue_id = %s AND bucket = 0"
     )
     before = {r.monoton: r for r in cassandra_node.session.execute(select, (str(queue),))}
@@ -230,7 +265,8 @@ async def test_a_take_on_cassandra_writes_no_body_and_no_nulls(
     after = {r.monoton: r for r in cassandra_node.session.execute(select, (str(queue),))}
     for r in rows:
         assert after[r.monoton].written > before[r.monoton].written  # the take was written
-        assert after[r.monoton].body_written == before[r.monoton].body_written  # not the body
+        for column in kept:
+            assert getattr(after[r.monoton], column) == getattr(before[r.monoton], column)
     # Columns never set are left unset, not written null (a tombstone cell in every read).
     values = message_set_values(taken(rows[0]))
     positions = [c.strip().split(" ")[0] for c in MESSAGE_SET.split(" SET ")[1].split(",")]

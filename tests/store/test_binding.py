@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 from cassandra.query import UNSET_VALUE, BatchStatement, BatchType, PreparedStatement
 
 from cassieq.engine.publisher import new_message
 from cassieq.store.cassandra import CassandraStore
 from cassieq.store.cassandra.binding import add_prepared
-from cassieq.store.cassandra.rows import message_set_values, message_values
+from cassieq.store.cassandra.rows import (
+    message_retire_values,
+    message_set_values,
+    message_take_values,
+    message_values,
+    new_message_values,
+    plain_new,
+)
+from cassieq.store.cassandra.statements import MESSAGE_COLUMNS, NEW_MESSAGE_COLUMNS
 from tests.store.rows import taken
 
 
@@ -23,7 +32,9 @@ def _cases(store: CassandraStore) -> list[tuple[PreparedStatement, tuple[Any, ..
         (q.bucket_guard, (1000, "a:q:1", 2)),
         (q.message_insert, ("a:q:1", 2, *message_values(row))),
         (q.message_cas, (*message_set_values(held), "a:q:1", 2, held.monoton, 1)),
-        (q.message_cas, (*message_set_values(acked, keep_body=True), "a:q:1", 2, 41, 2)),
+        (q.message_insert_new, ("a:q:1", 2, *new_message_values(row))),
+        (q.message_take_unsealed, (*message_take_values(held), "a:q:1", 2, 41, 1)),
+        (q.message_retire, (*message_retire_values(acked), "a:q:1", 2, 41, 2)),
         (q.message_cas_unsealed, (*message_set_values(held), "a:q:1", 2, held.monoton, 1)),
         (q.message_ack, (3, 3000, 3000, "token", "a:q:1", 2, 41, 2, held.tag)),
         # A None is written as null; a short sequence is padded with unset values.
@@ -57,3 +68,19 @@ def test_bad_values_get_the_drivers_errors(cassandra_store: CassandraStore) -> N
     with pytest.raises(ValueError, match="Too many arguments"):
         add_prepared(batch, q.bucket_guard, (1000, "a:q:1", 2, 3))
     assert len(batch) == 1
+
+
+def test_a_plain_new_message_leaves_out_only_columns_the_full_insert_leaves_unset() -> None:
+    plain = new_message(41, "body", 1000, attributes={"k": "v"}, attribute_types={"k": "S"})
+    bare = new_message(42, "body", 1000)
+    copy = msgspec.structs.replace(plain, dead_letter_source="source")
+    assert plain_new(plain) and plain_new(bare) and not plain_new(copy)
+    full = [c.strip() for c in MESSAGE_COLUMNS.split(",")]
+    short = [c.strip() for c in NEW_MESSAGE_COLUMNS.split(",")]
+    for row in (plain, bare):
+        values = dict(zip(full, message_values(row), strict=True))
+        assert {c for c in full if c not in short} <= {
+            c for c, v in values.items() if v is UNSET_VALUE
+        }
+        # The columns it keeps carry the same values, in its own order.
+        assert list(new_message_values(row)) == [values[c] for c in short]

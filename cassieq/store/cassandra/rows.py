@@ -116,24 +116,58 @@ def message_values(m: MessageRow) -> tuple[Any, ...]:
     )
 
 
+def plain_new(m: MessageRow) -> bool:
+    """A new message with nothing but its body, attributes and first state: every column
+    message_values leaves unset for it is outside statements.NEW_MESSAGE_COLUMNS, so the
+    shorter insert stores the same row."""
+    return (
+        m.republished_to is None and m.acked_at is None and not m.dlq_held
+        and m.dlq_version is None and m.dlq_monoton is None
+        and m.first_delivered_at is None and not m.expired and not m.purged
+        and m.redrive_to is None and m.dead_letter_source is None
+    )  # fmt: skip
+
+
+def new_message_values(m: MessageRow) -> tuple[Any, ...]:
+    """A plain_new row, in the order of statements.NEW_MESSAGE_COLUMNS."""
+    return (
+        m.monoton, m.message, m.version, m.delivery_count, m.acked, m.dead_lettered,
+        m.next_visible_on, m.tag, m.created_at, m.updated_at, m.change,
+        m.attributes or UNSET_VALUE, m.attribute_types or UNSET_VALUE,
+    )  # fmt: skip
+
+
 def _unset_if_none(value: Any) -> Any:
     return UNSET_VALUE if value is None else value
 
 
-def message_set_values(m: MessageRow, *, keep_body: bool = False) -> tuple[Any, ...]:
-    """A message's changing state, in the order of statements.MESSAGE_SET (all but the
-    monoton, in the key, and the attributes, which never change after the insert).
+def message_take_values(m: MessageRow) -> tuple[Any, ...]:
+    """What a take changes, in the order of statements.MESSAGE_TAKE's SET."""
+    return (
+        m.version, m.delivery_count, m.next_visible_on, m.updated_at, m.change,
+        _unset_if_none(m.first_delivered_at),
+    )  # fmt: skip
 
-    ``keep_body``: the row's body is the stored one (a delivery, a retirement): left
-    unset, so the update does not write the body again (with every take, the largest
-    cell of the row was rewritten unchanged)."""
+
+def message_retire_values(m: MessageRow) -> tuple[Any, ...]:
+    """What a retirement changes, in the order of statements.MESSAGE_RETIRE's SET (acked is
+    in the text). Its reasons are written only when true: false since the insert."""
+    return (
+        m.version, True if m.dead_lettered else UNSET_VALUE, True if m.expired else UNSET_VALUE,
+        True if m.purged else UNSET_VALUE, _unset_if_none(m.acked_at), m.updated_at, m.change,
+    )  # fmt: skip
+
+
+def message_set_values(m: MessageRow) -> tuple[Any, ...]:
+    """A message's changing state, in the order of statements.MESSAGE_SET (all but the
+    monoton, in the key, and the attributes, which never change after the insert)."""
     # The dead-letter columns, republished_to, acked_at and first_delivered_at are left
     # unset, not written null, until they get a value (they are never cleared
     # afterwards): a null written by every put and take would be a tombstone cell per
     # column in every bucket read.
     dead_letter = m.dlq_held or m.dlq_monoton is not None
     return (
-        UNSET_VALUE if keep_body else m.message, m.version, m.delivery_count, m.acked,
+        m.message, m.version, m.delivery_count, m.acked,
         m.dead_lettered, _unset_if_none(m.republished_to), m.next_visible_on, m.tag,
         m.created_at, m.updated_at, _unset_if_none(m.acked_at), m.change,
         m.dlq_held if dead_letter else UNSET_VALUE,

@@ -27,6 +27,25 @@ MESSAGE_SET = (
     "dlq_monoton = ?, first_delivered_at = ?, expired = ?, purged = ?, redrive_to = ? "
     "WHERE queue_id = ? AND bucket = ? AND monoton = ? IF version = ?"
 )
+# With ``keep_body`` (store.cas_messages) a row writes only the state its kind of change
+# can alter: a take (unacked rows) or a retirement (acked rows). Fewer cells for Cassandra
+# to store in the Paxos proposal, its commit and the table, and fewer values to send.
+MESSAGE_TAKE = (
+    "UPDATE messages SET version = ?, delivery_count = ?, next_visible_on = ?, "
+    "updated_at = ?, last_change = ?, first_delivered_at = ? "
+    "WHERE queue_id = ? AND bucket = ? AND monoton = ? IF version = ?"
+)
+MESSAGE_RETIRE = (
+    "UPDATE messages SET version = ?, acked = true, dead_lettered = ?, expired = ?, "
+    "purged = ?, acked_at = ?, updated_at = ?, last_change = ? "
+    "WHERE queue_id = ? AND bucket = ? AND monoton = ? IF version = ?"
+)
+# A new message that has only a body, attributes and a first state (rows.plain_new): the
+# columns the full insert would leave unset for it are not sent at all.
+NEW_MESSAGE_COLUMNS = (
+    "monoton, message, version, delivery_count, acked, dead_lettered, next_visible_on, tag, "
+    "created_at, updated_at, last_change, attributes, attribute_types"
+)
 QUEUE_COLUMNS = (
     "account_name, queue_name, version, status, bucket_size, max_delivery_count, "
     "repair_poll_seconds, finalize_seconds, delete_buckets_after_finalize, dlq_name, "
@@ -142,9 +161,19 @@ class Statements:
             f"INSERT INTO messages (queue_id, bucket, {MESSAGE_COLUMNS}) "
             f"VALUES (?, ?, {_marks(MESSAGE_COLUMNS)}) IF NOT EXISTS"
         )
+        self.message_insert_new = p(
+            f"INSERT INTO messages (queue_id, bucket, {NEW_MESSAGE_COLUMNS}) "
+            f"VALUES (?, ?, {_marks(NEW_MESSAGE_COLUMNS)}) IF NOT EXISTS"
+        )
+        # The reader's takes (and its retirements of expired rows): only from a bucket it
+        # has not left (the static seal marker).
+        unsealed = " AND sealed_at = null"
         self.message_cas = p(MESSAGE_SET)
-        # The reader's takes: only from a bucket it has not left (the static seal marker).
-        self.message_cas_unsealed = p(MESSAGE_SET + " AND sealed_at = null")
+        self.message_cas_unsealed = p(MESSAGE_SET + unsealed)
+        self.message_take = p(MESSAGE_TAKE)
+        self.message_take_unsealed = p(MESSAGE_TAKE + unsealed)
+        self.message_retire = p(MESSAGE_RETIRE)
+        self.message_retire_unsealed = p(MESSAGE_RETIRE + unsealed)
         # An ack changes only what it must: no read of the row first.
         self.message_ack = p(
             "UPDATE messages SET version = ?, acked = true, acked_at = ?, updated_at = ?, "

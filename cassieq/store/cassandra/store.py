@@ -58,8 +58,12 @@ from cassieq.store.cassandra.rows import (
     bucket_of,
     invisibility_of,
     message_of,
+    message_retire_values,
     message_set_values,
+    message_take_values,
     message_values,
+    new_message_values,
+    plain_new,
     queue_of,
     queue_params,
     queue_replace_params,
@@ -416,13 +420,16 @@ class CassandraStore:
     async def insert_messages(
         self, queue: QueueId, bucket: int, rows: list[MessageRow], now: int
     ) -> bool:
-        qid = str(queue)
+        qid, q = str(queue), self._q
         batch = BatchStatement(batch_type=BatchType.UNLOGGED)
         # The guard carries the bucket's condition: nothing is written into a finalized
         # bucket. IF NOT EXISTS on each row makes a second try of the same write a no-op.
-        add_prepared(batch, self._q.bucket_guard, (now, qid, bucket))
+        add_prepared(batch, q.bucket_guard, (now, qid, bucket))
         for r in rows:
-            add_prepared(batch, self._q.message_insert, (qid, bucket, *message_values(r)))
+            if plain_new(r):
+                add_prepared(batch, q.message_insert_new, (qid, bucket, *new_message_values(r)))
+            else:
+                add_prepared(batch, q.message_insert, (qid, bucket, *message_values(r)))
 
         async def written() -> bool:
             # Monotons are never handed out twice: a row at ours is our write (the batch
@@ -748,13 +755,20 @@ class CassandraStore:
         unsealed: bool,
         keep_body: bool,
     ) -> list[bool]:
-        qid = str(queue)
-        statement = self._q.message_cas_unsealed if unsealed else self._q.message_cas
+        qid, q = str(queue), self._q
+        full = q.message_cas_unsealed if unsealed else q.message_cas
+        take = q.message_take_unsealed if unsealed else q.message_take
+        retire = q.message_retire_unsealed if unsealed else q.message_retire
 
         def add(batch: BatchStatement, i: int) -> None:
             expected, row = entries[i]
-            values = message_set_values(row, keep_body=keep_body)
-            add_prepared(batch, statement, (*values, qid, bucket, row.monoton, expected))
+            key = (qid, bucket, row.monoton, expected)
+            if not keep_body:
+                add_prepared(batch, full, (*message_set_values(row), *key))
+            elif row.acked:
+                add_prepared(batch, retire, (*message_retire_values(row), *key))
+            else:
+                add_prepared(batch, take, (*message_take_values(row), *key))
 
         def holds(i: int, stored: Any) -> bool:
             # A "not applied" answer carries sealed_at only when it was in the condition.
