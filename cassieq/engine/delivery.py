@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from cassieq.engine.context import EngineContext
-from cassieq.engine.errors import Contention
+from cassieq.engine.errors import Contention, QueueNotFound
 from cassieq.engine.publisher import Publisher, new_message
 from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.recent import Recent
@@ -229,7 +229,10 @@ class Deliverer:
         strict-FIFO queue."""
         name = queue.options.dlq_name
         dlq = None if name is None else await self._queues.find(queue.account, name, fresh=True)
-        targets = await self._targets(dlq, rows)
+        try:
+            targets = await self._targets(dlq, rows)
+        except QueueNotFound:
+            dlq, targets = None, {}  # its state deleted since the look-up: held, as missing
 
         async def one(row: MessageRow) -> None:
             changed = await self.dead_letter(
@@ -296,12 +299,23 @@ class Deliverer:
             return await self.retire(queue, bucket, row, unsealed=unsealed)
         if dlq is None:
             return await self._hold(queue, bucket, row, unsealed=unsealed)
-        claim = await self._claim(queue, bucket, row, dlq, unsealed=unsealed, target=target)
+        # QueueNotFound below is the dead-letter queue's (a monoton taken there): deleted
+        # since the look-up, its state too. The message is kept, as for a missing one, and
+        # the receive it came in goes on (the error was a 404 on the queue received from).
+        try:
+            claim = await self._claim(queue, bucket, row, dlq, unsealed=unsealed, target=target)
+        except QueueNotFound:
+            return await self._hold(queue, bucket, row, unsealed=unsealed)
         if claim is None:
             return False  # it changed (another server is moving it), or it was sealed
-        claim = await self.copy_to(queue, bucket, claim, dlq, source=queue.name)
-        if claim is None:
+        try:
+            moved = await self.copy_to(queue, bucket, claim, dlq, source=queue.name)
+        except QueueNotFound:
+            await self._hold(queue, bucket, claim)  # no copy written, the claim still ours
             return True
+        if moved is None:
+            return True
+        claim = moved
         now_dlq = await self._queues.find(queue.account, dlq.name, fresh=True)
         if now_dlq is None or now_dlq.version != dlq.version:
             # Deleted (and maybe created again) while the copy was written: the copy is in
