@@ -299,9 +299,10 @@ class Deliverer:
             return await self.retire(queue, bucket, row, unsealed=unsealed)
         if dlq is None:
             return await self._hold(queue, bucket, row, unsealed=unsealed)
-        # QueueNotFound below is the dead-letter queue's (a monoton taken there): deleted
-        # since the look-up, its state too. The message is kept, as for a missing one, and
-        # the receive it came in goes on (the error was a 404 on the queue received from).
+        # QueueNotFound (and TargetGone) below is the dead-letter queue's, from a monoton
+        # taken there: deleted since the look-up, its state too. The message is kept, as
+        # for a missing one, and the receive it came in goes on (the error was a 404 on the
+        # queue received from).
         try:
             claim = await self._claim(queue, bucket, row, dlq, unsealed=unsealed, target=target)
         except QueueNotFound:
@@ -310,8 +311,8 @@ class Deliverer:
             return False  # it changed (another server is moving it), or it was sealed
         try:
             moved = await self.copy_to(queue, bucket, claim, dlq, source=queue.name)
-        except QueueNotFound:
-            await self._hold(queue, bucket, claim)  # no copy written, the claim still ours
+        except TargetGone as gone:
+            await self._hold(queue, bucket, gone.claim)  # no copy written
             return True
         if moved is None:
             return True
@@ -381,7 +382,8 @@ class Deliverer:
     ) -> MessageRow | None:
         """Write the copy at the claim's target (``source``: the queue recorded on it, for a
         redrive back); the claim as it is once the copy is stored (retargeted if the target's
-        bucket was finalized first), None if it changed."""
+        bucket was finalized first), None if it changed. TargetGone, with the claim as it
+        stands, when the target's state is gone (deleted) as a monoton is taken there."""
         ctx = self._ctx
         for _ in range(ctx.tuning.max_cas_attempts):
             target = claim.dlq_monoton or 0  # set by the claim
@@ -402,10 +404,14 @@ class Deliverer:
             # dead-letter queue's finalize wait, or a redo after that queue consumed the
             # first copy and dropped its bucket (then this is a second copy: the one case
             # where the move is at least once, not exactly once).
+            try:
+                monoton = await self._publisher.take_monotons(dlq.id)
+            except QueueNotFound as gone:
+                raise TargetGone(claim) from gone
             retarget = msgspec.structs.replace(
                 claim,
                 version=claim.version + 1,
-                dlq_monoton=await self._publisher.take_monotons(dlq.id),
+                dlq_monoton=monoton,
                 updated_at=now,
                 change=new_token(),
             )
@@ -435,12 +441,21 @@ class Deliverer:
         """Move a message of a dead-letter queue back to ``target``, exactly once: the
         dead-letter move's protocol (claim recording the target, copy, retire). The copy
         is a fresh message there (delivery count 0, attributes kept). True when moved."""
-        claim = await self._claim(queue, bucket, row, target, unsealed=False, redrive=True)
+        # The target deleted, its state too, as a monoton is taken there: not moved. The
+        # message stays here (once a claim was made, delivered again when it ends).
+        try:
+            claim = await self._claim(queue, bucket, row, target, unsealed=False, redrive=True)
+        except QueueNotFound:
+            return False
         if claim is None:
             return False
-        claim = await self.copy_to(queue, bucket, claim, target, source=None)
-        if claim is None:
+        try:
+            moved = await self.copy_to(queue, bucket, claim, target, source=None)
+        except TargetGone:
             return False
+        if moved is None:
+            return False
+        claim = moved
         now_target = await self._queues.find(queue.account, target.name, fresh=True)
         if now_target is None or now_target.version != target.version:
             return False  # the copy went to a deleted version: the claim ends, it stays here
@@ -473,7 +488,8 @@ class Deliverer:
 
     async def _finish_redrive(self, queue: QueueDefinition, bucket: int, row: MessageRow) -> bool:
         """A found redrive claim: finish it when its target still exists (True)."""
-        target = await self._queues.find(queue.account, row.redrive_to or "")
+        # Fresh: a target deleted meanwhile is seen now, not after the cache's time.
+        target = await self._queues.find(queue.account, row.redrive_to or "", fresh=True)
         if target is None or target.version != row.dlq_version:
             return False  # its target is gone: the message is delivered here as before
         await self.redrive(queue, bucket, row, target)
@@ -512,6 +528,15 @@ class Deliverer:
                 held_until=held.next_visible_on,
             )
         return True
+
+
+class TargetGone(Exception):
+    """A move's target queue lost its state (deleted) as a monoton was taken there for
+    the copy; ``claim``: the moved row as it is stored now (the move's claim)."""
+
+    def __init__(self, claim: MessageRow) -> None:
+        super().__init__(f"the target of monoton {claim.monoton}'s move is gone")
+        self.claim = claim
 
 
 def candidate(queue: QueueDefinition, row: MessageRow, now: int) -> bool:

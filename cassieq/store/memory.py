@@ -215,8 +215,7 @@ class MemoryStore:
             return True
         # The attributes (and their types) and the dead-letter source are kept as stored,
         # as the Cassandra update leaves them; so are an ack's time and a repair move's
-        # target, which are set once (a row without them does not clear them), and with
-        # ``keep_body`` (_state_change) everything but a take's or retirement's state.
+        # target, which are set once (a row without them does not clear them).
         b.messages[row.monoton] = msgspec.structs.replace(
             row,
             message=row.message,

@@ -11,12 +11,47 @@ from collections.abc import Callable
 from typing import Any
 
 from cassieq.engine import FakeClock, QueueEngine
-from cassieq.model import QueueDefinition
+from cassieq.model import QueueDefinition, QueueId
 from tests.engine.conftest import make_queue
 
 
 class InjectedFault(RuntimeError):
     pass
+
+
+class TargetGoneAtItsMonoton:
+    """The real store, where the ``target`` queue is deleted, its state too (as its deletion
+    job does once the grace is over), right before a monoton is taken there: after the
+    move into it looked it up. With ``finalize_first``, the bucket of the copy is finalized
+    at its insert before that (the copy then needs a monoton taken again). ``asked``: how
+    many monotons the take that found it gone asked for."""
+
+    def __init__(self, inner: Any, engine: QueueEngine | None = None) -> None:
+        self.inner = inner
+        self.engine = engine
+        self.target: QueueDefinition | None = None
+        self.finalize_first = False
+        self.asked = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def cas_monoton(self, queue: QueueId, expected: int, new: int) -> tuple[bool, int]:
+        target = self.target
+        if target is not None and queue == target.id and not self.finalize_first:
+            assert self.engine is not None
+            self.target, self.asked = None, new - expected
+            await self.engine.queues.delete(queue.account, queue.queue)
+            await self.inner.delete_queue_state(queue, 4)
+        result: tuple[bool, int] = await self.inner.cas_monoton(queue, expected, new)
+        return result
+
+    async def insert_messages(self, queue: QueueId, bucket: int, *args: Any) -> bool:
+        if self.finalize_first and self.target is not None and queue == self.target.id:
+            self.finalize_first = False
+            await self.inner.finalize_bucket(queue, bucket, 0)
+        written: bool = await self.inner.insert_messages(queue, bucket, *args)
+        return written
 
 
 class FaultyStore:

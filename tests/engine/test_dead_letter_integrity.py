@@ -16,7 +16,7 @@ from cassieq.engine.errors import InvalidArgument
 from cassieq.model import QueueDefinition, QueueId, QueueOptions
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue
-from tests.engine.faults import FaultyStore, InjectedFault
+from tests.engine.faults import FaultyStore, InjectedFault, TargetGoneAtItsMonoton
 from tests.engine.test_holes_and_repair import drain
 
 LEASE_S = 10
@@ -215,39 +215,6 @@ async def test_a_dlq_deleted_during_a_move_keeps_the_message(
     assert await drain(engine, account, "dead") == ["poison"]
 
 
-class _DlqGoneAtItsMonoton:
-    """The store, where the DLQ is deleted, its state too (as its deletion job does once
-    the grace is over), right before a monoton is taken there: after the dead-letter path
-    looked it up. With ``finalize_first``, the bucket of the copy is finalized at its insert
-    before that (the copy then needs a monoton taken again)."""
-
-    def __init__(self, inner: Any, engine: QueueEngine | None = None) -> None:
-        self.inner = inner
-        self.engine = engine
-        self.dlq: QueueDefinition | None = None
-        self.finalize_first = False
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    async def cas_monoton(self, queue: QueueId, expected: int, new: int) -> tuple[bool, int]:
-        dlq = self.dlq
-        if dlq is not None and queue == dlq.id and not self.finalize_first:
-            assert self.engine is not None
-            self.dlq = None
-            await self.engine.queues.delete(queue.account, queue.queue)
-            await self.inner.delete_queue_state(queue, 4)
-        result: tuple[bool, int] = await self.inner.cas_monoton(queue, expected, new)
-        return result
-
-    async def insert_messages(self, queue: QueueId, bucket: int, *args: Any) -> bool:
-        if self.finalize_first and self.dlq is not None and queue == self.dlq.id:
-            self.finalize_first = False
-            await self.inner.finalize_bucket(queue, bucket, 0)
-        written: bool = await self.inner.insert_messages(queue, bucket, *args)
-        return written
-
-
 @pytest.mark.parametrize("where", ["claim", "copy", "targets"])
 async def test_a_dlq_gone_at_its_monoton_keeps_the_messages_and_the_receive_goes_on(
     store: CountingStore, clock: FakeClock, account: str, where: str
@@ -256,19 +223,22 @@ async def test_a_dlq_gone_at_its_monoton_keeps_the_messages_and_the_receive_goes
     for a copy whose first bucket was finalized, for a range of moves at once): the
     messages are held, as for a missing dead-letter queue, and the receive they came in
     answers without them (it failed with the dead-letter queue's not-found)."""
-    racing = _DlqGoneAtItsMonoton(store)
+    racing = TargetGoneAtItsMonoton(store)
     engine = racing.engine = QueueEngine(racing, clock)  # type: ignore[arg-type]
     dead = await make_queue(engine, account, "dead")
     await engine.put(account, "dead", "known")  # this server knows its monoton (1)
-    await make_queue(engine, account, "work", max_delivery_count=1, dlq_name="dead")
+    work = await make_queue(engine, account, "work", max_delivery_count=1, dlq_name="dead")
     count = 3 if where == "targets" else 1
     for payload in PAYLOADS[:count]:
         await engine.put(account, "work", payload)
     assert len(await engine.receive(account, "work", count, LEASE_S)) == count
     clock.advance(LEASE_S + 1)
-    racing.dlq, racing.finalize_first = dead, where == "copy"
+    racing.target, racing.finalize_first = dead, where == "copy"
     assert await engine.receive(account, "work", count, LEASE_S) == []
-    assert racing.dlq is None, "no monoton was taken in the dead-letter queue"
+    # Gone as monotons were taken there: one range for the three moves, else one.
+    assert racing.asked == (count if where == "targets" else 1)
+    rows = (await store.read_bucket(work.id, 0)).messages
+    assert [m.dlq_held for m in rows] == [True] * count  # held, not left claimed
     stats = await engine.statistics(account, "work")
     assert (stats.size, stats.dead_letter_pending, stats.dead_lettered) == (count, count, 0)
     await make_queue(engine, account, "dead")

@@ -14,7 +14,9 @@ from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.errors import InvalidArgument, QueueNotFound
 from cassieq.engine.redrive import STALE_MS, RateLimiter, TaskNotFound, TaskNotRunning
 from cassieq.model import MessageRow, OutgoingMessage, QueueDefinition, RedriveTask
+from cassieq.store.counting import CountingStore
 from tests.engine.conftest import hold_redrives, make_queue
+from tests.engine.faults import TargetGoneAtItsMonoton
 
 LEASE_S = 10
 FAST = 10_000
@@ -273,3 +275,27 @@ async def test_a_move_cut_short_whose_target_was_deleted_stays_deliverable(
     clock.advance(max(engine.ctx.tuning.claim_ms, engine.ctx.tuning.queue_cache_ms) / 1000 + 1)
     got = await engine.get_next(account, "dead", LEASE_S)
     assert got is not None and got.message == "m0"  # kept in the dead-letter queue
+
+
+@pytest.mark.parametrize("where", ["claim", "copy"])
+async def test_a_target_gone_at_its_monoton_fails_the_move_and_keeps_the_message(
+    store: CountingStore, clock: FakeClock, account: str, where: str
+) -> None:
+    """The target queue deleted, its state too, as the move takes a monoton there (for its
+    claim, or for a copy whose first bucket was finalized): that message fails, the task
+    ends, and the message stays in the dead-letter queue, deliverable (once a claim was
+    made, when it ends)."""
+    racing = TargetGoneAtItsMonoton(store)
+    engine = racing.engine = QueueEngine(racing, clock)  # type: ignore[arg-type]
+    await _dead_letters(engine, account, clock, {"a": ["m0"]})  # this server knows a's monoton
+    racing.target = await engine.queues.get(account, "a")
+    racing.finalize_first = where == "copy"
+    task = await engine.start_redrive(account, "dead", None, FAST)
+    await engine.redriver.join()
+    assert racing.asked == 1, "no monoton was taken in the target"
+    done = await engine.redrive_status(account, "dead", task.id)
+    assert (done.status, done.moved, done.failed) == ("failed", 0, 1)
+    if where == "copy":
+        assert await engine.get_next(account, "dead", LEASE_S) is None  # claimed
+        clock.advance(engine.ctx.tuning.claim_ms / 1000 + 1)
+    assert await _drain(engine, account, "dead") == [("m0", 0, "a")]

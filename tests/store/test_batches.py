@@ -15,7 +15,11 @@ from cassandra.query import UNSET_VALUE
 from cassieq.model import MessageRow, QueueId
 from cassieq.store.base import Store
 from cassieq.store.cassandra import CassandraStore
-from cassieq.store.cassandra.rows import message_set_values
+from cassieq.store.cassandra.rows import (
+    message_retire_values,
+    message_set_values,
+    message_take_values,
+)
 from cassieq.store.cassandra.statements import MESSAGE_SET
 from tests.conftest import CassandraNode
 from tests.store.rows import message, taken
@@ -267,9 +271,14 @@ async def test_a_take_on_cassandra_writes_no_body_and_no_nulls(
         assert after[r.monoton].written > before[r.monoton].written  # the take was written
         for column in kept:
             assert getattr(after[r.monoton], column) == getattr(before[r.monoton], column)
-    # Columns never set are left unset, not written null (a tombstone cell in every read).
+    # Columns never set are left unset, not written null (a tombstone cell in every read):
+    # by a full change, a take's and a retirement's.
     values = message_set_values(taken(rows[0]))
     positions = [c.strip().split(" ")[0] for c in MESSAGE_SET.split(" SET ")[1].split(",")]
     unset = {name for name, v in zip(positions, values, strict=False) if v is UNSET_VALUE}
     assert {"republished_to", "acked_at", "dlq_version", "dlq_monoton"} <= unset
     assert None not in values
+    again = msgspec.structs.replace(taken(rows[0]), first_delivered_at=None)
+    assert message_take_values(again)[-1] is UNSET_VALUE
+    for short in (message_take_values(again), message_retire_values(rows[1].retired(5))):
+        assert None not in short
