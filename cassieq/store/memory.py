@@ -218,14 +218,11 @@ class MemoryStore:
         # target, which are set once (a row without them does not clear them).
         b.messages[row.monoton] = msgspec.structs.replace(
             row,
-            message=row.message,
             attributes=current.attributes,
             attribute_types=current.attribute_types,
             dead_letter_source=current.dead_letter_source,
-            acked_at=current.acked_at if row.acked_at is None else row.acked_at,
-            republished_to=(
-                current.republished_to if row.republished_to is None else row.republished_to
-            ),
+            acked_at=_set_once(current.acked_at, row.acked_at),
+            republished_to=_set_once(current.republished_to, row.republished_to),
         )
         return True
 
@@ -386,7 +383,7 @@ def _state_change(current: MessageRow, row: MessageRow) -> MessageRow:
             dead_lettered=current.dead_lettered or row.dead_lettered,
             expired=current.expired or row.expired,
             purged=current.purged or row.purged,
-            acked_at=current.acked_at if row.acked_at is None else row.acked_at,
+            acked_at=_set_once(current.acked_at, row.acked_at),
             updated_at=row.updated_at,
             change=row.change,
         )
@@ -397,7 +394,11 @@ def _state_change(current: MessageRow, row: MessageRow) -> MessageRow:
         next_visible_on=row.next_visible_on,
         updated_at=row.updated_at,
         change=row.change,
-        first_delivered_at=(
-            current.first_delivered_at if row.first_delivered_at is None else row.first_delivered_at
-        ),
+        first_delivered_at=_set_once(current.first_delivered_at, row.first_delivered_at),
     )
+
+
+def _set_once(stored: int | None, written: int | None) -> int | None:
+    """A column set once and never cleared: a write without a value leaves the stored one
+    (the Cassandra store leaves it unset)."""
+    return stored if written is None else written

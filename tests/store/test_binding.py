@@ -12,12 +12,11 @@ from cassieq.engine.publisher import new_message
 from cassieq.store.cassandra import CassandraStore
 from cassieq.store.cassandra.binding import add_prepared
 from cassieq.store.cassandra.rows import (
+    insert_values,
     message_retire_values,
     message_set_values,
     message_take_values,
     message_values,
-    new_message_values,
-    plain_new,
 )
 from cassieq.store.cassandra.statements import MESSAGE_COLUMNS, NEW_MESSAGE_COLUMNS
 from tests.store.rows import taken
@@ -32,7 +31,7 @@ def _cases(store: CassandraStore) -> list[tuple[PreparedStatement, tuple[Any, ..
         (q.bucket_guard, (1000, "a:q:1", 2)),
         (q.message_insert, ("a:q:1", 2, *message_values(row))),
         (q.message_cas, (*message_set_values(held), "a:q:1", 2, held.monoton, 1)),
-        (q.message_insert_new, ("a:q:1", 2, *new_message_values(row))),
+        (q.message_insert_new, ("a:q:1", 2, *insert_values(row)[1])),
         (q.message_take_unsealed, (*message_take_values(held), "a:q:1", 2, 41, 1)),
         (q.message_retire, (*message_retire_values(acked), "a:q:1", 2, 41, 2)),
         (q.message_cas_unsealed, (*message_set_values(held), "a:q:1", 2, held.monoton, 1)),
@@ -74,7 +73,7 @@ def test_a_plain_new_message_leaves_out_only_columns_the_full_insert_leaves_unse
     plain = new_message(41, "body", 1000, attributes={"k": "v"}, attribute_types={"k": "S"})
     bare = new_message(42, "body", 1000)
     copy = msgspec.structs.replace(plain, dead_letter_source="source")
-    assert plain_new(plain) and plain_new(bare) and not plain_new(copy)
+    assert insert_values(plain)[0] and insert_values(bare)[0] and not insert_values(copy)[0]
     full = [c.strip() for c in MESSAGE_COLUMNS.split(",")]
     short = [c.strip() for c in NEW_MESSAGE_COLUMNS.split(",")]
     for row in (plain, bare):
@@ -83,4 +82,4 @@ def test_a_plain_new_message_leaves_out_only_columns_the_full_insert_leaves_unse
             c for c, v in values.items() if v is UNSET_VALUE
         }
         # The columns it keeps carry the same values, in its own order.
-        assert list(new_message_values(row)) == [values[c] for c in short]
+        assert list(insert_values(row)[1]) == [values[c] for c in short]

@@ -18,6 +18,7 @@ from cassieq.model import (
     QueueOptions,
     RedriveTask,
 )
+from cassieq.store.cassandra.statements import MESSAGE_COLUMNS, NEW_MESSAGE_COLUMNS
 
 
 def account_of(r: Any) -> Account:
@@ -116,25 +117,26 @@ def message_values(m: MessageRow) -> tuple[Any, ...]:
     )
 
 
-def plain_new(m: MessageRow) -> bool:
-    """A new message with nothing but its body, attributes and first state: every column
-    message_values leaves unset for it is outside statements.NEW_MESSAGE_COLUMNS, so the
-    shorter insert stores the same row."""
-    return (
-        m.republished_to is None and m.acked_at is None and not m.dlq_held
-        and m.dlq_version is None and m.dlq_monoton is None
-        and m.first_delivered_at is None and not m.expired and not m.purged
-        and m.redrive_to is None and m.dead_letter_source is None
-    )  # fmt: skip
+def _columns(text: str) -> list[str]:
+    return [c.strip() for c in text.split(",")]
 
 
-def new_message_values(m: MessageRow) -> tuple[Any, ...]:
-    """A plain_new row, in the order of statements.NEW_MESSAGE_COLUMNS."""
-    return (
-        m.monoton, m.message, m.version, m.delivery_count, m.acked, m.dead_lettered,
-        m.next_visible_on, m.tag, m.created_at, m.updated_at, m.change,
-        m.attributes or UNSET_VALUE, m.attribute_types or UNSET_VALUE,
-    )  # fmt: skip
+# The shorter insert's columns, as positions in message_values (derived, so the two lists
+# cannot drift apart: a column the shorter insert lacks is never dropped with a value).
+_ALL = _columns(MESSAGE_COLUMNS)
+_KEPT = tuple(_ALL.index(c) for c in _columns(NEW_MESSAGE_COLUMNS))
+_LEFT_OUT = tuple(i for i in range(len(_ALL)) if i not in _KEPT)
+
+
+def insert_values(m: MessageRow) -> tuple[bool, tuple[Any, ...]]:
+    """A new row's values: (True, in the order of statements.NEW_MESSAGE_COLUMNS) when
+    every column the shorter insert lacks would be left unset anyway (a new message with
+    nothing but its body, attributes and first state: the same row stored, fewer values
+    sent), else (False, message_values)."""
+    values = message_values(m)
+    if all(values[i] is UNSET_VALUE for i in _LEFT_OUT):
+        return True, tuple(values[i] for i in _KEPT)
+    return False, values
 
 
 def _unset_if_none(value: Any) -> Any:

@@ -40,7 +40,7 @@ MESSAGE_RETIRE = (
     "purged = ?, acked_at = ?, updated_at = ?, last_change = ? "
     "WHERE queue_id = ? AND bucket = ? AND monoton = ? IF version = ?"
 )
-# A new message that has only a body, attributes and a first state (rows.plain_new): the
+# A new message that has only a body, attributes and a first state (rows.insert_values): the
 # columns the full insert would leave unset for it are not sent at all.
 NEW_MESSAGE_COLUMNS = (
     "monoton, message, version, delivery_count, acked, dead_lettered, next_visible_on, tag, "

@@ -56,14 +56,12 @@ from cassieq.store.cassandra.lwt import (
 from cassieq.store.cassandra.rows import (
     account_of,
     bucket_of,
+    insert_values,
     invisibility_of,
     message_of,
     message_retire_values,
     message_set_values,
     message_take_values,
-    message_values,
-    new_message_values,
-    plain_new,
     queue_of,
     queue_params,
     queue_replace_params,
@@ -426,10 +424,9 @@ class CassandraStore:
         # bucket. IF NOT EXISTS on each row makes a second try of the same write a no-op.
         add_prepared(batch, q.bucket_guard, (now, qid, bucket))
         for r in rows:
-            if plain_new(r):
-                add_prepared(batch, q.message_insert_new, (qid, bucket, *new_message_values(r)))
-            else:
-                add_prepared(batch, q.message_insert, (qid, bucket, *message_values(r)))
+            short, values = insert_values(r)
+            insert = q.message_insert_new if short else q.message_insert
+            add_prepared(batch, insert, (qid, bucket, *values))
 
         async def written() -> bool:
             # Monotons are never handed out twice: a row at ours is our write (the batch
