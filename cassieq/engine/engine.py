@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 
 from cassieq.engine.accounts import Accounts
@@ -131,16 +130,8 @@ class QueueEngine:
 
     async def send(self, account: str, queue: str, messages: list[OutgoingMessage]) -> list[Sent]:
         definition = await self.queues.get(account, queue)
-        # Sent side by side, the publisher writes them as one group: one monoton range,
-        # one conditional batch per bucket partition.
-        rows = await asyncio.gather(
-            *(
-                self.publisher.put_row(
-                    definition, m.body, m.delay_ms, m.attributes, m.attribute_types
-                )
-                for m in messages
-            )
-        )
+        # One group: one monoton range, one conditional batch per bucket partition.
+        rows = await self.publisher.put_rows(definition, messages)
         return [Sent(monoton=r.monoton, tag=r.tag) for r in rows]
 
     async def receive(

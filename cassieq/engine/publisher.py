@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import Contention, InvalidArgument
 from cassieq.engine.hints import BucketHints
 from cassieq.engine.monotons import Monotons, MonotonStrategy
-from cassieq.model import MessageRow, QueueDefinition, QueueId
+from cassieq.model import MessageRow, OutgoingMessage, QueueDefinition, QueueId
 from cassieq.store.base import by_bytes, row_bytes
 from cassieq.tokens import new_token
 
@@ -66,41 +66,43 @@ class Publisher:
         initial_invisibility_ms: int = 0,
     ) -> int:
         """Store a message; return its monoton."""
-        return (await self.put_row(queue, message, initial_invisibility_ms)).monoton
+        sent = OutgoingMessage(body=message, delay_ms=initial_invisibility_ms)
+        return (await self.put_rows(queue, [sent]))[0].monoton
 
-    async def put_row(
-        self,
-        queue: QueueDefinition,
-        message: str,
-        initial_invisibility_ms: int = 0,
-        attributes: dict[str, str] | None = None,
-        attribute_types: dict[str, str] | None = None,
-    ) -> MessageRow:
-        """Store a message; return its row as written. Concurrent puts to one queue (a v2
-        batch is sent as such) share one monoton range and one write per bucket."""
-        if initial_invisibility_ms < 0:
+    async def put_rows(
+        self, queue: QueueDefinition, messages: Sequence[OutgoingMessage]
+    ) -> list[MessageRow]:
+        """Store messages; return their rows as written, in the order given. Concurrent
+        puts to one queue share one monoton range and one write per bucket; the messages
+        of one call join the same group, in their order (a v2 batch is one call)."""
+        if any(m.delay_ms < 0 for m in messages):
             raise InvalidArgument("initial invisibility must be >= 0")
         loop = asyncio.get_running_loop()
-        put = _Put(
-            queue,
-            message,
-            initial_invisibility_ms,
-            loop.create_future(),
-            attributes or {},
-            attribute_types or {},
-        )
+        puts = [
+            _Put(queue, m.body, m.delay_ms, loop.create_future(), m.attributes, m.attribute_types)
+            for m in messages
+        ]
         if not self._grouped:
-            await self._write([put])
-            while not put.done.done():  # its bucket was finalized: again, with a new monoton
-                await self._write([put])
-            return put.done.result()
-        self._waiting.setdefault(queue.id, []).append(put)
-        if queue.id not in self._flushing:
-            self._flushing.add(queue.id)
-            task = loop.create_task(self._flush(queue.id))
+            return list(await asyncio.gather(*(self._write_alone(put) for put in puts)))
+        qid = queue.id
+        self._waiting.setdefault(qid, []).extend(puts)
+        if qid not in self._flushing:
+            self._flushing.add(qid)
+            task = loop.create_task(self._flush(qid))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-        return await put.done
+        if len(puts) == 1:
+            return [await puts[0].done]
+        # The futures themselves, not a task per put: gather wraps no future in a task.
+        # The first failure is raised, as the puts' own would be (gather marks the rest
+        # retrieved).
+        return list(await asyncio.gather(*(put.done for put in puts)))
+
+    async def _write_alone(self, put: _Put) -> MessageRow:
+        await self._write([put])
+        while not put.done.done():  # its bucket was finalized: again, with a new monoton
+            await self._write([put])
+        return put.done.result()
 
     async def _flush(self, queue: QueueId) -> None:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC
+from operator import itemgetter
 from typing import Any
 
 from cassandra.query import UNSET_VALUE
@@ -126,6 +127,10 @@ def _columns(text: str) -> list[str]:
 _ALL = _columns(MESSAGE_COLUMNS)
 _KEPT = tuple(_ALL.index(c) for c in _columns(NEW_MESSAGE_COLUMNS))
 _LEFT_OUT = tuple(i for i in range(len(_ALL)) if i not in _KEPT)
+# Picked in C: a put of ten messages picks ten times (a generator each was 5% of the
+# in-process engine's time under batches of ten).
+_kept = itemgetter(*_KEPT)
+_left_out = itemgetter(*_LEFT_OUT)
 
 
 def insert_values(m: MessageRow) -> tuple[bool, tuple[Any, ...]]:
@@ -134,8 +139,8 @@ def insert_values(m: MessageRow) -> tuple[bool, tuple[Any, ...]]:
     nothing but its body, attributes and first state: the same row stored, fewer values
     sent), else (False, message_values)."""
     values = message_values(m)
-    if all(values[i] is UNSET_VALUE for i in _LEFT_OUT):
-        return True, tuple(values[i] for i in _KEPT)
+    if _left_out(values).count(UNSET_VALUE) == len(_LEFT_OUT):
+        return True, _kept(values)
     return False, values
 
 
