@@ -9,6 +9,7 @@ import socket
 import uvicorn
 from litestar import Litestar
 
+from cassieq.api.collector import settle_for_serving
 from cassieq.api.protocol import HttpLimits, protocol_class
 from cassieq.api.state import AppState
 
@@ -87,6 +88,7 @@ def serve(app: Litestar, *, host: str, port: int, admin_port: int | None, log_le
     if admin_port is not None:
         admin = uvicorn_config(app, host=host, port=admin_port, log_level=log_level, lifespan=False)
         servers.append(ReleasingServer(admin))
+    settle_for_serving()
     status = asyncio.run(_serve_all(servers))
     if status:
         raise SystemExit(status)

@@ -41,6 +41,14 @@ class ReaderWrites:
     rows: dict[int, MessageRow] = field(default_factory=dict)
 
 
+# (account, queue, queue version, monoton)
+_TakenKey = tuple[str, str, int, int]
+
+
+def _taken_key(queue: QueueDefinition, monoton: int) -> _TakenKey:
+    return (queue.account, queue.name, queue.version, monoton)
+
+
 class Deliverer:
     def __init__(self, ctx: EngineContext, publisher: Publisher, queues: QueueDirectory) -> None:
         self._ctx = ctx
@@ -51,7 +59,10 @@ class Deliverer:
         # moved past (a stale snapshot would only spend an LWT to lose). Only a hint: the
         # LWT still decides every delivery.
         self._trying: dict[tuple[QueueId, int], asyncio.Future[None]] = {}
-        self._taken: OrderedDict[tuple[QueueId, int], int] = OrderedDict()
+        # Keyed by plain tuples of text and numbers: the garbage collector stops tracking
+        # such a tuple, while one holding a QueueId (a GC type) stays tracked, and each
+        # full collection walked all 65,536 keys.
+        self._taken: OrderedDict[_TakenKey, int] = OrderedDict()
         # (queue, bucket) -> what the writes of this server's reader (its takes, conditioned
         # on the bucket not being sealed) left of the rows.
         self._reader_writes: Recent[tuple[QueueId, int], ReaderWrites] = Recent(
@@ -114,8 +125,9 @@ class Deliverer:
 
     def busy(self, queue: QueueDefinition, row: MessageRow) -> bool:
         """Another reader of this server is taking it, or took this version of it already."""
-        key = (queue.id, row.monoton)
-        return key in self._trying or self._taken.get(key, 0) > row.version
+        if (queue.id, row.monoton) in self._trying:
+            return True
+        return self._taken.get(_taken_key(queue, row.monoton), 0) > row.version
 
     def any_trying(self, queue: QueueDefinition, rows: list[MessageRow]) -> bool:
         return any((queue.id, r.monoton) in self._trying for r in rows)
@@ -137,7 +149,7 @@ class Deliverer:
 
     def note_version(self, queue: QueueDefinition, monoton: int, version: int) -> None:
         """Remember that a message is at ``version`` now (this server changed it)."""
-        key = (queue.id, monoton)
+        key = _taken_key(queue, monoton)
         self._taken[key] = version
         self._taken.move_to_end(key)
         while len(self._taken) > TAKEN_CACHE_SIZE:
