@@ -77,6 +77,8 @@ class Publisher:
         of one call join the same group, in their order (a v2 batch is one call)."""
         if any(m.delay_ms < 0 for m in messages):
             raise InvalidArgument("initial invisibility must be >= 0")
+        if not messages:
+            return []
         loop = asyncio.get_running_loop()
         puts = [
             _Put(queue, m.body, m.delay_ms, loop.create_future(), m.attributes, m.attribute_types)
