@@ -318,3 +318,22 @@ async def test_a_snapshot_of_part_of_a_bucket_is_read_again(
         [f"mine{i}" for i in range(5)] + [f"theirs{i}" for i in range(5)]
     )
     assert store.calls["read_bucket"] == 1
+
+
+async def test_a_send_is_one_monoton_range_in_request_order_and_one_insert_per_bucket(
+    engine: QueueEngine, store: CountingStore, account: str
+) -> None:
+    await make_queue(engine, account, bucket_size=10)
+    store.reset()
+    sent = await engine.send(account, "q", [OutgoingMessage(body=f"m{i}") for i in range(15)])
+    monotons = [s.monoton for s in sent]
+    # Consecutive, in the order sent: one range, taken with one compare-and-set.
+    assert monotons == list(range(monotons[0], monotons[0] + 15))
+    assert store.calls["cas_monoton"] == 1
+    buckets = {m // 10 for m in monotons}
+    assert store.calls["insert_messages"] == len(buckets)
+    got = await engine.receive(account, "q", 15, 30)
+    got += await engine.receive(account, "q", 15, 30)
+    assert {d.receipt.monoton: d.message for d in got} == {
+        m: f"m{i}" for i, m in enumerate(monotons)
+    }
