@@ -74,7 +74,8 @@ class Publisher:
     ) -> list[MessageRow]:
         """Store messages; return their rows as written, in the order given. Concurrent
         puts to one queue share one monoton range and one write per bucket; the messages
-        of one call join the same group, in their order (a v2 batch is one call)."""
+        of one call join the waiting puts together, in their order (a v2 batch is one
+        call: one group, unless more than MAX_GROUP puts wait)."""
         if any(m.delay_ms < 0 for m in messages):
             raise InvalidArgument("initial invisibility must be >= 0")
         if not messages:
@@ -85,6 +86,8 @@ class Publisher:
             for m in messages
         ]
         if not self._grouped:
+            if len(puts) == 1:
+                return [await self._write_alone(puts[0])]
             return list(await asyncio.gather(*(self._write_alone(put) for put in puts)))
         qid = queue.id
         self._waiting.setdefault(qid, []).extend(puts)

@@ -337,3 +337,19 @@ async def test_a_send_is_one_monoton_range_in_request_order_and_one_insert_per_b
     assert {d.receipt.monoton: d.message for d in got} == {
         m: f"m{i}" for i, m in enumerate(monotons)
     }
+
+
+async def test_the_per_put_strategy_takes_a_monoton_for_each_message_of_a_send(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    engine = QueueEngine(store, clock, monotons="per_put")  # type: ignore[arg-type]
+    await make_queue(engine, account, bucket_size=10)
+    store.reset()
+    sent = await engine.send(account, "q", [OutgoingMessage(body=f"m{i}") for i in range(3)])
+    assert await engine.put(account, "q", "alone") > 0
+    # One compare-and-set at least per message (the grouped strategy: 2); side by side they
+    # race for the counter, and a lost one is tried again.
+    assert store.calls["cas_monoton"] >= 4
+    assert len({s.monoton for s in sent}) == 3
+    got = await engine.receive(account, "q", 10, 30)
+    assert sorted(bodies(got)) == ["alone", "m0", "m1", "m2"]
