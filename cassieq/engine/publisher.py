@@ -86,8 +86,6 @@ class Publisher:
             for m in messages
         ]
         if not self._grouped:
-            if len(puts) == 1:
-                return [await self._write_alone(puts[0])]
             return list(await asyncio.gather(*(self._write_alone(put) for put in puts)))
         qid = queue.id
         self._waiting.setdefault(qid, []).extend(puts)
@@ -96,8 +94,6 @@ class Publisher:
             task = loop.create_task(self._flush(qid))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-        if len(puts) == 1:
-            return [await puts[0].done]
         # The futures themselves, not a task per put: gather wraps no future in a task.
         # The first failure is raised, as the puts' own would be (gather marks the rest
         # retrieved).
