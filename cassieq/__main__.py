@@ -1,3 +1,3 @@
-from cassieq.cli import main
+from cassieq.cli.main import main
 
 main()

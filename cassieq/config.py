@@ -67,7 +67,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # /ready fails when the background loop's last completed pass is older than this.
     ready_background_max_age_seconds: Annotated[float, msgspec.Meta(gt=0)] = 60.0
 
-    # --- HTTP server limits and CORS (cassieq/api/server.py, protocol.py, cors.py) ---
+    # --- HTTP server limits and CORS (cassieq/api/http/server.py, protocol.py, cors.py) ---
     # Browser origins allowed to call the API (comma-separated; "*" for any). Empty: no CORS.
     cors_origins: tuple[str, ...] = ()
     # The request line and headers together, and how many headers: beyond either, 431.

@@ -10,23 +10,25 @@ from contextlib import asynccontextmanager
 from litestar import Litestar, Router
 from litestar.datastructures import State
 
-from cassieq.api.accounts import AccountController
-from cassieq.api.bodies import CassieqRequest
-from cassieq.api.console import History, console_router
-from cassieq.api.cors import Cors
-from cassieq.api.debug import DebugController
+from cassieq.api.admin.debug import DebugController
+from cassieq.api.admin.metrics import metrics
 from cassieq.api.docs import asset_routes, document_security, openapi_config
 from cassieq.api.errors import EXCEPTION_HANDLERS
 from cassieq.api.health import health, root
-from cassieq.api.messages import MessageController
+from cassieq.api.http.allow_header import AllowHeader
+from cassieq.api.http.bodies import CassieqRequest
+from cassieq.api.http.cors import Cors
 from cassieq.api.metrics import Metrics, RequestTimer
-from cassieq.api.metrics.route import metrics
-from cassieq.api.options import AllowHeader
-from cassieq.api.permissions import PermissionController
-from cassieq.api.queues import QueueController
 from cassieq.api.ready import ready
+from cassieq.api.sqs.dispatch import SqsDispatch
+from cassieq.api.sqs.route import sqs_endpoint
 from cassieq.api.state import AppState
+from cassieq.api.v1.accounts import AccountController
+from cassieq.api.v1.messages import MessageController
+from cassieq.api.v1.permissions import PermissionController
+from cassieq.api.v1.queues import QueueController
 from cassieq.api.v2 import V2_ROUTES
+from cassieq.api.web_console import History, console_router
 from cassieq.auth.keyring import key_encryption_key
 from cassieq.auth.receipt_keys import ReceiptSecrets, ReceiptSigner
 from cassieq.auth.replay import ReplayCache
@@ -35,8 +37,6 @@ from cassieq.engine import Clock, QueueEngine
 from cassieq.engine.background import BackgroundWorker
 from cassieq.engine.context import Tuning
 from cassieq.engine.keyspace_secrets import RECEIPT_SECRET
-from cassieq.sqs.dispatch import SqsDispatch
-from cassieq.sqs.route import sqs_endpoint
 from cassieq.store.base import Store, StoreError
 
 SETTLE_ON_SHUTDOWN_S = 5.0
@@ -161,7 +161,7 @@ def create_app(
         state=State({"cassieq": state, "console_history": history}),
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
-        # JSON bodies are depth-checked before they are decoded (cassieq.api.bodies).
+        # JSON bodies are depth-checked before they are decoded (cassieq.api.http.bodies).
         request_class=CassieqRequest,
         before_send=[AllowHeader()],
         # Bodies beyond this are refused (413) by their Content-Length before being read;
@@ -175,7 +175,7 @@ def create_app(
     )
     document_security(app)
     # SQS clients post to / or to a queue URL: their requests go to the SQS route before
-    # routing, by their shape (cassieq.sqs.dispatch); other requests are untouched.
+    # routing, by their shape (cassieq.api.sqs.dispatch); other requests are untouched.
     app.asgi_handler = SqsDispatch(app.asgi_handler)
     if settings.cors_origins:
         # Around Litestar's whole handler, routing included: every answer to an allowed

@@ -23,14 +23,14 @@ from litestar.exceptions import HTTPException, NotFoundException, ValidationExce
 from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 from litestar.openapi.datastructures import ResponseSpec
 
-from cassieq.api.bodies import JsonTooDeep
-from cassieq.api.dto import (
+from cassieq.api.error_bodies import (
     AuthErrorBody,
     ErrorBody,
     ErrorsBody,
     ResourceErrorBody,
     V2ErrorBody,
 )
+from cassieq.api.http.bodies import JsonTooDeep
 from cassieq.auth.access import AuthError
 from cassieq.auth.receipts import InvalidReceipt
 from cassieq.engine.errors import (

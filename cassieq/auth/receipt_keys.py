@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import structlog
 
 from cassieq.auth.receipts import ReceiptCodec, UnverifiedReceipt
-from cassieq.engine.singleflight import SingleFlight
 from cassieq.model import PopReceipt
+from cassieq.singleflight import SingleFlight
 from cassieq.store.base import StoreError
 
 REFRESH_MS = 60_000

@@ -20,8 +20,8 @@ from cassieq.engine.errors import (
 from cassieq.engine.keyspace_secrets import KeyspaceSecrets
 from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.recent import Recent
-from cassieq.engine.singleflight import SingleFlight
 from cassieq.model import Account, name_problem
+from cassieq.singleflight import SingleFlight
 
 DEFAULT_KEY_NAMES = ("primary", "secondary")
 

@@ -25,7 +25,6 @@ import msgspec
 from cassieq.engine.context import EngineContext
 from cassieq.engine.delivery import Deliverer, candidate, without_body
 from cassieq.engine.recent import Recent
-from cassieq.engine.singleflight import SingleFlight
 from cassieq.model import (
     BucketState,
     Counts,
@@ -35,6 +34,7 @@ from cassieq.model import (
     QueueDefinition,
     QueueId,
 )
+from cassieq.singleflight import SingleFlight
 
 QUIET_MAX_MS = 1_000
 # How long gets leave a bucket to its seal at most: a seal kept waiting (LWT timeouts under

@@ -16,7 +16,6 @@ from cassieq.engine.errors import (
     QueueNotFound,
 )
 from cassieq.engine.recent import Recent
-from cassieq.engine.singleflight import SingleFlight
 from cassieq.model import (
     MAX_MESSAGE_BYTES,
     Account,
@@ -25,6 +24,7 @@ from cassieq.model import (
     QueueOptions,
     name_problem,
 )
+from cassieq.singleflight import SingleFlight
 
 MAX_BUCKET_SIZE = 10_000
 # v2 option bounds (api-v2.md), SQS's where it has one.

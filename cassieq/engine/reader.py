@@ -10,8 +10,8 @@ from cassieq.engine.delivery import Deliverer, candidate
 from cassieq.engine.hints import BucketHints
 from cassieq.engine.invisibility import InvisibilitySide, Leaving
 from cassieq.engine.recent import Recent
-from cassieq.engine.singleflight import SingleFlight
 from cassieq.model import BucketState, Delivery, MessageRow, QueueDefinition, QueueId
+from cassieq.singleflight import SingleFlight
 
 MAX_STEPS = 64
 # How many buckets this server's readers may be ahead of the stored reader pointer while

@@ -98,7 +98,7 @@ def select(
 
 
 if __name__ == "__main__":  # python -m cassieq.pipeline.export / spark-submit
-    from cassieq.pipeline.cli import export as _command
-    from cassieq.pipeline.cli import run_module
+    from cassieq.pipeline.commands import export as _command
+    from cassieq.pipeline.commands import run_module
 
     run_module(_command)

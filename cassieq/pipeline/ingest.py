@@ -210,7 +210,7 @@ async def _write_range(
 
 
 if __name__ == "__main__":  # python -m cassieq.pipeline.ingest / spark-submit
-    from cassieq.pipeline.cli import ingest as _command
-    from cassieq.pipeline.cli import run_module
+    from cassieq.pipeline.commands import ingest as _command
+    from cassieq.pipeline.commands import run_module
 
     run_module(_command)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cassieq.config import Settings
-from cassieq.devtools import maven
+from cassieq.tools.devcluster import maven
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

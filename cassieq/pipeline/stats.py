@@ -193,7 +193,7 @@ def encode(snapshot: StatsSnapshot) -> bytes:
 
 
 if __name__ == "__main__":  # python -m cassieq.pipeline.stats / spark-submit
-    from cassieq.pipeline.cli import run_module
-    from cassieq.pipeline.cli import stats as _command
+    from cassieq.pipeline.commands import run_module
+    from cassieq.pipeline.commands import stats as _command
 
     run_module(_command)

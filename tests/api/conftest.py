@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cassieq.bench.servers import free_port
+from cassieq.tools.bench.servers import free_port
 from tests.conftest import CassandraNode
 
 ADMIN_TOKEN = "test-operator-" + secrets.token_hex(16)  # serve wants 32+ characters

@@ -1,5 +1,5 @@
 """An app served on a real socket by uvicorn, configured exactly as `cassieq serve` does
-(cassieq.api.server), in a thread of the test process."""
+(cassieq.api.http.server), in a thread of the test process."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import uvicorn
 from litestar import Litestar
 
-from cassieq.api.server import listening_socket, uvicorn_config
+from cassieq.api.http.server import listening_socket, uvicorn_config
 
 
 @contextmanager

@@ -17,9 +17,9 @@ import pytest
 from litestar.testing import TestClient
 
 from cassieq.api.app import create_app
-from cassieq.api.console.history import History
-from cassieq.api.console.session import COOKIE
 from cassieq.api.state import AppState
+from cassieq.api.web_console.history import History
+from cassieq.api.web_console.session import COOKIE
 from cassieq.config import Settings
 from cassieq.engine import FakeClock
 from cassieq.store.base import Store
@@ -209,7 +209,7 @@ def test_no_operator_token_disables_the_console() -> None:
 def test_overview_lists_a_bounded_number_of_accounts(
     console: Console, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import cassieq.api.console.views as views
+    import cassieq.api.web_console.views as views
 
     populate(console.client, ADMIN, console.clock)  # a second account at least
     monkeypatch.setattr(views, "OVERVIEW_ACCOUNTS", 1)

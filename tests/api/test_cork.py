@@ -1,4 +1,4 @@
-"""The server writes an answer in one send (cassieq.api.cork), and nothing it holds is lost
+"""The server writes an answer in one send (cassieq.api.http.cork), and nothing it holds is lost
 or reordered: a close or an end-of-file writes it first."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 from uvicorn.config import Config
 from uvicorn.server import ServerState
 
-from cassieq.api.cork import CorkedTransport
-from cassieq.api.protocol import HttpLimits, protocol_class
+from cassieq.api.http.cork import CorkedTransport
+from cassieq.api.http.h11_limits import HttpLimits, protocol_class
 from cassieq.config import Settings
 
 

@@ -1,6 +1,6 @@
 """Request bodies survive any HTTP/1.1 framing, on a real uvicorn server over a real socket.
 
-The server is configured exactly as `cassieq serve` configures it (cassieq.api.server),
+The server is configured exactly as `cassieq serve` configures it (cassieq.api.http.server),
 on each store: the message read back is the one the real store kept.
 """
 
@@ -18,7 +18,7 @@ import pytest
 import uvicorn
 
 from cassieq.api.app import create_app
-from cassieq.api.server import listening_socket, uvicorn_config
+from cassieq.api.http.server import listening_socket, uvicorn_config
 from cassieq.config import Settings
 from cassieq.store.base import Store
 from cassieq.store.memory import MemoryStore

@@ -1,5 +1,5 @@
 """The HTTP server's limits, on a real socket of a server configured as `cassieq serve`
-configures it (cassieq.api.server), on each store.
+configures it (cassieq.api.http.server), on each store.
 
 Timeouts are set short here (1 s); every wait is a read on the socket with a bound.
 """

@@ -17,7 +17,7 @@ from litestar.routes import HTTPRoute
 from litestar.testing import TestClient
 
 from cassieq.api.app import create_app
-from cassieq.api.bodies import MAX_JSON_DEPTH, check_json_depth, json_depth
+from cassieq.api.http.bodies import MAX_JSON_DEPTH, check_json_depth, json_depth
 from cassieq.config import Settings
 from cassieq.store.base import Store
 from cassieq.store.memory import MemoryStore

@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis import checks
 
 from cassieq.api.app import create_app
-from cassieq.api.bodies import MAX_JSON_DEPTH
+from cassieq.api.http.bodies import MAX_JSON_DEPTH
 from cassieq.config import Settings
 from cassieq.store.memory import MemoryStore
 from tests.api.conftest import ADMIN_TOKEN, AccountCtx, Server

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from cassieq.api.app import create_app
-from cassieq.api.server import ReleasingServer, listening_socket, uvicorn_config
+from cassieq.api.http.server import ReleasingServer, listening_socket, uvicorn_config
 from cassieq.config import Settings
 from cassieq.engine.waiters import QueueWatcher
 from cassieq.store.base import Store

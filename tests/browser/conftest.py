@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, Page, Request, expect, sync_playwright
 
-from cassieq.bench.servers import free_port
+from cassieq.tools.bench.servers import free_port
 
 # Bounds on waits for the page, not pauses: on a loaded 2-core machine Chromium took 25 s to
 # run Swagger UI's bundle (30 s is Playwright's default).

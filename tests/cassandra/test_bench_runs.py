@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from cassieq.bench.report import table
-from cassieq.bench.run import run_bench
-from cassieq.bench.v2 import V2Settings
+from cassieq.tools.bench.report import table
+from cassieq.tools.bench.run import run_bench
+from cassieq.tools.bench.v2 import V2Settings
 from tests.conftest import CassandraNode
 
 TINY_V2 = V2Settings(batches=(1, 3), wake_samples=2, idle_waiters=5, idle_seconds=0.5)

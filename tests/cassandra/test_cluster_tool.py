@@ -15,8 +15,9 @@ import pytest
 from cassandra.cluster import NoHostAvailable, Session
 from cassandra.pool import Host
 
-from cassieq.devtools.cassandra import owned_pid, query_version, serves_cql
-from cassieq.devtools.cluster import (
+from cassieq.store.cassandra import connect
+from cassieq.tools.devcluster.cassandra import owned_pid, query_version, serves_cql
+from cassieq.tools.devcluster.cluster import (
     CassandraToolError,
     ClusterConfig,
     gossip_up,
@@ -24,7 +25,6 @@ from cassieq.devtools.cluster import (
     restart_node,
     start_cluster,
 )
-from cassieq.store.cassandra import connect
 
 pytestmark = pytest.mark.cluster
 

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from cassieq.devtools.cassandra import NodeConfig, node_status
+from cassieq.tools.devcluster.cassandra import NodeConfig, node_status
 
 PORT, STORAGE_PORT = "9142", "7100"
 

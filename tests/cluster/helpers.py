@@ -9,7 +9,7 @@ from cassieq.store.cassandra import CassandraUnavailable, connect
 
 def cluster_answers() -> None:
     """Fail (never skip) with a clear message when the three-node cluster is not running."""
-    from cassieq.devtools.cluster import ClusterConfig
+    from cassieq.tools.devcluster.cluster import ClusterConfig
 
     cfg = ClusterConfig.from_env()
     try:

@@ -20,10 +20,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from cassieq.devtools.cluster import ClusterConfig
 from cassieq.engine import QueueEngine
 from cassieq.model import OutgoingMessage, QueueOptions
 from cassieq.store.cassandra import CassandraStore, apply_schema, connect, default_schema_dir
+from cassieq.tools.devcluster.cluster import ClusterConfig
 from tests.cluster.helpers import cluster_answers
 
 pytestmark = pytest.mark.cluster

@@ -11,9 +11,9 @@ import time
 
 import httpx
 
-from cassieq.bench.servers import free_port
 from cassieq.engine.keyspace_secrets import RECEIPT_SECRET
 from cassieq.store.cassandra import CassandraStore
+from cassieq.tools.bench.servers import free_port
 from tests.api.conftest import AccountCtx
 from tests.cli_process import run_cassieq
 from tests.conftest import CassandraNode

@@ -1,4 +1,4 @@
-"""`cassieq serve` flags win over the environment, as the README says."""
+"""`cassieq serve` flags win over the environment, as docs/operations/serving.md says."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import httpx
 
-from cassieq.bench.servers import free_port
-from cassieq.cli import serve_settings
+from cassieq.cli.server import serve_settings
+from cassieq.tools.bench.servers import free_port
 from tests.api.conftest import ADMIN_TOKEN
 from tests.cli_process import run_cassieq
 from tests.conftest import CassandraNode

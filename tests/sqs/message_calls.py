@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from cassieq.api.sqs.actions.messages import ACTIONS
+from cassieq.api.sqs.context import SqsCall
 from cassieq.auth.receipt_keys import ReceiptSecrets, ReceiptSigner
 from cassieq.engine import QueueEngine
-from cassieq.sqs.actions.messages import ACTIONS
-from cassieq.sqs.context import SqsCall
 
 BASE = "http://localhost:8080"
 

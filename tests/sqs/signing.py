@@ -10,7 +10,7 @@ from botocore.auth import SigV4Auth, SigV4QueryAuth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from cassieq.sqs.sigv4 import SignedRequest
+from cassieq.api.sqs.sigv4 import SignedRequest
 
 NOW = dt.datetime(2026, 11, 23, 12, 0, 0, tzinfo=dt.UTC)
 

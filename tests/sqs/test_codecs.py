@@ -8,9 +8,9 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from cassieq.sqs import errors, json_codec, query_codec
-from cassieq.sqs.errors import SqsError
-from cassieq.sqs.model import XML_NAMESPACE, operation
+from cassieq.api.sqs import errors, json_codec, query_codec
+from cassieq.api.sqs.errors import SqsError
+from cassieq.api.sqs.model import XML_NAMESPACE, operation
 
 NS = {"q": XML_NAMESPACE}
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import uuid
 
+from cassieq.api.sqs.credentials import MAX_READINGS, readings, secrets_for
+from cassieq.api.sqs.sigv4 import Secret
 from cassieq.engine import QueueEngine
-from cassieq.sqs.credentials import MAX_READINGS, readings, secrets_for
-from cassieq.sqs.sigv4 import Secret
 from cassieq.store.base import Store
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 
-from cassieq.sqs.md5 import md5_of_attributes, md5_of_body
+from cassieq.api.sqs.md5 import md5_of_attributes, md5_of_body
 
 
 def shortened(digest: str) -> str:

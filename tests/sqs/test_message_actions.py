@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from cassieq.sqs.md5 import md5_of_attributes
+from cassieq.api.sqs.md5 import md5_of_attributes
 from tests.sqs.live_sqs import LiveSqs
 
 ATTRS: dict[str, dict[str, Any]] = {

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from cassieq.api.sqs.errors import SqsError
+from cassieq.api.sqs.md5 import md5_of_attributes
 from cassieq.engine import FakeClock, QueueEngine
-from cassieq.sqs.errors import SqsError
-from cassieq.sqs.md5 import md5_of_attributes
 from tests.engine.conftest import account, clock, engine, make_queue, store  # noqa: F401
 from tests.sqs.message_calls import Caller
 

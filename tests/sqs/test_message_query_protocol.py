@@ -14,8 +14,8 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from cassieq.sqs.md5 import md5_of_attributes
-from cassieq.sqs.model import XML_NAMESPACE
+from cassieq.api.sqs.md5 import md5_of_attributes
+from cassieq.api.sqs.model import XML_NAMESPACE
 from tests.sqs.conftest import SqsServer
 
 NS = {"q": XML_NAMESPACE}

@@ -24,13 +24,13 @@ from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
 
 from cassieq.api.app import create_app
+from cassieq.api.sqs.actions.queues import ACTIONS
+from cassieq.api.sqs.context import SqsCall
+from cassieq.api.sqs.errors import SqsError
+from cassieq.api.sqs.model import XML_NAMESPACE
 from cassieq.config import Settings
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.model import OutgoingMessage, QueueOptions
-from cassieq.sqs.actions.queues import ACTIONS
-from cassieq.sqs.context import SqsCall
-from cassieq.sqs.errors import SqsError
-from cassieq.sqs.model import XML_NAMESPACE
 from cassieq.store.base import Store
 from cassieq.store.memory import MemoryStore
 from tests.api.live import served

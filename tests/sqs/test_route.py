@@ -17,11 +17,11 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
 
+from cassieq.api.sqs.actions import messages, queues
+from cassieq.api.sqs.context import SqsCall
+from cassieq.api.sqs.dispatch import is_sqs
+from cassieq.api.sqs.model import XML_NAMESPACE
 from cassieq.engine.errors import Contention
-from cassieq.sqs.actions import messages, queues
-from cassieq.sqs.context import SqsCall
-from cassieq.sqs.dispatch import is_sqs
-from cassieq.sqs.model import XML_NAMESPACE
 from tests.sqs.conftest import SqsServer
 
 NS = {"q": XML_NAMESPACE}

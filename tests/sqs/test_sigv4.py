@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from cassieq.sqs.errors import SqsError
-from cassieq.sqs.sigv4 import Secret, SignedRequest, Verified, verify
+from cassieq.api.sqs.errors import SqsError
+from cassieq.api.sqs.sigv4 import Secret, SignedRequest, Verified, verify
 from tests.sqs.signing import NOW, signed
 
 SECRET = "s3cr3t-key_value"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from cassieq.bench.measure import run_clients
+from cassieq.tools.bench.measure import run_clients
 
 
 async def test_every_clients_messages_are_counted() -> None:

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from cassieq.bench.report import _acceptance, _v2_table
-from cassieq.bench.run import run_bench
-from cassieq.bench.v2 import V2Settings
-from cassieq.bench.verdict import acceptance
 from cassieq.config import Settings
 from cassieq.store.cassandra import SchemaError
+from cassieq.tools.bench.report import _acceptance, _v2_table
+from cassieq.tools.bench.run import run_bench
+from cassieq.tools.bench.v2 import V2Settings
+from cassieq.tools.bench.verdict import acceptance
 
 RATES = {"put_per_s": 1.0, "receive_ack_per_s": 1.0, "e2e_per_s": 1.0, "latency_ms": {}}
 

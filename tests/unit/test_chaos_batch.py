@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from cassieq.chaos.client import ChaosClient
-from cassieq.chaos.ledger import ACKED, Ledger, Put, judge
-from cassieq.chaos.options import ChaosOptions
-from cassieq.chaos.workload import Workload
+from cassieq.tools.chaos.client import ChaosClient
+from cassieq.tools.chaos.ledger import ACKED, Ledger, Put, judge
+from cassieq.tools.chaos.options import ChaosOptions
+from cassieq.tools.chaos.workload import Workload
 
 MESSAGES = "/api/v2/accounts/acc/queues/q/messages"
 LEASE = 30

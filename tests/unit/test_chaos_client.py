@@ -8,7 +8,7 @@ import asyncio
 import aiohttp
 import pytest
 
-from cassieq.chaos.client import no_retry_session
+from cassieq.tools.chaos.client import no_retry_session
 
 ANSWER = b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n"
 

@@ -3,7 +3,7 @@ nothing else (a positive must be a real violation)."""
 
 from __future__ import annotations
 
-from cassieq.chaos.ledger import (
+from cassieq.tools.chaos.ledger import (
     LEASE_TOLERANCE_S,
     Ack,
     Call,

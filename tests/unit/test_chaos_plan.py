@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cassieq.chaos.faults import Step, plan
+from cassieq.tools.chaos.faults import Step, plan
 
 
 def test_baseline_injects_nothing() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cassieq.chaos.servers import ServerProcess
+from cassieq.tools.chaos.servers import ServerProcess
 
 
 def test_a_long_traceback_keeps_its_first_and_last_characters(tmp_path: Path) -> None:

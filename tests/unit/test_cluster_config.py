@@ -1,4 +1,4 @@
-"""The local cluster's configuration (cassieq/devtools/cluster.py), without Cassandra."""
+"""The local cluster's configuration (cassieq/tools/devcluster/cluster.py), without Cassandra."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cassieq.devtools.cassandra import SINGLE_NODE_OPTIONS, NodeConfig, render_yaml
-from cassieq.devtools.cluster import (
+from cassieq.tools.devcluster.cassandra import SINGLE_NODE_OPTIONS, NodeConfig, render_yaml
+from cassieq.tools.devcluster.cluster import (
     DEFAULT_CLUSTER_HOSTS,
     ClusterConfig,
     from_options,

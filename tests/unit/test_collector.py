@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-from cassieq.api.collector import YOUNG_THRESHOLD
+from cassieq.api.http.gc_tuning import YOUNG_THRESHOLD
 from cassieq.engine.publisher import new_message
 from cassieq.model import BucketState
 
@@ -18,7 +18,7 @@ def test_settle_for_serving_freezes_set_up_and_raises_the_first_threshold() -> N
     script = (
         "import gc, json\n"
         "from cassieq.api.app import create_app\n"
-        "from cassieq.api.collector import settle_for_serving\n"
+        "from cassieq.api.http.gc_tuning import settle_for_serving\n"
         "before = (gc.get_freeze_count(), gc.get_threshold())\n"
         "settle_for_serving()\n"
         "print(json.dumps([before, (gc.get_freeze_count(), gc.get_threshold())]))\n"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cassieq.cli import openapi_document
-from cassieq.devtools.client import stale_files
+from cassieq.cli.server import openapi_document
+from cassieq.tools.devcluster.client import stale_files
 
 API_SPEC = Path(__file__).resolve().parents[2] / "api_spec"
 SPEC = API_SPEC / "openapi.json"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cassieq.auth.access import admin_token_matches
-from cassieq.cli import MIN_SECRET_LENGTH, secret_length_problem
+from cassieq.cli.server import MIN_SECRET_LENGTH, secret_length_problem
 from cassieq.config import Settings
 from tests.cli_process import run_cassieq
 

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from cassieq.engine.singleflight import SingleFlight
+from cassieq.singleflight import SingleFlight
 
 
 async def test_concurrent_callers_share_one_piece_of_work() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cassieq.bench.servers import free_port
 from cassieq.store.cassandra import CassandraUnavailable, connect
+from cassieq.tools.bench.servers import free_port
 
 
 def test_connect_to_a_closed_port_raises_naming_the_address() -> None:

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from cassieq.api.dto import Name, StatisticsDetailBody
+from cassieq.api.v1.dto import Name, StatisticsDetailBody
 from cassieq.api.v2.times import iso_time
 from cassieq.engine.queues import (
     MAX_BUCKET_SIZE,

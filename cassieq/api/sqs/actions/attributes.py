@@ -1,0 +1,220 @@
+"""SQS queue attributes onto QueueOptions and back.
+
+An SQS attribute is a string; each settable one maps onto one or two QueueOptions fields:
+VisibilityTimeout, DelaySeconds, MessageRetentionPeriod, MaximumMessageSize,
+ReceiveMessageWaitTimeSeconds, RedrivePolicy (deadLetterTargetArn + maxReceiveCount onto
+dlq_name + max_delivery_count) and RedriveAllowPolicy (kept as given). Bounds are SQS's
+(narrower than v2's where they differ: VisibilityTimeout at most 12 h, MaximumMessageSize
+at least 1024); the engine's own validation (validate_options) runs after.
+
+Where SQS's defaults differ from CassieQ's, a queue created through SQS takes SQS's
+(SQS_DEFAULTS): a 4-day retention, and no delivery limit without a RedrivePolicy
+(CassieQ's default maxDeliveryCount of 5 would drop a message SQS keeps redelivering).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from cassieq.api.sqs import errors
+from cassieq.api.sqs.actions.common import name_of_arn, queue_arn
+from cassieq.api.sqs.context import SqsCall
+from cassieq.engine.queues import MAX_DELAY_S, MAX_RECEIVE_WAIT_S, MAX_RETENTION_S, MIN_RETENTION_S
+from cassieq.model import MAX_MESSAGE_BYTES, QueueDefinition, QueueOptions, Statistics
+
+NO_DELIVERY_LIMIT = 1_000_000  # the largest maxDeliveryCount v2 allows: SQS's "unlimited"
+SQS_DEFAULTS: dict[str, object] = {
+    "message_retention_seconds": 4 * 24 * 3600,
+    "max_delivery_count": NO_DELIVERY_LIMIT,
+}
+MAX_VISIBILITY_S = 12 * 3600
+MIN_MESSAGE_BYTES = 1024
+MAX_RECEIVE_COUNT = 1000
+
+# Attribute -> (QueueOptions field, low, high).
+_NUMBERS: dict[str, tuple[str, int, int]] = {
+    "VisibilityTimeout": ("visibility_timeout_seconds", 0, MAX_VISIBILITY_S),
+    "DelaySeconds": ("delay_seconds", 0, MAX_DELAY_S),
+    "MessageRetentionPeriod": ("message_retention_seconds", MIN_RETENTION_S, MAX_RETENTION_S),
+    "MaximumMessageSize": ("max_message_bytes", MIN_MESSAGE_BYTES, MAX_MESSAGE_BYTES),
+    "ReceiveMessageWaitTimeSeconds": ("receive_wait_seconds", 0, MAX_RECEIVE_WAIT_S),
+}
+# SQS attributes this endpoint has no use for: accepted only with the value that means
+# "off" (what SDKs and templates send), refused otherwise.
+_OFF = {"FifoQueue": "false", "SqsManagedSseEnabled": "false"}
+_UNSUPPORTED = frozenset(
+    {
+        "Policy",
+        "KmsMasterKeyId",
+        "KmsDataKeyReusePeriodSeconds",
+        "ContentBasedDeduplication",
+        "DeduplicationScope",
+        "FifoThroughputLimit",
+    }
+)
+_COUNTS = (
+    "ApproximateNumberOfMessages",
+    "ApproximateNumberOfMessagesNotVisible",
+    "ApproximateNumberOfMessagesDelayed",
+)
+READABLE = (
+    *_COUNTS,
+    "CreatedTimestamp",
+    "LastModifiedTimestamp",
+    "QueueArn",
+    "VisibilityTimeout",
+    "MaximumMessageSize",
+    "MessageRetentionPeriod",
+    "DelaySeconds",
+    "ReceiveMessageWaitTimeSeconds",
+    "RedrivePolicy",
+    "RedriveAllowPolicy",
+)
+_PERMISSIONS = ("allowAll", "denyAll", "byQueue")
+
+
+def option_changes(call: SqsCall, attributes: dict[str, Any]) -> dict[str, object]:
+    """The QueueOptions fields the given attributes set (a settable attribute only)."""
+    changes: dict[str, object] = {}
+    for name, raw in attributes.items():
+        value = str(raw)
+        if name in _NUMBERS:
+            field, low, high = _NUMBERS[name]
+            changes[field] = _number(name, value, low, high)
+        elif name == "RedrivePolicy":
+            changes.update(_redrive_policy(call, value))
+        elif name == "RedriveAllowPolicy":
+            changes["redrive_allow_policy"] = _redrive_allow_policy(value)
+        elif name in _OFF:
+            if value.lower() != _OFF[name]:
+                raise errors.unsupported_operation(f"{name}={value} is not supported here.")
+        elif name in _UNSUPPORTED:
+            raise errors.unsupported_operation(f"The attribute {name} is not supported here.")
+        else:
+            raise errors.invalid_attribute_name(name)
+    return changes
+
+
+def _number(name: str, value: str, low: int, high: int) -> int:
+    if not (value.isascii() and value.isdigit()) or not low <= int(value) <= high:
+        raise errors.invalid_attribute_value(
+            f"Invalid value for the parameter {name}: must be an integer from {low} to {high}."
+        )
+    return int(value)
+
+
+def _json_object(name: str, value: str) -> dict[str, Any]:
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        raise errors.invalid_attribute_value(f"Invalid value for the parameter {name}.")
+    return parsed
+
+
+def _redrive_policy(call: SqsCall, value: str) -> dict[str, object]:
+    if value == "":  # SQS's way of removing it
+        return {"dlq_name": None, "max_delivery_count": NO_DELIVERY_LIMIT}
+    policy = _json_object("RedrivePolicy", value)
+    arn, count = policy.get("deadLetterTargetArn"), policy.get("maxReceiveCount")
+    if not isinstance(arn, str) or count is None:
+        raise errors.invalid_attribute_value(
+            "Value for parameter RedrivePolicy is invalid. Reason: Redrive policy does not "
+            "contain mandatory attribute: deadLetterTargetArn and maxReceiveCount."
+        )
+    text = str(count)
+    if not text.isdigit() or not 1 <= int(text) <= MAX_RECEIVE_COUNT:
+        raise errors.invalid_attribute_value(
+            "Value for parameter RedrivePolicy is invalid. Reason: Invalid value for "
+            f"maxReceiveCount: {count}, valid values are from 1 to {MAX_RECEIVE_COUNT} both "
+            "inclusive."
+        )
+    return {"dlq_name": name_of_arn(call, arn, "RedrivePolicy"), "max_delivery_count": int(text)}
+
+
+def _redrive_allow_policy(value: str) -> str | None:
+    if value == "":
+        return None
+    policy = _json_object("RedriveAllowPolicy", value)
+    permission = policy.get("redrivePermission")
+    sources = policy.get("sourceQueueArns")
+    if permission not in _PERMISSIONS:
+        raise errors.invalid_attribute_value(
+            "Value for parameter RedriveAllowPolicy is invalid. Reason: redrivePermission "
+            f"must be one of {', '.join(_PERMISSIONS)}."
+        )
+    if (permission == "byQueue") != (sources is not None) or (
+        sources is not None
+        and (not isinstance(sources, list) or not 1 <= len(sources) <= 10)  # SQS's bound
+    ):
+        raise errors.invalid_attribute_value(
+            "Value for parameter RedriveAllowPolicy is invalid. Reason: sourceQueueArns "
+            "(1 to 10 ARNs) goes with redrivePermission byQueue, and only with it."
+        )
+    return value
+
+
+def sqs_options(changes: dict[str, object]) -> QueueOptions:
+    """A new queue's options: SQS's defaults, then the attributes given."""
+    return QueueOptions(**{**SQS_DEFAULTS, **changes})  # type: ignore[arg-type]
+
+
+def attribute_names(requested: list[str]) -> list[str]:
+    """The attributes a GetQueueAttributes asks for ("All": every one), in order."""
+    names: list[str] = []
+    for name in requested:
+        if name == "All":
+            names += [n for n in READABLE if n not in names]
+        elif name in READABLE:
+            if name not in names:
+                names.append(name)
+        elif name not in _OFF:  # shown as their "off" value below
+            raise errors.invalid_attribute_name(name)
+        elif name not in names:
+            names.append(name)
+    return names
+
+
+def needs_statistics(names: list[str]) -> bool:
+    return any(n in _COUNTS for n in names)
+
+
+def render(
+    call: SqsCall, queue: QueueDefinition, names: list[str], stats: Statistics | None
+) -> dict[str, str]:
+    o = queue.options
+    shown: dict[str, str] = {}
+    for name in names:
+        if name in _NUMBERS:
+            shown[name] = str(getattr(o, _NUMBERS[name][0]))
+        elif name in _OFF:
+            shown[name] = _OFF[name]
+        elif name == "RedrivePolicy":
+            if o.dlq_name is not None:
+                shown[name] = json.dumps(
+                    {
+                        "deadLetterTargetArn": queue_arn(call, o.dlq_name),
+                        "maxReceiveCount": o.max_delivery_count,
+                    },
+                    separators=(",", ":"),
+                )
+        elif name == "RedriveAllowPolicy":
+            if o.redrive_allow_policy is not None:
+                shown[name] = o.redrive_allow_policy
+        elif name == "QueueArn":
+            shown[name] = queue_arn(call, queue.name)
+        elif name == "CreatedTimestamp":
+            shown[name] = str(queue.created_at // 1000)
+        elif name == "LastModifiedTimestamp":
+            shown[name] = str((queue.modified_at or queue.created_at) // 1000)
+        elif stats is not None:
+            shown[name] = str(
+                {
+                    "ApproximateNumberOfMessages": stats.visible,
+                    "ApproximateNumberOfMessagesNotVisible": stats.in_flight,
+                    "ApproximateNumberOfMessagesDelayed": stats.delayed,
+                }[name]
+            )
+    return shown

@@ -1,0 +1,242 @@
+"""SQS queue actions on the engine's queues: the same queues v1 and v2 see.
+
+SQS queue names are [A-Za-z0-9_-]{1,80}, a subset of CassieQ's; a queue made through v1
+or v2 with a '.' in its name is still reached by its URL. FIFO queues ('.fifo') and
+permissions (Add/RemovePermission) are not supported: UnsupportedOperation.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import re
+from typing import Any
+
+from cassieq.api.sqs import errors
+from cassieq.api.sqs.actions import attributes, move_tasks
+from cassieq.api.sqs.actions.common import name_of_url, queue_definition, queue_url, required
+from cassieq.api.sqs.context import Handler, SqsCall
+from cassieq.engine.errors import (
+    Contention,
+    InvalidArgument,
+    QueueExists,
+    QueueLimitReached,
+    QueueNotFound,
+)
+
+SQS_NAME = re.compile(r"[A-Za-z0-9_-]{1,80}")
+MAX_LIST = 1000
+MAX_TAGS = 50
+
+
+def _engine_errors(handler: Handler) -> Handler:
+    """The engine's errors as SQS's (what a handler does not answer itself)."""
+
+    @functools.wraps(handler)
+    async def run(call: SqsCall) -> dict[str, Any]:
+        try:
+            return await handler(call)
+        except QueueNotFound:
+            raise errors.queue_does_not_exist() from None
+        except QueueLimitReached as exc:
+            raise errors.over_limit(str(exc)) from None
+        except InvalidArgument as exc:
+            raise errors.invalid_parameter_value(str(exc)) from None
+        except (Contention, QueueExists):  # raced another change of the queue: retryable
+            raise errors.service_unavailable() from None
+
+    return run
+
+
+def _attributes_param(call: SqsCall) -> dict[str, Any]:
+    given = call.params.get("Attributes") or {}
+    if not isinstance(given, dict):
+        raise errors.invalid_parameter_value("Attributes must be a map of names to values.")
+    return given
+
+
+def _check_tags(tags: Any) -> dict[str, str]:
+    if not isinstance(tags, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in tags.items()
+    ):
+        raise errors.invalid_parameter_value("Tags must be a map of strings to strings.")
+    for key, value in tags.items():
+        if not 1 <= len(key) <= 128 or len(value) > 256:
+            raise errors.invalid_parameter_value(
+                "Tag keys must be 1 to 128 characters, tag values at most 256."
+            )
+    return tags
+
+
+async def create_queue(call: SqsCall) -> dict[str, Any]:
+    name = str(required(call, "QueueName"))
+    if name.endswith(".fifo"):
+        raise errors.unsupported_operation("FIFO queues are not supported by this endpoint.")
+    if not SQS_NAME.fullmatch(name):
+        raise errors.invalid_parameter_value(
+            "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length"
+        )
+    changes = attributes.option_changes(call, _attributes_param(call))
+    tags = _check_tags(call.params.get("tags") or {})
+    if len(tags) > MAX_TAGS:
+        raise errors.invalid_parameter_value(f"A queue can have at most {MAX_TAGS} tags.")
+    dlq = changes.get("dlq_name")
+    if isinstance(dlq, str) and await call.engine.queues.find(call.account, dlq) is None:
+        raise errors.queue_does_not_exist(dlq)
+    options = attributes.sqs_options(changes)
+    try:
+        definition, created = await call.engine.create_queue(call.account, name, options, tags=tags)
+    except InvalidArgument as exc:
+        raise errors.invalid_attribute_value(str(exc)) from None
+    # An existing queue: the URL when the attributes given match it (those not given are
+    # not compared, as SQS does), QueueNameExists otherwise.
+    if not created and any(getattr(definition.options, f) != v for f, v in changes.items()):
+        raise errors.queue_name_exists(name)
+    return {"QueueUrl": queue_url(call, name)}
+
+
+async def get_queue_url(call: SqsCall) -> dict[str, Any]:
+    name = str(required(call, "QueueName"))
+    owner = call.params.get("QueueOwnerAWSAccountId")
+    if owner not in (None, call.account):
+        raise errors.access_denied("Access to the queue of another account is denied.")
+    if await call.engine.queues.find(call.account, name) is None:
+        raise errors.queue_does_not_exist(name)
+    return {"QueueUrl": queue_url(call, name)}
+
+
+def _page(call: SqsCall, names: list[str]) -> tuple[list[str], str | None]:
+    """SQS's pagination: MaxResults (1-1000) and an opaque NextToken (the last name
+    given, so a page is stable while queues come and go)."""
+    limit = call.params.get("MaxResults")
+    if limit is not None and not (isinstance(limit, int) and 1 <= limit <= MAX_LIST):
+        raise errors.invalid_parameter_value(f"MaxResults must be from 1 to {MAX_LIST}.")
+    token = call.params.get("NextToken")
+    if token is not None:
+        try:
+            after = base64.b64decode(str(token), altchars=b"-_", validate=True).decode()
+        except (binascii.Error, UnicodeError, ValueError):
+            raise errors.invalid_parameter_value("Invalid NextToken value.") from None
+        names = [n for n in names if n > after]
+    page = names[: limit or MAX_LIST]
+    more = limit is not None and len(names) > len(page)
+    return page, base64.urlsafe_b64encode(page[-1].encode()).decode() if more else None
+
+
+async def list_queues(call: SqsCall) -> dict[str, Any]:
+    prefix = str(call.params.get("QueueNamePrefix") or "")
+    names = sorted(
+        q.name for q in await call.engine.queues.list(call.account) if q.name.startswith(prefix)
+    )
+    page, token = _page(call, names)
+    result: dict[str, Any] = {}
+    if page:
+        result["QueueUrls"] = [queue_url(call, n) for n in page]
+    if token is not None:
+        result["NextToken"] = token
+    return result
+
+
+async def delete_queue(call: SqsCall) -> dict[str, Any]:
+    name = name_of_url(call, str(required(call, "QueueUrl")))
+    await call.engine.queues.delete(call.account, name)
+    return {}
+
+
+async def get_queue_attributes(call: SqsCall) -> dict[str, Any]:
+    requested = call.params.get("AttributeNames") or []
+    if not isinstance(requested, list):
+        raise errors.invalid_parameter_value("AttributeNames must be a list.")
+    names = attributes.attribute_names([str(n) for n in requested])
+    queue = await queue_definition(call, fresh=True)
+    stats = None
+    if attributes.needs_statistics(names):
+        stats = await call.engine.statistics(call.account, queue.name)
+    shown = attributes.render(call, queue, names, stats)
+    return {"Attributes": shown} if shown else {}
+
+
+async def set_queue_attributes(call: SqsCall) -> dict[str, Any]:
+    queue = await queue_definition(call)
+    changes = attributes.option_changes(call, _attributes_param(call))
+    dlq = changes.get("dlq_name")
+    if isinstance(dlq, str) and await call.engine.queues.find(call.account, dlq) is None:
+        raise errors.queue_does_not_exist(dlq)
+    try:
+        await call.engine.update_queue(call.account, queue.name, changes)
+    except InvalidArgument as exc:
+        raise errors.invalid_attribute_value(str(exc)) from None
+    return {}
+
+
+async def purge_queue(call: SqsCall) -> dict[str, Any]:
+    queue = await queue_definition(call)
+    await call.engine.purge(call.account, queue.name)
+    return {}
+
+
+async def list_dead_letter_source_queues(call: SqsCall) -> dict[str, Any]:
+    dlq = await queue_definition(call)
+    names = sorted(
+        q.name
+        for q in await call.engine.queues.list(call.account)
+        if q.options.dlq_name == dlq.name
+    )
+    page, token = _page(call, names)
+    # "queueUrls", lower-case: as SQS's API names this one member.
+    result: dict[str, Any] = {"queueUrls": [queue_url(call, n) for n in page]}
+    if token is not None:
+        result["NextToken"] = token
+    return result
+
+
+async def tag_queue(call: SqsCall) -> dict[str, Any]:
+    queue = await queue_definition(call)
+    tags = _check_tags(required(call, "Tags"))
+    if len({**queue.tags, **tags}) > MAX_TAGS:
+        raise errors.invalid_parameter_value(f"A queue can have at most {MAX_TAGS} tags.")
+    await call.engine.retag_queue(call.account, queue.name, tags, [])
+    return {}
+
+
+async def untag_queue(call: SqsCall) -> dict[str, Any]:
+    queue = await queue_definition(call)
+    keys = required(call, "TagKeys")
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise errors.invalid_parameter_value("TagKeys must be a list of strings.")
+    await call.engine.retag_queue(call.account, queue.name, {}, keys)
+    return {}
+
+
+async def list_queue_tags(call: SqsCall) -> dict[str, Any]:
+    # Fresh: a change just made on another server must show.
+    queue = await queue_definition(call, fresh=True)
+    return {"Tags": dict(queue.tags)} if queue.tags else {}
+
+
+async def _unsupported_permissions(call: SqsCall) -> dict[str, Any]:
+    raise errors.unsupported_operation(
+        f"{call.action} is not supported: access is by account keys, not queue policies."
+    )
+
+
+ACTIONS: dict[str, Handler] = {
+    name: _engine_errors(handler)
+    for name, handler in {
+        "CreateQueue": create_queue,
+        "GetQueueUrl": get_queue_url,
+        "ListQueues": list_queues,
+        "DeleteQueue": delete_queue,
+        "GetQueueAttributes": get_queue_attributes,
+        "SetQueueAttributes": set_queue_attributes,
+        "PurgeQueue": purge_queue,
+        "ListDeadLetterSourceQueues": list_dead_letter_source_queues,
+        "TagQueue": tag_queue,
+        "UntagQueue": untag_queue,
+        "ListQueueTags": list_queue_tags,
+        "AddPermission": _unsupported_permissions,
+        "RemovePermission": _unsupported_permissions,
+        **move_tasks.ACTIONS,
+    }.items()
+}

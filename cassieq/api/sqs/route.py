@@ -1,0 +1,223 @@
+"""The SQS endpoint: SigV4 -> decode (JSON 1.0 or query) -> the action -> encode.
+
+Every failure is answered in the protocol's own error format (an SqsError); an unexpected
+exception is logged and answered InternalError, still SQS-shaped.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import parse_qsl
+
+import structlog
+from litestar import Request, Response, route
+from litestar.exceptions import HTTPException
+
+from cassieq.api.sqs import errors, json_codec, query_codec
+from cassieq.api.sqs.actions.messages import ACTIONS as MESSAGE_ACTIONS
+from cassieq.api.sqs.actions.queues import ACTIONS as QUEUE_ACTIONS
+from cassieq.api.sqs.context import Handler, Protocol, SqsCall
+from cassieq.api.sqs.credentials import secrets_for
+from cassieq.api.sqs.dispatch import ORIGINAL_PATH, SQS_PATH
+from cassieq.api.sqs.errors import SqsError
+from cassieq.api.sqs.model import API_VERSION, operation
+from cassieq.api.sqs.sigv4 import SignedRequest, verify
+from cassieq.api.state import AppState
+from cassieq.engine.errors import (
+    Contention,
+    EngineError,
+    InvalidArgument,
+    QueueNotFound,
+)
+from cassieq.store.base import StoreError
+
+log = structlog.get_logger("cassieq.sqs")
+
+# A SendMessageBatch carries up to 1 MiB of messages; JSON escaping and base64 of binary
+# attributes make the request bigger than its payload.
+MAX_BODY_BYTES = 3 * 1024 * 1024
+_FORM = "application/x-www-form-urlencoded"
+
+
+def actions() -> dict[str, Handler]:
+    # Looked up per request: tests register actions in these tables.
+    return {**QUEUE_ACTIONS, **MESSAGE_ACTIONS}
+
+
+@route(
+    SQS_PATH,
+    http_method=["GET", "POST"],
+    status_code=200,
+    include_in_schema=False,
+    request_max_body_size=MAX_BODY_BYTES,
+)
+async def sqs_endpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
+    request_id = str(uuid.uuid4())
+    protocol: Protocol = "json" if "x-amz-target" in request.headers else "query"
+    seen = _Seen()
+    try:
+        return await _answer(request, protocol, request_id, seen)
+    except SqsError as error:
+        log.info("sqs_error", action=seen.action, code=error.code, status=error.status)
+        return _error(error, protocol, request_id)
+    except (Contention, StoreError) as e:
+        log.warning("sqs_unavailable", action=seen.action, error=type(e).__name__)
+        return _error(errors.service_unavailable(), protocol, request_id)
+    except Exception:
+        # A bug, answered in the protocol's shape all the same.
+        log.exception("sqs_failed", action=seen.action, account=seen.account)
+        return _error(errors.internal_error(), protocol, request_id)
+
+
+@dataclass
+class _Seen:
+    """How far a request got, for the logs."""
+
+    action: str = "?"
+    account: str = "?"
+
+
+async def _answer(
+    request: Request[Any, Any, Any], protocol: Protocol, request_id: str, seen: _Seen
+) -> Response[bytes]:
+    body = await _body(request)
+    signed = _signed_request(request, body)
+    app: AppState = request.app.state.cassieq
+    verified = await verify(
+        signed,
+        lambda key_id: secrets_for(app.engine, key_id),
+        datetime.fromtimestamp(app.engine.ctx.clock.now() / 1000, UTC),
+    )
+    seen.account = verified.account
+    flat: dict[str, str] = {}
+    if protocol == "json":
+        action = json_codec.action_of(request.headers["x-amz-target"])
+    else:
+        flat = _query_parameters(signed)
+        action = flat.get("Action", "")
+        if not action:
+            raise SqsError("MissingAction", "The request must contain the parameter Action.")
+    seen.action = action[:80]
+    op = operation(action)
+    if op is None:
+        raise errors.invalid_action(action[:80])
+    handler = actions().get(action)
+    if handler is None:
+        raise errors.unsupported_operation(f"{action} is not supported by this endpoint.")
+    if protocol == "json":
+        params = json_codec.decode(op.input_shape, body)
+    else:
+        _queue_url_from_path(request, flat)
+        params = query_codec.decode(op.input_shape, flat)
+    call = SqsCall(
+        engine=app.engine,
+        account=verified.account,
+        key_name=verified.key_name,
+        action=action,
+        params=params,
+        base_url=_base_url(request),
+        region=verified.region,
+        protocol=protocol,
+        receipts=app.receipts,
+    )
+    result = await _run(handler, call)
+    headers = {"x-amzn-RequestId": request_id}
+    if protocol == "json":
+        return Response(
+            json_codec.encode(result), media_type=json_codec.CONTENT_TYPE, headers=headers
+        )
+    return Response(
+        query_codec.encode(action, op.output_shape, result, request_id),
+        media_type=query_codec.CONTENT_TYPE,
+        headers=headers,
+    )
+
+
+async def _run(handler: Handler, call: SqsCall) -> dict[str, Any]:
+    """The action, with engine errors a handler let through answered as SQS would."""
+    try:
+        return await handler(call)
+    except QueueNotFound:
+        raise errors.queue_does_not_exist() from None
+    except InvalidArgument as e:
+        raise errors.invalid_parameter_value(str(e)) from None
+    except Contention:
+        raise
+    except EngineError as e:
+        raise errors.invalid_parameter_value(str(e)) from None
+
+
+async def _body(request: Request[Any, Any, Any]) -> bytes:
+    try:
+        return await request.body()
+    except HTTPException as e:
+        if e.status_code == 413:
+            raise errors.request_too_large(MAX_BODY_BYTES) from None
+        raise errors.invalid_parameter_value(e.detail or "The request is malformed.") from None
+
+
+def _signed_request(request: Request[Any, Any, Any], body: bytes) -> SignedRequest:
+    scope = request.scope
+    extra: dict[str, Any] = dict(scope)
+    raw_path = extra.get(ORIGINAL_PATH) or extra.get("raw_path") or b"/"
+    return SignedRequest(
+        method=scope["method"],
+        raw_path=bytes(raw_path).decode("latin-1"),
+        raw_query=scope.get("query_string", b"").decode("latin-1"),
+        headers=[(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]],
+        body=body,
+    )
+
+
+def _query_parameters(signed: SignedRequest) -> dict[str, str]:
+    """The query and (form-encoded) body parameters, less the signature's own."""
+    flat: dict[str, str] = {}
+    for key, value in parse_qsl(signed.raw_query, keep_blank_values=True):
+        if not key.startswith("X-Amz-"):
+            flat[key] = value
+    content_type = (signed.header("content-type") or "").split(";")[0].strip().lower()
+    if signed.body and content_type == _FORM:
+        try:
+            text = signed.body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise errors.invalid_parameter_value("The request body is not UTF-8.") from None
+        flat.update(parse_qsl(text, keep_blank_values=True))
+    version = flat.get("Version")
+    if version is not None and version != API_VERSION:
+        raise SqsError("NoSuchVersion", f"An incorrect version was specified ({version[:20]}).")
+    return flat
+
+
+def _queue_url_from_path(request: Request[Any, Any, Any], flat: dict[str, str]) -> None:
+    # The query protocol's queue actions are posted to the queue URL itself (a path the
+    # dispatcher recognised as one; not the route's own path).
+    scope: dict[str, Any] = dict(request.scope)
+    original: bytes | None = scope.get(ORIGINAL_PATH)
+    if original and original.strip(b"/") and "QueueUrl" not in flat:
+        flat["QueueUrl"] = _base_url(request) + original.decode("latin-1").rstrip("/")
+
+
+def _base_url(request: Request[Any, Any, Any]) -> str:
+    host = request.headers.get("host") or "localhost"
+    return f"{request.url.scheme}://{host}"
+
+
+def _error(error: SqsError, protocol: Protocol, request_id: str) -> Response[bytes]:
+    headers = {"x-amzn-RequestId": request_id}
+    if protocol == "json":
+        body, extra = json_codec.encode_error(error)
+        return Response(
+            body,
+            status_code=error.status,
+            media_type=json_codec.CONTENT_TYPE,
+            headers={**headers, **extra},
+        )
+    return Response(
+        query_codec.encode_error(error, request_id),
+        status_code=error.status,
+        media_type=query_codec.CONTENT_TYPE,
+        headers=headers,
+    )

@@ -1,0 +1,234 @@
+"""The web console's pages (/console): server-rendered HTML, no script.
+
+Every value from a tenant (account, queue and key names, message bodies and attributes)
+goes through Jinja's autoescaping; the Content-Security-Policy allows no script at all, so
+markup that slipped through still could not run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from litestar import Request, Response, Router, get, post
+from litestar.params import FromPath, Parameter
+from litestar.response import Redirect
+
+from cassieq.api.state import AppState
+from cassieq.api.web_console.chart import Series, line_chart
+from cassieq.api.web_console.history import History, QueueKey
+from cassieq.api.web_console.pointers import pointer_view
+from cassieq.api.web_console.session import (
+    Session,
+    csrf_ok,
+    new_session,
+    session_cookie,
+    session_of,
+)
+from cassieq.auth.access import admin_token_matches
+from cassieq.model import QueueDefinition, Statistics
+
+PEEK_LIMIT = 20
+BODY_PREVIEW = 400
+# Statistics cost bucket reads: the overview reads them for this many queues at most.
+OVERVIEW_STATS = 50
+# Listing an account's queues is one read each: the overview lists this many accounts.
+OVERVIEW_ACCOUNTS = 100
+STATS_AT_ONCE = 8
+
+_templates = Environment(
+    loader=PackageLoader("cassieq.api.web_console", "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+)
+_templates.filters["ts"] = lambda ms: (
+    "" if ms is None else datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+)
+
+HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
+
+
+def _page(name: str, status: int = 200, **context: Any) -> Response[str]:
+    html = _templates.get_template(name).render(**context)
+    return Response(html, status_code=status, media_type="text/html", headers=HEADERS)
+
+
+def _state(request: Request[Any, Any, Any]) -> AppState:
+    state: AppState = request.app.state.cassieq
+    return state
+
+
+def _history(request: Request[Any, Any, Any]) -> History:
+    history: History = request.app.state.console_history
+    return history
+
+
+async def _gate(request: Request[Any, Any, Any]) -> tuple[Session, str | None] | Response[Any]:
+    """(the operator's session, a new cookie to set or None); else the answer to give
+    instead: the login page, or 403 when no operator token is set."""
+    state = _state(request)
+    session = session_of(request, state)
+    if session is not None:
+        return session, None
+    if state.open_admin_port:
+        return new_session(state)
+    if not state.settings.admin_token:
+        return _page("message.html", 403, title="Console disabled",
+                     message="Set CASSIEQ_ADMIN_TOKEN to use the console.")  # fmt: skip
+    return Redirect("/console/login", status_code=303)
+
+
+def _with_cookie(
+    request: Request[Any, Any, Any], response: Response[Any], cookie: str | None
+) -> Response[Any]:
+    if cookie is not None:
+        response.set_cookie(session_cookie(request, cookie))
+    return response
+
+
+@get("/login", include_in_schema=False)
+async def login_form(request: Request[Any, Any, Any]) -> Response[str]:
+    return _page("login.html", dev=_state(request).open_admin_port)
+
+
+@post("/login", include_in_schema=False, status_code=303)
+async def login(request: Request[Any, Any, Any]) -> Response[Any]:
+    state = _state(request)
+    form = await request.form()
+    token = str(form.get("token", ""))
+    if not state.settings.admin_token or not admin_token_matches(
+        f"Bearer {token}", state.settings.admin_token
+    ):
+        return _page("login.html", 401, error="That is not the operator token.")
+    _, cookie = new_session(state)
+    return _with_cookie(request, Redirect("/console", status_code=303), cookie)
+
+
+@post("/logout", include_in_schema=False, status_code=303)
+async def logout(request: Request[Any, Any, Any]) -> Response[Any]:
+    response = Redirect("/console/login", status_code=303)
+    response.set_cookie(session_cookie(request, ""))
+    return response
+
+
+@get("/", include_in_schema=False)
+async def overview(request: Request[Any, Any, Any]) -> Response[Any]:
+    gate = await _gate(request)
+    if isinstance(gate, Response):
+        return gate
+    session, cookie = gate
+    engine = _state(request).engine
+    every = sorted(await engine.accounts.list(), key=lambda a: a.name)
+    accounts = every[:OVERVIEW_ACCOUNTS]
+    queues = {a.name: await engine.queues.list(a.name) for a in accounts}
+    wanted = [q for a in accounts for q in queues[a.name]][:OVERVIEW_STATS]
+    stats = await _statistics(request, wanted)
+    page = _page("overview.html", accounts=accounts, queues=queues, stats=stats,
+                 session=session, shown=OVERVIEW_STATS,
+                 more_accounts=len(every) - len(accounts))  # fmt: skip
+    return _with_cookie(request, page, cookie)
+
+
+async def _statistics(
+    request: Request[Any, Any, Any], wanted: list[QueueDefinition]
+) -> dict[QueueKey, Statistics]:
+    engine, history = _state(request).engine, _history(request)
+    out: dict[QueueKey, Statistics] = {}
+    for start in range(0, len(wanted), STATS_AT_ONCE):
+        chunk = wanted[start : start + STATS_AT_ONCE]
+        read = await asyncio.gather(*(engine.statistics_reader.read(q) for q in chunk))
+        for q, s in zip(chunk, read, strict=True):
+            out[(q.account, q.name)] = s
+            history.record((q.account, q.name), s)
+    return out
+
+
+@get("/accounts/{account:str}/queues/{queue:str}", include_in_schema=False)
+async def queue_page(
+    request: Request[Any, Any, Any],
+    account: FromPath[str],
+    queue: FromPath[str],
+    after: Annotated[int | None, Parameter(ge=0, le=2**63 - 1)] = None,
+    task: Annotated[str | None, Parameter(max_length=64)] = None,
+) -> Response[Any]:
+    gate = await _gate(request)
+    if isinstance(gate, Response):
+        return gate
+    session, cookie = gate
+    engine, history = _state(request).engine, _history(request)
+    definition = await engine.queues.get(account, queue, fresh=True)
+    key = (account, queue)
+    history.viewed(key)
+    stats = (await _statistics(request, [definition]))[key]
+    siblings = await engine.queues.list(account)
+    view = await pointer_view(engine, definition)
+    messages, next_after = await engine.peek(account, queue, PEEK_LIMIT, after)
+    redrive = None if task is None else await engine.redrive_status(account, queue, task)
+    samples = history.samples(key)
+    rates = history.rates(key)
+    page = _page(
+        "queue.html",
+        account=account,
+        queue=definition,
+        stats=stats,
+        view=view,
+        messages=messages,
+        next_after=next_after,
+        preview=BODY_PREVIEW,
+        dead_letter_for=sorted(q.name for q in siblings if q.options.dlq_name == queue),
+        redrive=redrive,
+        session=session,
+        depth_chart=line_chart("Depth and in flight", [
+            Series("depth", "#1f77b4", [(s.at, s.size) for s in samples]),
+            Series("in flight", "#ff7f0e", [(s.at, s.in_flight) for s in samples]),
+        ]),
+        age_chart=line_chart("Oldest message age", [
+            Series("oldest age", "#9467bd",
+                   [(s.at, s.oldest_age_s or 0.0) for s in samples]),
+        ], unit=" s"),
+        rate_chart=line_chart("Rates", [
+            Series("sent/s", "#2ca02c", [(r.at, r.sent) for r in rates]),
+            Series("delivered/s", "#d62728", [(r.at, r.delivered) for r in rates]),
+            Series("acked/s", "#17becf", [(r.at, r.acked) for r in rates]),
+        ], unit="/s"),
+    )  # fmt: skip
+    return _with_cookie(request, page, cookie)
+
+
+@post("/accounts/{account:str}/queues/{queue:str}/redrive", include_in_schema=False)
+async def redrive(
+    request: Request[Any, Any, Any], account: FromPath[str], queue: FromPath[str]
+) -> Response[Any]:
+    gate = await _gate(request)
+    if isinstance(gate, Response):
+        return gate
+    session, cookie = gate
+    form = await request.form()
+    if cookie is not None or not csrf_ok(request, session, str(form.get("csrf", ""))):
+        # A new session (dev mode, no cookie) was never shown a form: no valid token.
+        message = "The form's CSRF token is missing or stale: reload the page."
+        return _page("message.html", 403, title="Refused", message=message)
+    started = await _state(request).engine.start_redrive(account, queue, None, None)
+    return Redirect(
+        f"/console/accounts/{quote(account)}/queues/{quote(queue)}",
+        query_params={"task": started.id},
+        status_code=303,
+    )
+
+
+def console_router() -> Router:
+    return Router(
+        path="/console",
+        route_handlers=[login_form, login, logout, overview, queue_page, redrive],
+        include_in_schema=False,
+    )

@@ -1,0 +1,316 @@
+"""The people's commands: accounts, keys, queues, messages, statistics, grants.
+
+They talk to a server over HTTP. Shapes are stable for scripts:
+`cassieq account create NAME`, `cassieq queue create QUEUE`, `cassieq put QUEUE MESSAGE`, ...
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from cassieq.cli.client.connection import Connection, call, connected, segment
+from cassieq.cli.client.messages_v2 import V2_COMMANDS
+from cassieq.cli.client.output import emit
+
+# --------------------------------------------------------------------------- accounts
+
+
+@click.group()
+def account() -> None:
+    """Manage accounts (operator token)."""
+
+
+@account.command("create")
+@click.argument("name")
+@connected
+def account_create(conn: Connection, name: str) -> None:
+    with conn.operator_api() as c:
+        emit(
+            call(c, "POST", "/api/v1/accounts", json=name).json(),
+            conn.as_json,
+            plain=conn.plain,
+            title="account",
+        )
+
+
+@account.command("list")
+@connected
+def account_list(conn: Connection) -> None:
+    with conn.operator_api() as c:
+        accounts = call(c, "GET", "/api/v1/accounts").json()
+    if conn.as_json:
+        emit(accounts, True)
+    else:
+        emit(
+            [
+                {"accountName": a["accountName"], "keys": ", ".join(sorted(a["keys"]))}
+                for a in accounts
+            ],
+            False,
+            plain=conn.plain,
+        )
+
+
+@account.command("show")
+@click.argument("name")
+@connected
+def account_show(conn: Connection, name: str) -> None:
+    with conn.operator_api() as c:
+        emit(
+            call(c, "GET", f"/api/v1/accounts/{segment(name)}").json(),
+            conn.as_json,
+            plain=conn.plain,
+            title="account",
+        )
+
+
+@account.command("delete")
+@click.argument("name")
+@connected
+def account_delete(conn: Connection, name: str) -> None:
+    with conn.operator_api() as c:
+        call(c, "DELETE", f"/api/v1/accounts/{segment(name)}")
+    emit({"deleted": name}, conn.as_json, plain=conn.plain)
+
+
+# --------------------------------------------------------------------------- keys
+
+
+@click.group()
+def key() -> None:
+    """Add or delete account keys (operator token)."""
+
+
+@key.command("add")
+@click.argument("account_name", metavar="ACCOUNT")
+@click.argument("key_name", metavar="KEYNAME")
+@connected
+def key_add(conn: Connection, account_name: str, key_name: str) -> None:
+    with conn.operator_api() as c:
+        new = call(
+            c, "POST", f"/api/v1/accounts/{segment(account_name)}/keys", json={"keyName": key_name}
+        ).json()
+    emit(
+        {"accountName": account_name, "keyName": key_name, "key": new},
+        conn.as_json,
+        plain=conn.plain,
+    )
+
+
+@key.command("delete")
+@click.argument("account_name", metavar="ACCOUNT")
+@click.argument("key_name", metavar="KEYNAME")
+@connected
+def key_delete(conn: Connection, account_name: str, key_name: str) -> None:
+    with conn.operator_api() as c:
+        call(c, "DELETE", f"/api/v1/accounts/{segment(account_name)}/keys/{segment(key_name)}")
+    emit({"deleted": key_name, "accountName": account_name}, conn.as_json, plain=conn.plain)
+
+
+# --------------------------------------------------------------------------- queues
+
+
+@click.group()
+def queue() -> None:
+    """Create, list, inspect and delete queues."""
+
+
+@queue.command("create")
+@click.argument("name", metavar="QUEUE")
+@click.option("--bucket-size", type=int, default=None)
+@click.option("--max-delivery-count", type=int, default=None)
+@click.option("--dlq", "dlq_name", default=None, help="Dead-letter queue name.")
+@click.option("--random-pick", is_flag=True, help="Not strictly FIFO: spreads concurrent readers.")
+@click.option("--finalize-seconds", type=int, default=None)
+@click.option("--error-if-exists", is_flag=True)
+@connected
+def queue_create(
+    conn: Connection,
+    name: str,
+    bucket_size: int | None,
+    max_delivery_count: int | None,
+    dlq_name: str | None,
+    random_pick: bool,
+    finalize_seconds: int | None,
+    error_if_exists: bool,
+) -> None:
+    body: dict[str, Any] = {"queueName": name, "strictFifo": not random_pick}
+    for field, value in (
+        ("bucketSize", bucket_size),
+        ("maxDeliveryCount", max_delivery_count),
+        ("dlqName", dlq_name),
+        ("repairWorkerBucketFinalizeTimeSeconds", finalize_seconds),
+    ):
+        if value is not None:
+            body[field] = value
+    params = {"errorIfExists": "true"} if error_if_exists else {}
+    with conn.queue_api() as c:
+        # The create answers an empty body (wire contract): the queue is shown by a GET.
+        call(c, "POST", conn.queues_path(), json=body, params=params)
+        emit(
+            call(c, "GET", conn.queues_path(name)).json(),
+            conn.as_json,
+            plain=conn.plain,
+            title="queue",
+        )
+
+
+@queue.command("list")
+@connected
+def queue_list(conn: Connection) -> None:
+    with conn.queue_api() as c:
+        queues = call(c, "GET", conn.queues_path()).json()
+    emit(
+        queues,
+        conn.as_json,
+        plain=conn.plain,
+        columns=["queueName", "bucketSize", "maxDeliveryCount", "dlqName", "strictFifo"],
+    )
+
+
+@queue.command("show")
+@click.argument("name", metavar="QUEUE")
+@connected
+def queue_show(conn: Connection, name: str) -> None:
+    with conn.queue_api() as c:
+        emit(
+            call(c, "GET", conn.queues_path(name)).json(),
+            conn.as_json,
+            plain=conn.plain,
+            title="queue",
+        )
+
+
+@queue.command("delete")
+@click.argument("name", metavar="QUEUE")
+@connected
+def queue_delete(conn: Connection, name: str) -> None:
+    with conn.queue_api() as c:
+        call(c, "DELETE", conn.queues_path(name))
+    emit({"deleted": name}, conn.as_json, plain=conn.plain)
+
+
+# --------------------------------------------------------------------------- messages
+
+
+@click.command()
+@click.argument("name", metavar="QUEUE")
+@click.option("--invisibility", type=int, default=30, show_default=True, help="Seconds.")
+@connected
+def get(conn: Connection, name: str, invisibility: int) -> None:
+    """Get the next visible message (prints null / nothing when there is none)."""
+    with conn.queue_api() as c:
+        response = call(
+            c,
+            "GET",
+            f"{conn.queues_path(name)}/messages/next",
+            params={"invisibilityTimeSeconds": invisibility},
+        )
+    if response.status_code == 204:
+        emit(None, conn.as_json, plain=conn.plain) if conn.as_json else click.echo(
+            "(no visible message)"
+        )
+        return
+    emit(response.json(), conn.as_json, plain=conn.plain, title="message")
+
+
+@click.command()
+@click.argument("name", metavar="QUEUE")
+@click.argument("receipt", metavar="RECEIPT")
+@connected
+def ack(conn: Connection, name: str, receipt: str) -> None:
+    """Ack the message a pop receipt stands for."""
+    with conn.queue_api() as c:
+        call(c, "DELETE", f"{conn.queues_path(name)}/messages", params={"popReceipt": receipt})
+    emit({"acked": True}, conn.as_json, plain=conn.plain)
+
+
+@click.command()
+@click.argument("name", metavar="QUEUE")
+@click.argument("receipt", metavar="RECEIPT")
+@click.option("--message", default=None, help="New payload (default: keep it).")
+@click.option(
+    "--invisibility",
+    type=click.IntRange(0),
+    default=None,
+    help="Seconds from now until the message is visible again (default: keep the lease it "
+    "has; 0: visible at once).",
+)
+@connected
+def update(
+    conn: Connection, name: str, receipt: str, message: str | None, invisibility: int | None
+) -> None:
+    """Change a held message's payload and/or invisibility; prints the new receipt."""
+    if message is None and invisibility is None:
+        raise click.UsageError("give --message, --invisibility or both")
+    with conn.queue_api() as c:
+        if invisibility is None:
+            # v1's update always sets a new lease (absent means 0: visible at once); v2's
+            # visibility change without visibilityTimeoutSeconds keeps the one it has.
+            entry = {"popReceipt": receipt, "body": message}
+            path = f"{conn.queues_path(name, api='v2')}/messages/visibility"
+            answer = call(c, "POST", path, json={"entries": [entry]}).json()
+            if answer["failed"]:
+                failed = answer["failed"][0]
+                raise click.ClickException(f"{failed['code']}: {failed['message']}")
+            updated = answer["updated"][0]
+            result: dict[str, Any] = {
+                "popReceipt": updated["newPopReceipt"],
+                "messageTag": updated["messageTag"],
+            }
+        else:
+            body = {"message": message, "newInvisibilitySeconds": invisibility}
+            params = {"popReceipt": receipt}
+            path = f"{conn.queues_path(name)}/messages"
+            result = call(c, "PUT", path, params=params, json=body).json()
+    emit(result, conn.as_json, plain=conn.plain)
+
+
+@click.command()
+@click.argument("name", metavar="QUEUE")
+@click.option("--detail", is_flag=True, help="Add the stats job's latest snapshot, if any.")
+@connected
+def stats(conn: Connection, name: str, detail: bool) -> None:
+    """Queue statistics (the v2 route: v1 answers only the size)."""
+    params = {"detail": "true"} if detail else {}
+    path = f"{conn.queues_path(name, api='v2')}/statistics"
+    with conn.queue_api() as c:
+        emit(call(c, "GET", path, params=params).json(), conn.as_json, plain=conn.plain, title=name)
+
+
+@click.command()
+@click.option("--levels", required=True, help="Short forms, e.g. rpa.")
+@click.option("--queue", "queue_name", default=None)
+@click.option("--start", default=None, help="ISO time, e.g. 2026-11-21T10:00:00Z.")
+@click.option("--end", default=None, help="ISO time.")
+@connected
+def grant(
+    conn: Connection,
+    levels: str,
+    queue_name: str | None,
+    start: str | None,
+    end: str | None,
+) -> None:
+    """Issue a signed query string for the account (operator token)."""
+    if not conn.account:
+        raise click.UsageError("needs --account (or CASSIEQ_ACCOUNT)")
+    body: dict[str, Any] = {
+        "accountName": conn.account,
+        "keyName": conn.key_name or "primary",
+        "levels": list(levels),
+    }
+    for field, value in (("queueName", queue_name), ("startTime", start), ("endTime", end)):
+        if value is not None:
+            body[field] = value
+    with conn.operator_api() as c:
+        issued = call(c, "POST", "/api/v1/permissions", json=body).json()
+    if conn.as_json:
+        click.echo(json.dumps(issued))
+    else:
+        click.echo(issued["queryParam"])
+
+
+COMMANDS: list[click.Command] = [account, key, queue, get, ack, update, stats, grant, *V2_COMMANDS]
