@@ -9,7 +9,7 @@ TEST_KEYSPACE ?= cassieq_test
 # apt-get as root, else through sudo (the browser tests' chromium).
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: dev test lint browser cassandra-start cassandra-stop cluster-start cluster-stop clean prometheus-check
+.PHONY: dev test lint docs browser cassandra-start cassandra-stop cluster-start cluster-stop clean prometheus-check
 
 $(STAMP): pyproject.toml api_spec/client/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,11 +27,16 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy cassieq
 
-## test: lint, start the local node and the three-node cluster, apply the schema to an empty
-## test keyspace, run the suite (the cluster tests: the cluster tool and a short chaos soak)
-test: lint browser cassandra-start cluster-start
+## test: lint, build the docs (strict), start the local node and the three-node cluster, apply
+## the schema to an empty test keyspace, run the suite (the cluster tests: the cluster tool and a short chaos soak)
+test: lint docs browser cassandra-start cluster-start
 	$(BIN)/cassieq schema apply --keyspace $(TEST_KEYSPACE) --recreate
 	CASSIEQ_TEST_KEYSPACE=$(TEST_KEYSPACE) $(BIN)/pytest
+
+## docs: the documentation site (mkdocs.yml, docs/), built strict: a broken link or anchor,
+## a page missing from the nav or a missing snippet fails; built into .venv (not committed)
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 
 ## browser: Debian's chromium, which the browser tests (tests/browser) drive through
 ## Playwright; installed when missing (Playwright's own browser download is not used)
