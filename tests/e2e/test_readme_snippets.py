@@ -1,9 +1,12 @@
-"""The README's curl sessions and the client README's example, run as written against a
-`cassieq dev` started here (memory store, and --cassandra on the test keyspace).
+"""The curl sessions the documentation shows and the client README's example, run as written
+against a `cassieq dev` started here (memory store, and --cassandra on the test keyspace).
 
-A block is found by the marker comment before it: ``<!-- readme-test: NAME -->``. The only
-changes made to it: the dev server's URL for http://127.0.0.1:8080 and the banner's key for
-``KEY=...``."""
+The curl sessions are files, docs/snippets/curl-v1.sh and curl-v2.sh: the documentation
+site includes them as they are (pymdownx.snippets), and the README, which a code host renders
+without includes, shows them literally, checked here to be the same text. A README block (and
+the client README's example) is found by the marker comment before it:
+``<!-- readme-test: NAME -->``. The only changes made to a session before it runs: the dev
+server's URL for http://127.0.0.1:8080 and the banner's key for ``KEY=...``."""
 
 from __future__ import annotations
 
@@ -21,10 +24,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cassieq.bench.servers import free_port
+from cassieq.tools.bench.servers import free_port
 from tests.conftest import CassandraNode
 
 ROOT = Path(__file__).resolve().parents[2]
+SNIPPETS = ROOT / "docs" / "snippets"
+CURL_SESSIONS = ("curl-v1", "curl-v2")
 DOC_URL = "http://127.0.0.1:8080"
 
 
@@ -36,6 +41,18 @@ def snippet(markdown: Path, name: str) -> str:
     )
     assert found, f"{markdown.name} has no block marked readme-test: {name}"
     return found.group(1)
+
+
+def session(name: str) -> str:
+    """The curl session docs/snippets/NAME.sh, as the documentation shows it."""
+    return (SNIPPETS / f"{name}.sh").read_text().rstrip("\n")
+
+
+@pytest.mark.parametrize("name", CURL_SESSIONS)
+def test_the_readme_shows_the_tested_sessions(name: str) -> None:
+    assert snippet(ROOT / "README.md", name) == session(name), (
+        f"README.md's block readme-test: {name} differs from docs/snippets/{name}.sh"
+    )
 
 
 @dataclass
@@ -99,7 +116,7 @@ def dev(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Dev]:
 
 
 def _bash(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    assert shutil.which("curl") and shutil.which("jq"), "the README's session needs curl and jq"
+    assert shutil.which("curl") and shutil.which("jq"), "the curl sessions need curl and jq"
     return subprocess.run(
         ["bash", "-euo", "pipefail", "-c", code],
         capture_output=True,
@@ -110,8 +127,8 @@ def _bash(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_readme_curl_sessions_run_as_written(dev: Dev, tmp_path: Path) -> None:
-    v1 = _bash(dev.prepared(snippet(ROOT / "README.md", "curl-v1")), tmp_path)
+def test_the_curl_sessions_run_as_written(dev: Dev, tmp_path: Path) -> None:
+    v1 = _bash(dev.prepared(session("curl-v1")), tmp_path)
     assert v1.returncode == 0, v1.stderr
     lines = v1.stdout.splitlines()
     # create 201, put 201, the message, ack 204, and the empty queue's 204.
@@ -119,7 +136,7 @@ def test_the_readme_curl_sessions_run_as_written(dev: Dev, tmp_path: Path) -> No
     got = json.loads("\n".join(lines[2:-2]))
     assert got["message"] == "hi" and got["deliveryCount"] == 0  # no stored quotes
 
-    v2_code = f"KEY={dev.key}\n" + dev.prepared(snippet(ROOT / "README.md", "curl-v2"))
+    v2_code = f"KEY={dev.key}\n" + dev.prepared(session("curl-v2"))
     v2 = _bash(v2_code, tmp_path)
     assert v2.returncode == 0, v2.stderr
     definition, created, sent, *rest = v2.stdout.splitlines()

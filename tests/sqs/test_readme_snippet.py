@@ -1,10 +1,12 @@
-"""The README's "Using it from boto3 / the AWS CLI" snippets run as written against a served
-app (memory store): the Python one as a separate process, the shell one with bash."""
+"""The SQS guide's boto3 and AWS CLI snippets run as written against a served app (memory
+store): the Python one as a separate process, the shell one with bash.
+
+They are files, docs/snippets/sqs-boto3.py and sqs-aws-cli.sh, which the guide
+(docs/guides/sqs.md) includes as they are: what it shows is what runs here."""
 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,17 +18,13 @@ import pytest
 from cassieq.store.memory import MemoryStore
 from tests.sqs.live_sqs import REGION, LiveSqs, live_sqs
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-HEADING = "### Using it from boto3 / the AWS CLI"
+SNIPPETS = Path(__file__).resolve().parents[2] / "docs" / "snippets"
 DEFAULT_URL = "http://127.0.0.1:8080"
 SAFETY_S = 60
 
 
-def _blocks(language: str) -> list[str]:
-    text = README.read_text()
-    assert HEADING in text, f"README has no section {HEADING!r}"
-    section = text.split(HEADING, 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
-    return re.findall(rf"```{language}\n(.*?)```", section, re.S)
+def _snippet(name: str) -> str:
+    return (SNIPPETS / name).read_text()
 
 
 @pytest.fixture
@@ -52,7 +50,7 @@ def _env(live: LiveSqs, tmp_path: Path) -> dict[str, str]:
 
 
 def test_the_python_snippet_runs(live: LiveSqs, tmp_path: Path) -> None:
-    [snippet] = _blocks("python")
+    snippet = _snippet("sqs-boto3.py")
     done = subprocess.run(
         [sys.executable, "-c", snippet],
         env=_env(live, tmp_path),
@@ -71,7 +69,7 @@ def test_the_python_snippet_runs(live: LiveSqs, tmp_path: Path) -> None:
 
 
 def test_the_shell_snippet_runs(live: LiveSqs, tmp_path: Path) -> None:
-    [snippet] = _blocks("sh")
+    snippet = _snippet("sqs-aws-cli.sh")
     # The snippet names the default endpoint and account "dev": this test's server and
     # account stand in for them.
     script = snippet.replace(DEFAULT_URL, live.url).replace("/dev/", f"/{live.account}/")

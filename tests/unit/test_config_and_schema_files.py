@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -50,11 +51,35 @@ def test_project_schema_files_load_in_order() -> None:
     assert numbers == sorted(numbers) and numbers[0] == 1
 
 
-def test_every_setting_has_a_row_in_the_readme_configuration_table() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    missing = [
-        f"CASSIEQ_{name.upper()}"
-        for name in Settings.__struct_fields__
-        if f"| `CASSIEQ_{name.upper()}` |" not in readme
-    ]
-    assert missing == []
+CONFIGURATION_PAGE = Path(__file__).resolve().parents[2] / "docs/operations/configuration.md"
+# A row of the page's table: | `CASSIEQ_NAME` | default | meaning |
+TABLE_ROW = re.compile(r"^\| `CASSIEQ_([A-Z0-9_]+)` \| (.*?) \| .* \|$", re.MULTILINE)
+
+
+def _documented_default(value: object) -> str:
+    """A setting's default as the table writes it when it writes it in `code`."""
+    if isinstance(value, tuple):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def test_the_configuration_page_has_a_row_for_every_setting_and_no_other() -> None:
+    rows = {
+        name.lower(): default for name, default in TABLE_ROW.findall(CONFIGURATION_PAGE.read_text())
+    }
+    fields = set(Settings.__struct_fields__)
+    assert sorted(fields - rows.keys()) == [], "settings without a row"
+    assert sorted(rows.keys() - fields) == [], "rows without a setting"
+    defaults = Settings()
+    wrong = {
+        name: (written, _documented_default(getattr(defaults, name)))
+        for name, written in rows.items()
+        # A default written as one code span is the value; prose (unset, none: ...) is not.
+        if re.fullmatch(r"`[^`]*`", written)
+        and written.strip("`") != _documented_default(getattr(defaults, name))
+    }
+    assert wrong == {}, "defaults (written, actual) that differ from the settings object"
