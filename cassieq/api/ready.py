@@ -5,8 +5,6 @@ an orchestrator restarts on /health and routes traffic on /ready."""
 from __future__ import annotations
 
 import asyncio
-import functools
-from pathlib import Path
 
 import msgspec
 import structlog
@@ -14,13 +12,6 @@ from litestar import Response, get
 from litestar.datastructures import State
 
 from cassieq.api.state import AppState
-from cassieq.store.cassandra.schema import (
-    Migration,
-    SchemaError,
-    default_schema_dir,
-    load_migrations,
-    pending_migrations,
-)
 
 log = structlog.get_logger("cassieq.api")
 
@@ -50,37 +41,15 @@ async def ready(state: State) -> Response[Readiness]:
 
 
 async def _store_checks(app: AppState) -> tuple[Check, Check]:
-    read = getattr(app.engine.ctx.store, "applied_migrations", None)
-    if read is None:
-        answer = Check(ok=True, detail="memory store")
-        return answer, answer
     try:
-        applied: dict[int, str] = await asyncio.wait_for(read(), CHECK_TIMEOUT_S)
+        status = await asyncio.wait_for(app.engine.schema_status(), CHECK_TIMEOUT_S)
     except Exception as exc:
         # No quorum, timeouts, no connection: whatever the driver says, it is not ready.
         # /ready is open to anyone: the error's text (hosts, addresses) goes to the log only.
         log.warning("ready_cassandra_check_failed", error=repr(exc))
         no_answer = Check(ok=False, detail=f"no answer ({type(exc).__name__})")
         return no_answer, Check(ok=False, detail="unknown")
-    try:
-        expected = _expected_migrations(default_schema_dir())
-    except SchemaError as exc:
-        return Check(ok=True, detail="answers"), Check(ok=False, detail=str(exc))
-    if not expected:
-        # An installed package without its schema files (the image sets the directory).
-        return Check(ok=True, detail="answers"), Check(
-            ok=True, detail="no schema files here to compare with (CASSIEQ_SCHEMA_DIR)"
-        )
-    pending = pending_migrations(applied, list(expected))
-    if pending:
-        detail = f"not applied: {', '.join(pending)} (run `cassieq schema apply`)"
-        return Check(ok=True, detail="answers"), Check(ok=False, detail=detail)
-    return Check(ok=True, detail="answers"), Check(ok=True, detail=f"{len(expected)} files applied")
-
-
-@functools.cache
-def _expected_migrations(schema_dir: Path) -> tuple[Migration, ...]:
-    return tuple(load_migrations(schema_dir))
+    return Check(ok=True, detail=status.answers), Check(ok=status.ok, detail=status.detail)
 
 
 def _background(app: AppState) -> Check:

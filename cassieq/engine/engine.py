@@ -40,7 +40,8 @@ from cassieq.model import (
     StatsSnapshot,
     VisibilityChange,
 )
-from cassieq.store.base import Store
+from cassieq.store.base import SchemaStatus, Store
+from cassieq.store.observer import LwtTally
 
 MAX_INVISIBILITY_S = 7 * 24 * 3600
 
@@ -230,6 +231,15 @@ class QueueEngine:
         snapshot = await self.ctx.store.read_stats_snapshot(account, queue)
         # A snapshot of a deleted predecessor of the same name says nothing about this queue.
         return snapshot if snapshot is not None and snapshot.queue == current.id else None
+
+    @property
+    def lwt_tally(self) -> LwtTally:
+        """The store's LWT outcomes since this server started (for metrics)."""
+        return self.ctx.store.lwt_tally
+
+    async def schema_status(self) -> SchemaStatus:
+        """Readiness: whether the store answers and has this server's schema."""
+        return await self.ctx.store.schema_status()
 
     async def settle(self) -> None:
         """Wait for the work gets leave running (seals, reader pointer moves and the reads

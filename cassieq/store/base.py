@@ -13,6 +13,7 @@ row has to be created before first use.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar
 
 from cassieq.model import (
@@ -28,6 +29,7 @@ from cassieq.model import (
     StatsSnapshot,
     message_bytes,
 )
+from cassieq.store.observer import LwtTally
 
 PointerKind = Literal["reader", "repair"]
 T = TypeVar("T")
@@ -105,7 +107,26 @@ def check_ack_entries(entries: Sequence[AckEntry]) -> None:
     check_monotons([monoton for monoton, _, _ in entries])
 
 
+@dataclass(frozen=True)
+class SchemaStatus:
+    """What readiness says of a store: whether it answers, and whether its schema is the one
+    this server was built with."""
+
+    answers: str  # how the store answered, e.g. "answers" or "memory store"
+    ok: bool  # the schema is complete
+    detail: str
+
+
 class Store(Protocol):
+    # This store's LWT outcomes since it started (the memory store decides every
+    # compare-and-set at once: it has none to report).
+    lwt_tally: LwtTally
+
+    async def schema_status(self) -> SchemaStatus:
+        """Whether every schema file this server was built with is applied; raises what the
+        store raises when it does not answer."""
+        ...
+
     # ----------------------------------------------------------------- accounts
     async def insert_account(self, account: Account) -> bool:
         """Create the account unless one of that name exists; True when created."""

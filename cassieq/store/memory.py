@@ -24,7 +24,14 @@ from cassieq.model import (
     RedriveTask,
     StatsSnapshot,
 )
-from cassieq.store.base import AckEntry, PointerKind, check_ack_entries, check_cas_entries
+from cassieq.store.base import (
+    AckEntry,
+    PointerKind,
+    SchemaStatus,
+    check_ack_entries,
+    check_cas_entries,
+)
+from cassieq.store.observer import LwtTally
 
 
 @dataclass
@@ -36,6 +43,7 @@ class _Bucket:
 
 class MemoryStore:
     def __init__(self) -> None:
+        self.lwt_tally = LwtTally()
         self._accounts: dict[str, Account] = {}
         self._queues: dict[tuple[str, str], QueueDefinition] = {}
         self._monotons: dict[QueueId, int] = {}
@@ -48,6 +56,10 @@ class MemoryStore:
         self._secrets: dict[str, KeyspaceSecret] = {}
         self._deleting: dict[str, tuple[int, int]] = {}  # created_at, marked at
         self._redrive_tasks: dict[tuple[QueueId, str], RedriveTask] = {}
+
+    async def schema_status(self) -> SchemaStatus:
+        # Memory has no schema to fall behind: always the one this server was built with.
+        return SchemaStatus("memory store", ok=True, detail="memory store")
 
     # ----------------------------------------------------------------- accounts
     async def insert_account(self, account: Account) -> bool:

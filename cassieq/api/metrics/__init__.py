@@ -25,8 +25,7 @@ class Metrics:
         )
         self.requests = request_histogram(self.registry)
         self.registry.register(QueueCollector(self.sampler))
-        # The Cassandra store counts its LWTs; the memory store has none.
-        self.registry.register(LwtCollector(getattr(engine.ctx.store, "lwt_tally", None)))
+        self.registry.register(LwtCollector(engine.lwt_tally))
         self.registry.register(BackgroundCollector(health, engine.ctx.clock.now))
 
     async def render(self) -> bytes:

@@ -11,7 +11,7 @@ from prometheus_client.metrics_core import Metric
 
 from cassieq.api.metrics.sampler import QueueSample, QueueSampler
 from cassieq.engine.background import LoopHealth
-from cassieq.store.cassandra.lwt import LwtTally
+from cassieq.store.observer import LwtTally
 
 QUEUE_LABELS = ["account", "queue"]
 
@@ -124,7 +124,7 @@ class LwtCollector:
     outcome: applied, lost (condition false), timeout_applied / timeout_rejected /
     timeout_contended (no answer; read back at SERIAL), undecided (could not be settled)."""
 
-    def __init__(self, tally: LwtTally | None) -> None:
+    def __init__(self, tally: LwtTally) -> None:
         self._tally = tally
 
     def describe(self) -> list[Metric]:
@@ -136,9 +136,8 @@ class LwtCollector:
             "Lightweight transactions by primitive and outcome.",
             labels=["primitive", "outcome"],
         )
-        if self._tally is not None:
-            for (primitive, event), n in sorted(self._tally.counts.items()):
-                counter.add_metric([primitive, event], n)
+        for (primitive, event), n in sorted(self._tally.counts.items()):
+            counter.add_metric([primitive, event], n)
         yield counter
 
 

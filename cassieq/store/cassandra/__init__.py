@@ -8,7 +8,7 @@
 - ``store``: ``CassandraStore``, the Store protocol on Cassandra.
 """
 
-from cassieq.store.cassandra.lwt import LwtObserver, LwtRetry, LwtTally, Outcome
+from cassieq.store.cassandra.lwt import LwtRetry, Outcome
 from cassieq.store.cassandra.schema import (
     Migration,
     SchemaError,
@@ -28,6 +28,7 @@ from cassieq.store.cassandra.session import (
     server_version,
 )
 from cassieq.store.cassandra.store import MARKER_TTL_S, CassandraStore
+from cassieq.store.observer import LwtObserver, LwtTally
 
 __all__ = [
     "MARKER_TTL_S",

@@ -26,7 +26,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from cassieq.store.base import LwtUndecided
-from cassieq.store.cassandra.lwt import LwtObserver, LwtRetry, Outcome, run_lwt
+from cassieq.store.cassandra.lwt import LwtRetry, Outcome, run_lwt
+from cassieq.store.observer import LwtObserver
 
 
 class Verdict(enum.Enum):

@@ -22,41 +22,20 @@ from __future__ import annotations
 import asyncio
 import enum
 import random
-from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any
 
 from cassandra import RequestValidationException
 
 from cassieq.store.base import LwtUndecided
+from cassieq.store.observer import LwtEvent, LwtObserver
 
 
 class Outcome(enum.Enum):
     APPLIED = "applied"
     REJECTED = "rejected"
     CONTENDED = "contended"
-
-
-# What an observer hears for every LWT sent: its answer ("applied", "lost": the
-# condition was false), or, for an answer that did not arrive, what the read back found.
-LwtEvent = Literal[
-    "applied", "lost", "timeout_applied", "timeout_rejected", "timeout_contended", "undecided"
-]
-
-
-class LwtObserver(Protocol):
-    def lwt_outcome(self, primitive: str, event: LwtEvent) -> None: ...
-
-
-class LwtTally:
-    """Counts LWT events by primitive (the store's default observer; metrics read it)."""
-
-    def __init__(self) -> None:
-        self.counts: Counter[tuple[str, LwtEvent]] = Counter()
-
-    def lwt_outcome(self, primitive: str, event: LwtEvent) -> None:
-        self.counts[(primitive, event)] += 1
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from cassandra.cluster import Session
 
+from cassieq.store.base import SchemaStatus
 from cassieq.store.cassandra.session import check_keyspace
 
 _MIGRATION_FILE_RE = re.compile(r"^(\d{4})_[a-z0-9_]+\.cql$")
@@ -136,3 +138,26 @@ def default_schema_dir() -> Path:
     if env:
         return Path(env)
     return Path(__file__).resolve().parents[3] / "schema" / "cassandra"
+
+
+@functools.cache
+def _expected_migrations(schema_dir: Path) -> tuple[Migration, ...]:
+    return tuple(load_migrations(schema_dir))
+
+
+def schema_status(applied: dict[int, str], schema_dir: Path | None = None) -> SchemaStatus:
+    """Compare the schema files recorded as applied with the files this server was built
+    with (``schema_dir``: default_schema_dir())."""
+    try:
+        expected = _expected_migrations(schema_dir or default_schema_dir())
+    except SchemaError as exc:
+        return SchemaStatus("answers", ok=False, detail=str(exc))
+    if not expected:
+        # An installed package without its schema files (the image sets the directory).
+        detail = "no schema files here to compare with (CASSIEQ_SCHEMA_DIR)"
+        return SchemaStatus("answers", ok=True, detail=detail)
+    pending = pending_migrations(applied, list(expected))
+    if pending:
+        detail = f"not applied: {', '.join(pending)} (run `cassieq schema apply`)"
+        return SchemaStatus("answers", ok=False, detail=detail)
+    return SchemaStatus("answers", ok=True, detail=f"{len(expected)} files applied")

@@ -37,6 +37,7 @@ from cassieq.model import (
 from cassieq.store.base import (
     AckEntry,
     PointerKind,
+    SchemaStatus,
     StoreUnavailable,
     by_bytes,
     check_ack_entries,
@@ -46,9 +47,7 @@ from cassieq.store.base import (
 from cassieq.store.cassandra.batch_lwt import run_batch_lwt
 from cassieq.store.cassandra.binding import add_prepared
 from cassieq.store.cassandra.lwt import (
-    LwtObserver,
     LwtRetry,
-    LwtTally,
     Outcome,
     Resolver,
     run_lwt,
@@ -68,12 +67,14 @@ from cassieq.store.cassandra.rows import (
     redrive_task_of,
     secret_of,
 )
+from cassieq.store.cassandra.schema import schema_status
 from cassieq.store.cassandra.session import (
     connect,
     consistency_level,
     execute_async,
 )
 from cassieq.store.cassandra.statements import Statements
+from cassieq.store.observer import LwtObserver, LwtTally
 from cassieq.tokens import new_token
 
 # Reads and idempotent writes (never an LWT) are retried on these, then answered as
@@ -201,6 +202,9 @@ class CassandraStore:
         except InvalidRequest:
             return {}  # no such table (or keyspace): nothing applied
         return {int(r.number): str(r.checksum) for r in rows}
+
+    async def schema_status(self) -> SchemaStatus:
+        return schema_status(await self.applied_migrations())
 
     # ----------------------------------------------------------------- accounts
 
