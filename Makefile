@@ -21,11 +21,12 @@ $(STAMP): pyproject.toml api_spec/client/pyproject.toml
 dev: $(STAMP)
 	$(BIN)/cassieq dev
 
-## lint: ruff (lint + format check) and mypy
+## lint: ruff (lint, format check, complexity), mypy, and the import contracts (.importlinter)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy cassieq
+	$(BIN)/lint-imports
 
 ## test: lint, build the docs (strict), start the local node and the three-node cluster, apply
 ## the schema to an empty test keyspace, run the suite (the cluster tests: the cluster tool and a short chaos soak)

@@ -53,20 +53,9 @@ def _value(shape: Shape, value: Any, path: str) -> Any:
     if value is None:
         return None
     kind = shape.type_name
-    where = path or "request"
     if kind == "structure":
-        if not isinstance(value, dict):
-            raise _wrong(where, "an object")
-        out: dict[str, Any] = {}
-        members = shape.members
-        for name, item in value.items():
-            member = members.get(name)
-            if member is not None:  # unknown members are ignored, as SQS does
-                decoded = _value(member, item, f"{path}{name}")
-                if decoded is not None:
-                    out[name] = decoded
-        values.check_required(shape, out, f"{path}." if path else "")
-        return out
+        return _structure(shape, value, path)
+    where = path or "request"
     if kind == "list":
         if not isinstance(value, list):
             raise _wrong(where, "a list")
@@ -77,6 +66,25 @@ def _value(shape: Shape, value: Any, path: str) -> Any:
             raise _wrong(where, "an object")
         member = shape.value
         return {str(k): _value(member, v, f"{path}.{k}") for k, v in value.items()}
+    return _scalar(kind, value, where)
+
+
+def _structure(shape: Shape, value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _wrong(path or "request", "an object")
+    out: dict[str, Any] = {}
+    members = shape.members
+    for name, item in value.items():
+        member = members.get(name)
+        if member is not None:  # unknown members are ignored, as SQS does
+            decoded = _value(member, item, f"{path}{name}")
+            if decoded is not None:
+                out[name] = decoded
+    values.check_required(shape, out, f"{path}." if path else "")
+    return out
+
+
+def _scalar(kind: str, value: Any, where: str) -> Any:
     if kind == "blob":
         if not isinstance(value, str):
             raise _wrong(where, "a base64 string")
