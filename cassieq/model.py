@@ -363,10 +363,14 @@ class OutgoingMessage(msgspec.Struct, frozen=True, kw_only=True):
     """One message of a v2 send (a batch is a list of them)."""
 
     body: str
-    delay_ms: int = 0
+    # None: the queue's delaySeconds (engine/policy.py applies it).
+    delay_ms: int | None = None
     attributes: dict[str, str] = msgspec.field(default_factory=dict)
     # SQS DataType by attribute name (missing: String); a Binary value is base64 in attributes.
     attribute_types: dict[str, str] = msgspec.field(default_factory=dict)
+    # Bytes counted against maxMessageBytes when the API counts otherwise than body, names
+    # and values in UTF-8 (SQS); None: counted that way.
+    size: int | None = None
 
 
 class Sent(msgspec.Struct, frozen=True, kw_only=True):

@@ -39,6 +39,7 @@ from cassieq.engine.errors import (
     Contention,
     EngineError,
     InvalidArgument,
+    MessageTooLarge,
     NotFound,
     QueueNotFound,
     StaleReceipt,
@@ -102,6 +103,13 @@ def _engine_error(request: Request[Any, Any, Any], exc: EngineError) -> Response
         if isinstance(exc, StaleReceipt) and operation in _STALE_MESSAGE:
             return _resource_error(request, 409, "Conflict", _STALE_MESSAGE[operation], exc)
         return _resource_error(request, 409, "Conflict", str(exc), exc)
+    if isinstance(exc, MessageTooLarge) and not request.scope["path"].startswith(V2_PREFIX):
+        # v1's answer to a body over a limit is 413 (as for its route's own limit); v2 keeps
+        # the 422 it has always given, naming the entry.
+        return errors_response(
+            413,
+            f"the message is {exc.size} bytes: more than the queue's maxMessageBytes, {exc.limit}",
+        )
     if isinstance(exc, InvalidArgument):
         return errors_response(422, str(exc))
     if isinstance(exc, Contention):

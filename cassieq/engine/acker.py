@@ -13,6 +13,7 @@ from typing import TypeVar
 
 import msgspec
 
+from cassieq.engine import policy
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import EngineError, InvalidArgument, StaleReceipt, Unsettled
 from cassieq.engine.hints import BucketHints
@@ -90,6 +91,10 @@ class Acker:
         self, queue: QueueDefinition, changes: list[VisibilityChange]
     ) -> list[PopReceipt | EngineError]:
         """Per entry, in order: the new receipt (the old one is stale from now), or why not."""
+        # A new body over the queue's limit refuses the whole request, before any change.
+        for index, change in enumerate(changes):
+            if change.body is not None:
+                policy.check_body(queue.options, change.body, index)
 
         def invalid(change: VisibilityChange) -> EngineError | None:
             if change.invisibility_ms is not None and change.invisibility_ms < 0:

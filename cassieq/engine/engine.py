@@ -100,11 +100,15 @@ class QueueEngine:
         )
 
     async def put(
-        self, account: str, queue: str, message: str, initial_invisibility_s: int = 0
+        self, account: str, queue: str, message: str, initial_invisibility_s: int | None = None
     ) -> int:
-        _check_seconds("initialInvisibilitySeconds", initial_invisibility_s)
+        """Store one message (v1); no initial invisibility: the queue's delaySeconds."""
+        delay_ms = None
+        if initial_invisibility_s is not None:
+            _check_seconds("initialInvisibilitySeconds", initial_invisibility_s)
+            delay_ms = initial_invisibility_s * 1000
         definition = await self.queues.get(account, queue)
-        return await self.publisher.put(definition, message, initial_invisibility_s * 1000)
+        return await self.publisher.put(definition, message, delay_ms)
 
     async def get_next(self, account: str, queue: str, invisibility_s: int = 30) -> Delivery | None:
         _check_seconds("invisibilityTimeSeconds", invisibility_s)
@@ -127,7 +131,7 @@ class QueueEngine:
         return await self.acker.update(definition, receipt, message, invisibility_s * 1000)
 
     # v2 (api-v2.md). Batches answer per entry, in request order; the caller validated the
-    # counts (1-100) and the sizes against the queue's options.
+    # counts (1-100); the queue's policy (sizes, default delay) is the publisher's.
 
     async def send(self, account: str, queue: str, messages: list[OutgoingMessage]) -> list[Sent]:
         definition = await self.queues.get(account, queue)

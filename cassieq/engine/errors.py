@@ -51,6 +51,19 @@ class InvalidArgument(EngineError):
     pass
 
 
+class MessageTooLarge(InvalidArgument):
+    """A message (or a new body) over its queue's maxMessageBytes. ``where`` names it as v2
+    does (``messages[2]``, ``entries[0].body``); each API words the refusal its own way."""
+
+    def __init__(self, where: str, size: int, limit: int, counted: str = "") -> None:
+        super().__init__(
+            f"{where} is {size} bytes{counted}: more than the queue's maxMessageBytes, {limit}"
+        )
+        self.where = where
+        self.size = size
+        self.limit = limit
+
+
 class Contention(EngineError):
     """Compare-and-set kept losing; the caller may retry later."""
 

@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from cassieq.engine import policy
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import Contention, InvalidArgument
 from cassieq.engine.hints import BucketHints
@@ -63,9 +64,9 @@ class Publisher:
         self,
         queue: QueueDefinition,
         message: str,
-        initial_invisibility_ms: int = 0,
+        initial_invisibility_ms: int | None = None,
     ) -> int:
-        """Store a message; return its monoton."""
+        """Store a message; return its monoton (no delay given: the queue's delaySeconds)."""
         sent = OutgoingMessage(body=message, delay_ms=initial_invisibility_ms)
         return (await self.put_rows(queue, [sent]))[0].monoton
 
@@ -76,14 +77,21 @@ class Publisher:
         puts to one queue share one monoton range and one write per bucket; the messages
         of one call join the waiting puts together, in their order (a v2 batch is one
         call: one group, unless more than MAX_GROUP puts wait)."""
-        if any(m.delay_ms < 0 for m in messages):
-            raise InvalidArgument("initial invisibility must be >= 0")
+        options = queue.options
+        delays: list[int] = []
+        for index, m in enumerate(messages):
+            # The queue's policy, here because every new message of every API comes here.
+            policy.check_message(options, m, index)
+            delay = policy.first_delay_ms(options, m)
+            if delay < 0:
+                raise InvalidArgument("initial invisibility must be >= 0")
+            delays.append(delay)
         if not messages:
             return []
         loop = asyncio.get_running_loop()
         puts = [
-            _Put(queue, m.body, m.delay_ms, loop.create_future(), m.attributes, m.attribute_types)
-            for m in messages
+            _Put(queue, m.body, delay, loop.create_future(), m.attributes, m.attribute_types)
+            for m, delay in zip(messages, delays, strict=True)
         ]
         if not self._grouped:
             return list(await asyncio.gather(*(self._write_alone(put) for put in puts)))

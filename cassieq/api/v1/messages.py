@@ -77,7 +77,10 @@ class MessageController(Controller):
                 name="initialInvisibilitySeconds",
                 ge=0,
                 le=7 * 24 * 3600,
-                description="Seconds before the message is first visible (default 0)",
+                description=(
+                    "Seconds before the message is first visible "
+                    "(default: the queue's delaySeconds, 0 unless set)"
+                ),
             ),
         ] = None,
         initial_invisiblity_time: Annotated[
@@ -98,7 +101,12 @@ class MessageController(Controller):
                 "are mutually exclusive",
             )
         # CassieQ's deprecated (misspelt) parameter is honoured as its clients still send it.
-        initial_s = initial_invisibility_seconds or initial_invisiblity_time or 0
+        # Neither given: the queue's delaySeconds (the engine applies it).
+        initial_s = (
+            initial_invisiblity_time
+            if initial_invisibility_seconds is None
+            else initial_invisibility_seconds
+        )
         # The route's request_max_body_size refused a larger body already (413).
         body = await request.body()
         try:

@@ -33,14 +33,12 @@ from cassieq.api.v2.dto_messages import (
 )
 from cassieq.api.v2.entries import ReceiptFailure, decode_receipts, failure_of
 from cassieq.api.v2.times import iso_time
-from cassieq.engine.errors import InvalidArgument
 from cassieq.model import (
     MAX_MESSAGE_BYTES,
     Delivery,
     OutgoingMessage,
     PopReceipt,
     VisibilityChange,
-    message_bytes,
 )
 from cassieq.model import AuthorizationLevel as L
 
@@ -71,21 +69,15 @@ class MessageV2Controller(Controller):
         data: JSONBody[SendRequest],
     ) -> SendResponse:
         app: AppState = state.cassieq
-        options = (await app.engine.queues.get(account, queue)).options
-        outgoing: list[OutgoingMessage] = []
-        for index, entry in enumerate(data.messages):
-            size = message_bytes(entry.body, entry.attributes)
-            if size > options.max_message_bytes:
-                raise InvalidArgument(
-                    f"messages[{index}] is {size} bytes (body and attributes, UTF-8): "
-                    f"more than the queue's maxMessageBytes, {options.max_message_bytes}"
-                )
-            delay_s = options.delay_seconds if entry.delay_seconds is None else entry.delay_seconds
-            outgoing.append(
-                OutgoingMessage(
-                    body=entry.body, delay_ms=delay_s * 1000, attributes=dict(entry.attributes)
-                )
+        # The queue's maxMessageBytes and delaySeconds are the engine's to apply.
+        outgoing = [
+            OutgoingMessage(
+                body=entry.body,
+                delay_ms=None if entry.delay_seconds is None else entry.delay_seconds * 1000,
+                attributes=dict(entry.attributes),
             )
+            for entry in data.messages
+        ]
         sent = await app.engine.send(account, queue, outgoing)
         return SendResponse(
             messages=[SentEntry(id=str(s.monoton), message_tag=s.tag) for s in sent]
@@ -167,15 +159,6 @@ class MessageV2Controller(Controller):
         data: JSONBody[VisibilityRequest],
     ) -> VisibilityResponse:
         app: AppState = state.cassieq
-        options = (await app.engine.queues.get(account, queue)).options
-        for index, entry in enumerate(data.entries):
-            if entry.body is not None:
-                size = message_bytes(entry.body, {})
-                if size > options.max_message_bytes:
-                    raise InvalidArgument(
-                        f"entries[{index}].body is {size} bytes: more than the queue's "
-                        f"maxMessageBytes, {options.max_message_bytes}"
-                    )
         tokens = [e.pop_receipt for e in data.entries]
         decoded = await decode_receipts(app, account, queue, tokens)
         changes = [

@@ -10,14 +10,15 @@ import base64
 import binascii
 import re
 import uuid
-from typing import Any
+from typing import Any, TypeVar
 
 from cassieq.api.sqs import errors
 from cassieq.api.sqs.actions import handles, message_attrs
 from cassieq.api.sqs.actions.common import queue_definition
 from cassieq.api.sqs.context import Handler, SqsCall
 from cassieq.api.sqs.md5 import md5_of_attributes, md5_of_body
-from cassieq.engine.errors import Contention, EngineError, StaleReceipt
+from cassieq.engine import policy
+from cassieq.engine.errors import Contention, EngineError, MessageTooLarge, StaleReceipt
 from cassieq.model import Delivery, OutgoingMessage, PopReceipt, QueueDefinition, VisibilityChange
 
 MAX_BATCH = 10
@@ -53,7 +54,10 @@ def _required(params: dict[str, Any], name: str) -> Any:
     return value
 
 
-def _int(params: dict[str, Any], name: str, low: int, high: int, default: int) -> int:
+_D = TypeVar("_D", int, None)
+
+
+def _int(params: dict[str, Any], name: str, low: int, high: int, default: _D) -> int | _D:
     value = params.get(name)
     if value is None:
         return default
@@ -126,18 +130,26 @@ class _Outgoing:
         if not isinstance(body, str):
             raise errors.invalid_parameter_value("MessageBody must be a string.")
         message_attrs.check_text("the message body", body)
-        delay = _int(params, "DelaySeconds", 0, MAX_DELAY_S, definition.options.delay_seconds)
+        # No DelaySeconds: the queue's, applied by the engine.
+        delay = _int(params, "DelaySeconds", 0, MAX_DELAY_S, None)
         attrs = message_attrs.to_stored(params.get("MessageAttributes"))
+        # SQS counts attribute names, types and decoded values: the engine checks this size.
         self.size = len(body.encode()) + attrs.size
-        limit = definition.options.max_message_bytes
-        if self.size > limit:
+        self.message = OutgoingMessage(
+            body=body,
+            delay_ms=None if delay is None else delay * 1000,
+            attributes=attrs.values,
+            attribute_types=attrs.types,
+            size=self.size,
+        )
+        try:
+            # The queue's policy, asked here too so a batch can fail this entry alone.
+            policy.check_message(definition.options, self.message)
+        except MessageTooLarge as exc:
             raise errors.invalid_parameter_value(
                 "One or more parameters are invalid. Reason: Message must be shorter than "
-                f"{limit} bytes."
-            )
-        self.message = OutgoingMessage(
-            body=body, delay_ms=delay * 1000, attributes=attrs.values, attribute_types=attrs.types
-        )
+                f"{exc.limit} bytes."
+            ) from None
         self.md5_body = md5_of_body(body)
         given = params.get("MessageAttributes")
         self.md5_attributes = md5_of_attributes(given) if given else None

@@ -144,7 +144,7 @@ def sync_detailed(
         account (str):
         queue (str):
         initial_invisibility_seconds (int | None | Unset): Seconds before the message is first
-            visible (default 0)
+            visible (default: the queue's delaySeconds, 0 unless set)
         initial_invisiblity_time (int | None | Unset): Deprecated spelling CassieQ still accepts;
             not with the other
         body (File):
@@ -189,7 +189,7 @@ def sync(
         account (str):
         queue (str):
         initial_invisibility_seconds (int | None | Unset): Seconds before the message is first
-            visible (default 0)
+            visible (default: the queue's delaySeconds, 0 unless set)
         initial_invisiblity_time (int | None | Unset): Deprecated spelling CassieQ still accepts;
             not with the other
         body (File):
@@ -232,7 +232,7 @@ async def asyncio_detailed(
         account (str):
         queue (str):
         initial_invisibility_seconds (int | None | Unset): Seconds before the message is first
-            visible (default 0)
+            visible (default: the queue's delaySeconds, 0 unless set)
         initial_invisiblity_time (int | None | Unset): Deprecated spelling CassieQ still accepts;
             not with the other
         body (File):
@@ -277,7 +277,7 @@ async def asyncio(
         account (str):
         queue (str):
         initial_invisibility_seconds (int | None | Unset): Seconds before the message is first
-            visible (default 0)
+            visible (default: the queue's delaySeconds, 0 unless set)
         initial_invisiblity_time (int | None | Unset): Deprecated spelling CassieQ still accepts;
             not with the other
         body (File):
