@@ -82,7 +82,7 @@ class QueueEngine:
         self.statistics_reader = StatisticsReader(self.ctx)
         self.peeker = Peeker(self.ctx)
         self.purger = Purger(self.ctx)
-        self.redriver = Redriver(self.ctx, deliverer, self.queues)
+        self.redriver = Redriver(self.ctx, deliverer.dead_letters, self.queues)
 
     # The message operations by account and queue name, as the API sees them.
 

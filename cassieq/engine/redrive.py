@@ -4,7 +4,7 @@ Each message goes to the queue given as ``to``, else to the queue its dead-lette
 came from (recorded on the copy since schema 0008), else, for copies that do not say,
 to the only queue that names this one as its dead-letter queue; with none of these it is
 counted as ``failed`` and stays. Each move is the dead-letter move's protocol run the
-other way (``Deliverer.redrive``): exactly once, and a move cut short by a crash is redone
+other way (``DeadLetters.redrive``): exactly once, and a move cut short by a crash is redone
 to the same row by whoever finds its claim (a later redrive, or a get of the dead-letter
 queue), never a second copy.
 
@@ -26,7 +26,7 @@ import msgspec
 
 from cassieq.engine.clock import Clock
 from cassieq.engine.context import EngineContext
-from cassieq.engine.delivery import Deliverer
+from cassieq.engine.dead_letter import DeadLetters
 from cassieq.engine.errors import InvalidArgument, NotFound
 from cassieq.engine.queues import QueueDirectory
 from cassieq.model import MessageRow, QueueDefinition, RedriveTask
@@ -72,9 +72,11 @@ class RateLimiter:
 
 
 class Redriver:
-    def __init__(self, ctx: EngineContext, deliverer: Deliverer, queues: QueueDirectory) -> None:
+    def __init__(
+        self, ctx: EngineContext, dead_letters: DeadLetters, queues: QueueDirectory
+    ) -> None:
         self._ctx = ctx
-        self._deliverer = deliverer
+        self._dead_letters = dead_letters
         self._queues = queues
         self._running: dict[str, asyncio.Task[None]] = {}
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # tests replace it
@@ -193,7 +195,7 @@ class Redriver:
                     task = _with(task, ctx, total=task.total - 1)  # consumed meanwhile
                 else:
                     target = await self._target(dlq, row, to, only)
-                    moved = target is not None and await self._deliverer.redrive(
+                    moved = target is not None and await self._dead_letters.redrive(
                         dlq, bucket, row, target
                     )
                     if moved:

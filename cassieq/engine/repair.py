@@ -11,8 +11,8 @@ from __future__ import annotations
 import msgspec
 
 from cassieq.engine.context import EngineContext
-from cassieq.engine.errors import Contention
 from cassieq.engine.leases import Leases
+from cassieq.engine.move import TargetGone, write_copy
 from cassieq.engine.publisher import Publisher, new_message
 from cassieq.engine.retention import expire, expiring
 from cassieq.engine.stall import StallWatch
@@ -131,37 +131,43 @@ class Repairer:
             )
             if not await store.cas_message(qid, bucket, row.version, claim):
                 return  # it changed (delivered, acked, moved): the caller re-reads it
-        for _ in range(ctx.tuning.max_cas_attempts):
-            target = claim.republished_to or 0  # set by the claim above
-            now = ctx.clock.now()
+
+        def copy_at(target: int, now: int) -> MessageRow:
             # A fresh row at the target that keeps the message's tag, deliveries and
             # visibility (a receipt of it stays meaningful; a lease still holds).
-            copy = msgspec.structs.replace(
-                new_message(
-                    target,
-                    row.message,
-                    now,
-                    delivery_count=row.delivery_count,
-                    attributes=row.attributes,
-                    attribute_types=row.attribute_types,
-                ),
-                tag=row.tag,
-                next_visible_on=row.next_visible_on,
+            fresh = new_message(
+                target,
+                row.message,
+                now,
+                delivery_count=row.delivery_count,
+                attributes=row.attributes,
+                attribute_types=row.attribute_types,
             )
-            if await store.insert_messages(qid, queue.bucket_of(target), [copy], now):
-                break  # written now, or already there from an earlier try
-            # The target's bucket was finalized before the copy landed: retarget.
-            retarget = msgspec.structs.replace(
+            return msgspec.structs.replace(fresh, tag=row.tag, next_visible_on=row.next_visible_on)
+
+        def retargeted(claimed: MessageRow, monoton: int, _now: int) -> MessageRow:
+            return msgspec.structs.replace(
+                claimed, version=claimed.version + 1, republished_to=monoton, change=new_token()
+            )
+
+        try:
+            moved = await write_copy(
+                ctx,
+                self._publisher,
+                queue,
+                bucket,
                 claim,
-                version=claim.version + 1,
-                republished_to=await self._publisher.take_monotons(qid),
-                change=new_token(),
+                queue,
+                target_of=lambda claimed: claimed.republished_to or 0,  # set by the claim
+                copy_at=copy_at,
+                retargeted=retargeted,
+                what="re-publish",
             )
-            if not await store.cas_message(qid, bucket, claim.version, retarget):
-                return
-            claim = retarget
-        else:
-            raise Contention(f"could not re-publish {qid} monoton {row.monoton}")
+        except TargetGone:
+            return  # the queue itself was deleted meanwhile: its deletion job drops the row
+        if moved is None:
+            return  # the claim changed: the caller re-reads it
+        claim = moved
         now = ctx.clock.now()
         retired = msgspec.structs.replace(
             claim, version=claim.version + 1, acked=True, acked_at=now, change=new_token()

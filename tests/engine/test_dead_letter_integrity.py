@@ -297,7 +297,7 @@ async def test_a_dead_letter_refused_by_a_seal_is_left_to_the_invisibility_side(
     snap = await store.read_bucket(queue.id, 0)
     await store.seal_bucket(queue.id, 0, clock.now())  # the chain sealed it meanwhile
     deliverer = engine.reader._deliverer
-    await deliverer._dead_letter_all(queue, 0, list(snap.messages), unsealed=True)
+    await deliverer.dead_letters.dead_letter_all(queue, 0, list(snap.messages), unsealed=True)
     assert (await store.read_bucket(queue.id, 0)).messages == snap.messages  # refused
     assert not deliverer.busy(queue, snap.messages[0])
     assert await engine.get_next(account, "q", LEASE_S) is None  # the reader leaves bucket 0

@@ -97,10 +97,10 @@ async def test_a_move_cut_between_copy_and_retire_is_redone_to_the_same_row(
     target = await engine.queues.get(account, "a")
     bucket, row = await _first_row(engine, dlq)
     # What a server that died after writing the copy left: the claim and the copy.
-    deliverer = engine.redriver._deliverer
-    claim = await deliverer._claim(dlq, bucket, row, target, unsealed=False, redrive=True)
+    dead_letters = engine.redriver._dead_letters
+    claim = await dead_letters._claim(dlq, bucket, row, target, unsealed=False, redrive=True)
     assert claim is not None and claim.redrive_to == "a"
-    assert await deliverer.copy_to(dlq, bucket, claim, target, source=None) is not None
+    assert await dead_letters.copy_to(dlq, bucket, claim, target, source=None) is not None
     clock.advance(engine.ctx.tuning.claim_ms / 1000 + 1)  # the claim ran out
     if redo_by == "get":  # a consumer of the dead-letter queue finds the claim
         d = await engine.get_next(account, "dead", LEASE_S)
@@ -267,10 +267,10 @@ async def test_a_move_cut_short_whose_target_was_deleted_stays_deliverable(
     dlq = await engine.queues.get(account, "dead")
     target = await engine.queues.get(account, "a")
     bucket, row = await _first_row(engine, dlq)
-    deliverer = engine.redriver._deliverer
-    claim = await deliverer._claim(dlq, bucket, row, target, unsealed=False, redrive=True)
+    dead_letters = engine.redriver._dead_letters
+    claim = await dead_letters._claim(dlq, bucket, row, target, unsealed=False, redrive=True)
     assert claim is not None
-    assert await deliverer.copy_to(dlq, bucket, claim, target, source=None) is not None
+    assert await dead_letters.copy_to(dlq, bucket, claim, target, source=None) is not None
     await engine.queues.delete(account, "a")  # the copy is in a deleted version now
     clock.advance(max(engine.ctx.tuning.claim_ms, engine.ctx.tuning.queue_cache_ms) / 1000 + 1)
     got = await engine.get_next(account, "dead", LEASE_S)
