@@ -36,7 +36,6 @@ from cassieq.config import Settings
 from cassieq.engine import Clock, QueueEngine
 from cassieq.engine.background import BackgroundWorker
 from cassieq.engine.context import Tuning
-from cassieq.engine.keyspace_secrets import RECEIPT_SECRET
 from cassieq.store.base import Store, StoreError
 
 SETTLE_ON_SHUTDOWN_S = 5.0
@@ -56,7 +55,7 @@ def receipt_secrets(
         fixed = ReceiptSecrets(
             current=settings.receipt_secret,
             previous=settings.receipt_secret_previous,
-            previous_until=engine.ctx.clock.now() + grace_ms,
+            previous_until=engine.now() + grace_ms,
         )
 
         async def given() -> ReceiptSecrets:
@@ -65,7 +64,7 @@ def receipt_secrets(
         return given
 
     async def from_keyspace() -> ReceiptSecrets:
-        secret = await engine.secrets.get_or_create(RECEIPT_SECRET)
+        secret = await engine.receipt_secret()
         return ReceiptSecrets(secret.value, secret.previous, secret.previous_until)
 
     return from_keyspace
@@ -89,7 +88,7 @@ def create_app(
         ),
         key_encryption_key=key_encryption_key(settings.key_encryption_key),
     )
-    receipts = ReceiptSigner(receipt_secrets(settings, engine), engine.ctx.clock.now)
+    receipts = ReceiptSigner(receipt_secrets(settings, engine), engine.now)
     worker = BackgroundWorker(engine, tick_seconds=background_tick_seconds)
     worker.health.enabled = background
     state = AppState(
@@ -114,12 +113,12 @@ def create_app(
             worker.start()
             # The console's charts: statistics of the queues viewed in it, every 10 s.
             sampler = asyncio.create_task(history.run(), name="console-sampler")
-        engine.waiters.open()
+        engine.open()
         try:
             yield
         finally:
             # Waiting receives answer [] now rather than at their deadline.
-            await engine.waiters.close()
+            await engine.release_waiters()
             if state.metrics is not None:
                 await state.metrics.sampler.close()  # a /metrics refresh still running
             await worker.stop()
@@ -128,7 +127,7 @@ def create_app(
                 with contextlib.suppress(asyncio.CancelledError):
                     await sampler
             # Redrive tasks of this server stop here, and say "interrupted".
-            await engine.redriver.close()
+            await engine.stop_redrives()
             # A reader pointer move left half done is redone by the next get, but finishing
             # it here spares that get the wait (bounded: shutdown must not hang on it).
             with contextlib.suppress(TimeoutError):

@@ -58,7 +58,7 @@ def _background(app: AppState) -> Check:
         return Check(ok=True, detail="not run by this app")
     if health.last_success_ms is None:
         return Check(ok=False, detail=f"no pass completed yet ({health.failures} failed)")
-    age_s = (app.engine.ctx.clock.now() - health.last_success_ms) / 1000
+    age_s = (app.engine.now() - health.last_success_ms) / 1000
     limit = app.settings.ready_background_max_age_seconds
     if age_s > limit:
         return Check(

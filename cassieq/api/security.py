@@ -43,7 +43,7 @@ async def authorize_for(
     state: AppState = connection.app.state.cassieq
     account_name = str(connection.path_params.get("account", ""))
     try:
-        account = await state.engine.accounts.get_for_auth(account_name)
+        account = await state.engine.account_for_auth(account_name)
     except AccountNotFound:
         account = None  # answered exactly like a wrong key: no account enumeration
     request = AccessRequest(

@@ -13,8 +13,9 @@ from cassieq.engine.deleter import Deleter
 from cassieq.engine.delivery import Deliverer
 from cassieq.engine.errors import EngineError, InvalidArgument
 from cassieq.engine.hints import BucketHints
+from cassieq.engine.inspect import Inspector, Pointers
 from cassieq.engine.invisibility import InvisibilitySide
-from cassieq.engine.keyspace_secrets import KeyspaceSecrets
+from cassieq.engine.keyspace_secrets import RECEIPT_SECRET, KeyspaceSecrets
 from cassieq.engine.leases import Leases
 from cassieq.engine.monotons import MonotonStrategy
 from cassieq.engine.peek import MAX_LIMIT as MAX_PEEK
@@ -28,7 +29,11 @@ from cassieq.engine.repair import Repairer
 from cassieq.engine.stats import StatisticsReader
 from cassieq.engine.waiters import Waiters
 from cassieq.model import (
+    Account,
+    BucketState,
     Delivery,
+    KeyspaceSecret,
+    MessageRow,
     OutgoingMessage,
     PeekedMessage,
     PopReceipt,
@@ -83,6 +88,7 @@ class QueueEngine:
         self.peeker = Peeker(self.ctx)
         self.purger = Purger(self.ctx)
         self.redriver = Redriver(self.ctx, deliverer.dead_letters, self.queues)
+        self.inspector = Inspector(self.ctx)
 
     # The message operations by account and queue name, as the API sees them.
 
@@ -235,6 +241,92 @@ class QueueEngine:
         snapshot = await self.ctx.store.read_stats_snapshot(account, queue)
         # A snapshot of a deleted predecessor of the same name says nothing about this queue.
         return snapshot if snapshot is not None and snapshot.queue == current.id else None
+
+    # ------------------------------------------------ tenancy: accounts and queue directory
+
+    def now(self) -> int:
+        """The engine's clock (epoch ms): the time every lease and receipt is judged by."""
+        return self.ctx.clock.now()
+
+    async def create_account(self, name: str, keys: dict[str, str] | None = None) -> Account:
+        return await self.accounts.create(name, keys)
+
+    async def account(self, name: str) -> Account:
+        return await self.accounts.get(name)
+
+    async def account_for_auth(self, name: str) -> Account:
+        """The account whose keys a request's credential is checked against (cached)."""
+        return await self.accounts.get_for_auth(name)
+
+    async def list_accounts(self) -> list[Account]:
+        return await self.accounts.list()
+
+    async def account_names(self) -> list[str]:
+        """Every account's name, without opening its keys (metrics, background listings)."""
+        return [a.name for a in await self.ctx.store.list_accounts()]
+
+    async def delete_account(self, name: str) -> None:
+        await self.accounts.delete(name)
+
+    async def add_key(self, account: str, key_name: str) -> str:
+        return await self.accounts.add_key(account, key_name)
+
+    async def delete_key(self, account: str, key_name: str) -> None:
+        await self.accounts.delete_key(account, key_name)
+
+    async def queue(self, account: str, name: str, *, fresh: bool = False) -> QueueDefinition:
+        """The queue's definition (QueueNotFound when there is none); ``fresh``: not from
+        this server's short cache."""
+        return await self.queues.get(account, name, fresh=fresh)
+
+    async def find_queue(
+        self, account: str, name: str, *, fresh: bool = False
+    ) -> QueueDefinition | None:
+        return await self.queues.find(account, name, fresh=fresh)
+
+    async def list_queues(self, account: str) -> list[QueueDefinition]:
+        return await self.queues.list(account)
+
+    async def delete_queue(self, account: str, name: str) -> QueueDefinition:
+        """Delete the queue (its version is gone at once; its rows go in the background)."""
+        return await self.queues.delete(account, name)
+
+    async def queue_statistics(self, queue: QueueDefinition) -> Statistics:
+        return await self.statistics_reader.read(queue)
+
+    async def receipt_secret(self) -> KeyspaceSecret:
+        """The keyspace's own receipt secret (created by the first server that asks)."""
+        return await self.secrets.get_or_create(RECEIPT_SECRET)
+
+    # ------------------------------------------------ inspection (debug, console, metrics)
+
+    async def inspect_pointers(self, queue: QueueDefinition) -> Pointers:
+        return await self.inspector.pointers(queue)
+
+    async def inspect_bucket(self, queue: QueueDefinition, bucket: int) -> BucketState:
+        return await self.inspector.bucket(queue, bucket)
+
+    async def inspect_buckets(
+        self, queue: QueueDefinition, buckets: list[int]
+    ) -> list[BucketState]:
+        return await self.inspector.buckets(queue, buckets)
+
+    async def inspect_message(self, queue: QueueDefinition, monoton: int) -> MessageRow | None:
+        return await self.inspector.message(queue, monoton)
+
+    # ------------------------------------------------ the server's life
+
+    def open(self) -> None:
+        """Start what serves long polls (the app's start)."""
+        self.waiters.open()
+
+    async def release_waiters(self) -> None:
+        """Answer every waiting receive now ([]) and take no more waits: shutdown begins."""
+        await self.waiters.close()
+
+    async def stop_redrives(self) -> None:
+        """End this server's redrive tasks (they say "interrupted")."""
+        await self.redriver.close()
 
     @property
     def lwt_tally(self) -> LwtTally:

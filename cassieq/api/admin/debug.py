@@ -36,8 +36,8 @@ class DebugController(Controller):
     )
     async def queues(self, state: State, account: FromPath[str]) -> list[QueueDefinitionBody]:
         app: AppState = state.cassieq
-        await app.engine.accounts.get(account)
-        return [QueueDefinitionBody.of(q) for q in await app.engine.queues.list(account)]
+        await app.engine.account(account)
+        return [QueueDefinitionBody.of(q) for q in await app.engine.list_queues(account)]
 
     @get(
         f"{BASE}/buckets/current/messages",
@@ -50,8 +50,8 @@ class DebugController(Controller):
     ) -> list[MessageDebugBody]:
         app: AppState = state.cassieq
         q = await _queue(app, account, queue)
-        bucket = await app.engine.ctx.store.read_pointer(q.id, "reader")
-        snap = await app.engine.ctx.store.read_bucket(q.id, bucket)
+        pointers = await app.engine.inspect_pointers(q)
+        snap = await app.engine.inspect_bucket(q, pointers.reader)
         return [_message(m) for m in snap.messages]
 
     @get(
@@ -65,9 +65,7 @@ class DebugController(Controller):
     ) -> list[MessageDebugBody]:
         app: AppState = state.cassieq
         q = await _queue(app, account, queue)
-        return [
-            _message(m) for m in (await app.engine.ctx.store.read_bucket(q.id, bucket)).messages
-        ]
+        return [_message(m) for m in (await app.engine.inspect_bucket(q, bucket)).messages]
 
     @get(
         f"{BASE}/buckets/{{bucket:int}}/tombstone",
@@ -80,7 +78,7 @@ class DebugController(Controller):
     ) -> TombstoneBody:
         app: AppState = state.cassieq
         q = await _queue(app, account, queue)
-        snap = await app.engine.ctx.store.read_bucket(q.id, bucket)
+        snap = await app.engine.inspect_bucket(q, bucket)
         if snap.sealed_at is None:
             raise NotFound(f"bucket {bucket} is not sealed")
         return TombstoneBody(
@@ -98,7 +96,7 @@ class DebugController(Controller):
     ) -> MessageDebugBody:
         app: AppState = state.cassieq
         q = await _queue(app, account, queue)
-        row = await app.engine.ctx.store.read_message(q.id, q.bucket_of(monoton), monoton)
+        row = await app.engine.inspect_message(q, monoton)
         if row is None:
             raise NotFound(f"no message at monoton {monoton}")
         return _message(row)
@@ -114,7 +112,7 @@ class DebugController(Controller):
     ) -> MonotonBody:
         app: AppState = state.cassieq
         q = await _queue(app, account, queue)
-        return MonotonBody(value=await app.engine.ctx.store.read_monoton(q.id))
+        return MonotonBody(value=(await app.engine.inspect_pointers(q)).monoton)
 
     @get(
         f"{BASE}/pointers",
@@ -127,22 +125,20 @@ class DebugController(Controller):
     ) -> PointersBody:
         app: AppState = state.cassieq
         q = await _queue(app, account, queue)
-        store = app.engine.ctx.store
-        invisibility = await store.read_invisibility(q.id)
-        reader = await store.read_pointer(q.id, "reader")
-        repair = await store.read_pointer(q.id, "repair")
+        p = await app.engine.inspect_pointers(q)
+        invisibility = p.invisibility
         return PointersBody(
-            reader=reader,
-            repair=repair,
+            reader=p.reader,
+            repair=p.repair,
             invisibility=invisibility.bucket,
             stragglers={str(b): due for b, due in sorted(invisibility.stragglers.items())},
-            invisibility_lag=reader - invisibility.bucket,
-            repair_lag=reader - repair,
+            invisibility_lag=p.reader - invisibility.bucket,
+            repair_lag=p.reader - p.repair,
         )
 
 
 async def _queue(app: AppState, account: FromPath[str], queue: FromPath[str]) -> QueueDefinition:
-    return await app.engine.queues.get(account, queue, fresh=True)
+    return await app.engine.queue(account, queue, fresh=True)
 
 
 def _message(m: MessageRow) -> MessageDebugBody:

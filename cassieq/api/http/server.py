@@ -75,7 +75,7 @@ class ReleasingServer(uvicorn.Server):
         app = self.config.app
         state: AppState | None = getattr(getattr(app, "state", None), "cassieq", None)
         if state is not None:
-            await state.engine.waiters.close()
+            await state.engine.release_waiters()
         await super().shutdown(sockets)
 
 

@@ -26,7 +26,7 @@ class Metrics:
         self.requests = request_histogram(self.registry)
         self.registry.register(QueueCollector(self.sampler))
         self.registry.register(LwtCollector(engine.lwt_tally))
-        self.registry.register(BackgroundCollector(health, engine.ctx.clock.now))
+        self.registry.register(BackgroundCollector(health, engine.now))
 
     async def render(self) -> bytes:
         await self.sampler.refresh()

@@ -19,8 +19,12 @@ import contextlib
 import time
 from dataclasses import dataclass, field, replace
 
+import structlog
+
 from cassieq.engine import QueueEngine
 from cassieq.model import QueueDefinition, Statistics
+
+log = structlog.get_logger("cassieq.metrics")
 
 READS_AT_ONCE = 8
 # CASSIEQ_METRICS_SCRAPE_WAIT_SECONDS's default.
@@ -75,7 +79,7 @@ class QueueSampler:
     async def refresh(self) -> Sample:
         """The sample, read again when older than the cache period (engine clock); the
         previous one when the pass takes longer than ``wait_s`` (it goes on meanwhile)."""
-        now = self._engine.ctx.clock.now()
+        now = self._engine.now()
         if self._taken_at is not None and now - self._taken_at < self._cache_ms:
             return self.sample
         if self._refreshing is None:
@@ -101,22 +105,21 @@ class QueueSampler:
             began = time.perf_counter()
             sample = await self._read()
             self.sample = replace(sample, seconds=time.perf_counter() - began)
-            self._taken_at = self._engine.ctx.clock.now()
+            self._taken_at = self._engine.now()
         finally:
             self._refreshing = None
 
     async def _read(self) -> Sample:
-        store = self._engine.ctx.store
         try:
             queues = [
                 q
-                for account in await store.list_accounts()
-                for q in await self._engine.queues.list(account.name)
+                for account in await self._engine.account_names()
+                for q in await self._engine.list_queues(account)
             ]
         except Exception:
             # The store does not answer: no queue series this time (the rest of /metrics,
             # the LWT and request figures, still says why).
-            self._engine.ctx.log.warning("metrics_queue_listing_failed", exc_info=True)
+            log.warning("metrics_queue_listing_failed", exc_info=True)
             return Sample(listed=False)
         limit = asyncio.Semaphore(READS_AT_ONCE)
         read = await asyncio.gather(*(self._one(q, limit) for q in queues))
@@ -134,16 +137,14 @@ class QueueSampler:
         )
 
     async def _one(self, queue: QueueDefinition, limit: asyncio.Semaphore) -> QueueSample | None:
-        store = self._engine.ctx.store
         async with limit:
             try:
-                stats, state, _ = await self._engine.statistics_reader.read_with_state(queue)
-                reader, repair = await asyncio.gather(
-                    store.read_pointer(queue.id, "reader"), store.read_pointer(queue.id, "repair")
+                stats, pointers = await asyncio.gather(
+                    self._engine.queue_statistics(queue), self._engine.inspect_pointers(queue)
                 )
             except Exception:
                 # A queue deleted meanwhile, or a read that failed: the others still count.
-                self._engine.ctx.log.warning(
+                log.warning(
                     "metrics_queue_read_failed",
                     account=queue.account,
                     queue=queue.name,
@@ -154,6 +155,6 @@ class QueueSampler:
             account=queue.account,
             queue=queue.name,
             stats=stats,
-            invisibility_lag=max(0, reader - state.bucket),
-            repair_lag=max(0, reader - repair),
+            invisibility_lag=pointers.invisibility_lag,
+            repair_lag=pointers.repair_lag,
         )

@@ -31,7 +31,7 @@ async def secrets_for(engine: QueueEngine, access_key_id: str) -> list[Secret]:
     out = []
     for account_name, key_name in readings(access_key_id):
         try:
-            account = await engine.accounts.get_for_auth(account_name)
+            account = await engine.account_for_auth(account_name)
         except AccountNotFound:
             continue
         key = account.keys.get(key_name)

@@ -89,7 +89,7 @@ async def _answer(
     verified = await verify(
         signed,
         lambda key_id: secrets_for(app.engine, key_id),
-        datetime.fromtimestamp(app.engine.ctx.clock.now() / 1000, UTC),
+        datetime.fromtimestamp(app.engine.now() / 1000, UTC),
     )
     seen.account = verified.account
     flat: dict[str, str] = {}

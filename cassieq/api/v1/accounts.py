@@ -54,7 +54,7 @@ class AccountController(Controller):
     @get(operation_id="listAccounts", summary="List accounts", responses=errors(401, 403))
     async def list_accounts(self, state: State) -> list[AccountBody]:
         app: AppState = state.cassieq
-        return [AccountBody.of(a) for a in await app.engine.accounts.list()]
+        return [AccountBody.of(a) for a in await app.engine.list_accounts()]
 
     @post(
         operation_id="createAccount",
@@ -66,7 +66,7 @@ class AccountController(Controller):
     async def create_account(self, state: State, request: Request[Any, Any, Any]) -> AccountBody:
         app: AppState = state.cassieq
         name = _account_name(await request.body())
-        return AccountBody.of(await app.engine.accounts.create(name))
+        return AccountBody.of(await app.engine.create_account(name))
 
     @get(
         "/{account:str}",
@@ -76,7 +76,7 @@ class AccountController(Controller):
     )
     async def get_account(self, state: State, account: FromPath[str]) -> AccountBody:
         app: AppState = state.cassieq
-        return AccountBody.of(await app.engine.accounts.get(account))
+        return AccountBody.of(await app.engine.account(account))
 
     @delete(
         "/{account:str}",
@@ -87,7 +87,7 @@ class AccountController(Controller):
     )
     async def delete_account(self, state: State, account: FromPath[str]) -> None:
         app: AppState = state.cassieq
-        await app.engine.accounts.delete(account)
+        await app.engine.delete_account(account)
 
     @post(
         "/{account:str}/keys",
@@ -100,7 +100,7 @@ class AccountController(Controller):
         self, state: State, account: FromPath[str], data: JSONBody[KeyCreateRequest]
     ) -> Response[bytes]:
         app: AppState = state.cassieq
-        key = await app.engine.accounts.add_key(account, data.key_name)
+        key = await app.engine.add_key(account, data.key_name)
         # A JSON string, like every body of the contract (Litestar would send str as text).
         return Response(msgspec.json.encode(key), status_code=201, media_type="application/json")
 
@@ -115,7 +115,7 @@ class AccountController(Controller):
         self, state: State, account: FromPath[str], key_name: FromPath[str]
     ) -> None:
         app: AppState = state.cassieq
-        await app.engine.accounts.delete_key(account, key_name)
+        await app.engine.delete_key(account, key_name)
 
 
 class _LooseAccountName(msgspec.Struct, frozen=True, rename="camel"):

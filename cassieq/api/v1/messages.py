@@ -199,7 +199,7 @@ async def _receipt_for(app: AppState, account: str, queue: str, token: str) -> P
     """The queue is looked up before the receipt, as CassieQ does: a receipt on an unknown
     queue's URL is a 404; a genuine receipt of another queue is stale there (409); only a
     malformed or forged one is a bad parameter (400)."""
-    await app.engine.queues.get(account, queue)
+    await app.engine.queue(account, queue)
     try:
         return await app.receipts.decode(account, queue, token)
     except ReceiptOfAnotherQueue as exc:

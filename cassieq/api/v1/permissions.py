@@ -31,7 +31,7 @@ class PermissionController(Controller):
     )
     async def grant(self, state: State, data: JSONBody[PermissionRequest]) -> PermissionBody:
         app: AppState = state.cassieq
-        account = await app.engine.accounts.get(data.account_name)
+        account = await app.engine.account(data.account_name)
         key = account.keys.get(data.key_name)
         if key is None:
             raise KeyNotFound(f"account {data.account_name!r} has no key named {data.key_name!r}")

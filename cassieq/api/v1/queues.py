@@ -35,7 +35,7 @@ class QueueController(Controller):
     )
     async def list_queues(self, state: State, account: FromPath[str]) -> list[QueueDefinitionBody]:
         app: AppState = state.cassieq
-        return [QueueDefinitionBody.of(q) for q in await app.engine.queues.list(account)]
+        return [QueueDefinitionBody.of(q) for q in await app.engine.list_queues(account)]
 
     @post(
         operation_id="createQueue",
@@ -78,7 +78,7 @@ class QueueController(Controller):
         self, state: State, account: FromPath[str], queue: FromPath[str]
     ) -> QueueDefinitionBody:
         app: AppState = state.cassieq
-        return QueueDefinitionBody.of(await app.engine.queues.get(account, queue, fresh=True))
+        return QueueDefinitionBody.of(await app.engine.queue(account, queue, fresh=True))
 
     @delete(
         "/{queue:str}",
@@ -93,7 +93,7 @@ class QueueController(Controller):
         self, state: State, account: FromPath[str], queue: FromPath[str]
     ) -> Response[bytes]:
         app: AppState = state.cassieq
-        await app.engine.queues.delete(account, queue)
+        await app.engine.delete_queue(account, queue)
         return EmptyResponse(200)
 
     @get(

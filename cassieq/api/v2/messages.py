@@ -126,7 +126,7 @@ class MessageV2Controller(Controller):
         data: JSONBody[AckRequest],
     ) -> AckResponse:
         app: AppState = state.cassieq
-        await app.engine.queues.get(account, queue)  # an unknown queue is a 404, as in v1
+        await app.engine.queue(account, queue)  # an unknown queue is a 404, as in v1
         decoded = await decode_receipts(app, account, queue, data.pop_receipts)
         valid = [r for r in decoded if isinstance(r, PopReceipt)]
         outcomes = iter(await app.engine.ack_batch(account, queue, valid))

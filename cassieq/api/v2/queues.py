@@ -63,7 +63,7 @@ class QueueV2Controller(Controller):
         app: AppState = state.cassieq
         options = data.options()
         dlq = options.dlq_name
-        if dlq is not None and await app.engine.queues.find(account, dlq, fresh=True) is None:
+        if dlq is not None and await app.engine.find_queue(account, dlq, fresh=True) is None:
             raise InvalidArgument(f"deadLetterQueue {dlq!r} must name an existing queue")
         definition, created = await app.engine.create_queue(account, queue, options)
         if not created and definition.options != options:
@@ -98,7 +98,7 @@ class QueueV2Controller(Controller):
         self, state: State, account: FromPath[str], queue: FromPath[str]
     ) -> QueueBody:
         app: AppState = state.cassieq
-        return QueueBody.of(await app.engine.queues.get(account, queue, fresh=True))
+        return QueueBody.of(await app.engine.queue(account, queue, fresh=True))
 
     @delete(
         operation_id="deleteQueueV2",
@@ -111,7 +111,7 @@ class QueueV2Controller(Controller):
         self, state: State, account: FromPath[str], queue: FromPath[str]
     ) -> None:
         app: AppState = state.cassieq
-        await app.engine.queues.delete(account, queue)
+        await app.engine.delete_queue(account, queue)
 
     @get(
         "/statistics",

@@ -58,7 +58,7 @@ class History:
         self._viewed: dict[QueueKey, int] = {}
 
     def record(self, key: QueueKey, stats: Statistics) -> None:
-        now = self._engine.ctx.clock.now()
+        now = self._engine.now()
         samples = self._samples.setdefault(key, deque())
         self._samples.move_to_end(key)
         while len(self._samples) > MAX_QUEUES:
@@ -81,7 +81,7 @@ class History:
             samples.popleft()
 
     def viewed(self, key: QueueKey) -> None:
-        self._viewed[key] = self._engine.ctx.clock.now()
+        self._viewed[key] = self._engine.now()
 
     def samples(self, key: QueueKey) -> list[Sample]:
         return list(self._samples.get(key, ()))
@@ -106,7 +106,7 @@ class History:
 
     async def sample_once(self) -> int:
         """Read the statistics of the recently viewed queues; how many were read."""
-        now = self._engine.ctx.clock.now()
+        now = self._engine.now()
         watched = [k for k, at in self._viewed.items() if now - at <= WATCH_MS]
         for key in [k for k in self._viewed if k not in watched]:
             del self._viewed[key]

@@ -10,7 +10,6 @@ everything behind it has stopped.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 
 from cassieq.engine import QueueEngine
@@ -54,12 +53,12 @@ class PointerView:
 
 
 async def pointer_view(engine: QueueEngine, queue: QueueDefinition) -> PointerView:
-    store, qid = engine.ctx.store, queue.id
-    reader, repair, invisibility, monoton = await asyncio.gather(
-        store.read_pointer(qid, "reader"),
-        store.read_pointer(qid, "repair"),
-        store.read_invisibility(qid),
-        store.read_monoton(qid),
+    seen = await engine.inspect_pointers(queue)
+    reader, repair, invisibility, monoton = (
+        seen.reader,
+        seen.repair,
+        seen.invisibility,
+        seen.monoton,
     )
     at = {"invisibility": invisibility.bucket, "repair": repair}
     first = min(at.values())
@@ -69,18 +68,12 @@ async def pointer_view(engine: QueueEngine, queue: QueueDefinition) -> PointerVi
     if len(numbers) > MAX_BUCKETS:
         skipped = len(numbers) - MAX_BUCKETS
         numbers = numbers[:HEAD_BUCKETS] + numbers[HEAD_BUCKETS + skipped :]
-    states = dict(
-        zip(
-            numbers,
-            await asyncio.gather(*(store.read_bucket(qid, b) for b in numbers)),
-            strict=True,
-        )
-    )
-    now = engine.ctx.clock.now()
+    states = dict(zip(numbers, await engine.inspect_buckets(queue, numbers), strict=True))
+    now = engine.now()
     limit = queue.options.finalize_seconds * 1000 + GRACE_MS
     pointers = [Pointer("reader", reader, 0, False)]
     for name, bucket in at.items():
-        state = states.get(bucket) or await store.read_bucket(qid, bucket)
+        state = states.get(bucket) or await engine.inspect_bucket(queue, bucket)
         pointers.append(Pointer(name, bucket, reader - bucket, _stalled(state, reader, now, limit)))
     marks = {b: tuple(p.name for p in pointers if p.bucket == b) for b in numbers}
     rows = tuple(_row(states[b], marks[b]) for b in numbers)

@@ -128,9 +128,9 @@ async def overview(request: Request[Any, Any, Any]) -> Response[Any]:
         return gate
     session, cookie = gate
     engine = _state(request).engine
-    every = sorted(await engine.accounts.list(), key=lambda a: a.name)
+    every = sorted(await engine.list_accounts(), key=lambda a: a.name)
     accounts = every[:OVERVIEW_ACCOUNTS]
-    queues = {a.name: await engine.queues.list(a.name) for a in accounts}
+    queues = {a.name: await engine.list_queues(a.name) for a in accounts}
     wanted = [q for a in accounts for q in queues[a.name]][:OVERVIEW_STATS]
     stats = await _statistics(request, wanted)
     page = _page("overview.html", accounts=accounts, queues=queues, stats=stats,
@@ -146,7 +146,7 @@ async def _statistics(
     out: dict[QueueKey, Statistics] = {}
     for start in range(0, len(wanted), STATS_AT_ONCE):
         chunk = wanted[start : start + STATS_AT_ONCE]
-        read = await asyncio.gather(*(engine.statistics_reader.read(q) for q in chunk))
+        read = await asyncio.gather(*(engine.queue_statistics(q) for q in chunk))
         for q, s in zip(chunk, read, strict=True):
             out[(q.account, q.name)] = s
             history.record((q.account, q.name), s)
@@ -166,11 +166,11 @@ async def queue_page(
         return gate
     session, cookie = gate
     engine, history = _state(request).engine, _history(request)
-    definition = await engine.queues.get(account, queue, fresh=True)
+    definition = await engine.queue(account, queue, fresh=True)
     key = (account, queue)
     history.viewed(key)
     stats = (await _statistics(request, [definition]))[key]
-    siblings = await engine.queues.list(account)
+    siblings = await engine.list_queues(account)
     view = await pointer_view(engine, definition)
     messages, next_after = await engine.peek(account, queue, PEEK_LIMIT, after)
     redrive = None if task is None else await engine.redrive_status(account, queue, task)

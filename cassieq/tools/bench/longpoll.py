@@ -97,7 +97,7 @@ async def idle_waiter_reads(
     try:
         # Counted from when every receive waits (the first calls fill the caches).
         for engine in engines.values():
-            qid = (await engine.queues.get(account, queue)).id
+            qid = (await engine.queue(account, queue)).id
             await engine.waiters.watching(qid, waiters)
         for store in stores.values():
             store.reset()
@@ -109,7 +109,7 @@ async def idle_waiter_reads(
     finally:
         # Shutdown's way: every waiting receive answers [] at once.
         for engine in engines.values():
-            await engine.waiters.close()
+            await engine.release_waiters()
         await asyncio.gather(*tasks, return_exceptions=True)
     return {
         "waiters_per_server": waiters,

@@ -193,7 +193,7 @@ async def _lwts_per_message(
 
 async def _account(engine: QueueEngine) -> str:
     name = f"bench-{secrets.token_hex(4)}"
-    await engine.accounts.create(name)
+    await engine.create_account(name)
     return name
 
 

@@ -119,7 +119,7 @@ async def run_v2(
     """The v2 section of one `cassieq bench` run (the keyspace is the run's)."""
     engine = QueueEngine(store)
     account = f"bench-{secrets.token_hex(4)}"
-    await engine.accounts.create(account)
+    await engine.create_account(account)
     out: dict[str, Any] = {"clients": clients, "engine": {}, "lwts_per_message": {}}
     for batch in opts.batches:
         say(f"v2 engine in-process, batches of {batch}, {clients} clients ...")

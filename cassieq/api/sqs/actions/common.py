@@ -60,7 +60,7 @@ async def queue_definition(
     from the store, not this server's briefly cached copy)."""
     name = name_of_url(call, url if url is not None else str(required(call, "QueueUrl")))
     try:
-        return await call.engine.queues.get(call.account, name, fresh=fresh)
+        return await call.engine.queue(call.account, name, fresh=fresh)
     except QueueNotFound:
         raise errors.queue_does_not_exist(name) from None
 

@@ -82,7 +82,7 @@ async def create_queue(call: SqsCall) -> dict[str, Any]:
     if len(tags) > MAX_TAGS:
         raise errors.invalid_parameter_value(f"A queue can have at most {MAX_TAGS} tags.")
     dlq = changes.get("dlq_name")
-    if isinstance(dlq, str) and await call.engine.queues.find(call.account, dlq) is None:
+    if isinstance(dlq, str) and await call.engine.find_queue(call.account, dlq) is None:
         raise errors.queue_does_not_exist(dlq)
     options = attributes.sqs_options(changes)
     try:
@@ -101,7 +101,7 @@ async def get_queue_url(call: SqsCall) -> dict[str, Any]:
     owner = call.params.get("QueueOwnerAWSAccountId")
     if owner not in (None, call.account):
         raise errors.access_denied("Access to the queue of another account is denied.")
-    if await call.engine.queues.find(call.account, name) is None:
+    if await call.engine.find_queue(call.account, name) is None:
         raise errors.queue_does_not_exist(name)
     return {"QueueUrl": queue_url(call, name)}
 
@@ -127,7 +127,7 @@ def _page(call: SqsCall, names: list[str]) -> tuple[list[str], str | None]:
 async def list_queues(call: SqsCall) -> dict[str, Any]:
     prefix = str(call.params.get("QueueNamePrefix") or "")
     names = sorted(
-        q.name for q in await call.engine.queues.list(call.account) if q.name.startswith(prefix)
+        q.name for q in await call.engine.list_queues(call.account) if q.name.startswith(prefix)
     )
     page, token = _page(call, names)
     result: dict[str, Any] = {}
@@ -140,7 +140,7 @@ async def list_queues(call: SqsCall) -> dict[str, Any]:
 
 async def delete_queue(call: SqsCall) -> dict[str, Any]:
     name = name_of_url(call, str(required(call, "QueueUrl")))
-    await call.engine.queues.delete(call.account, name)
+    await call.engine.delete_queue(call.account, name)
     return {}
 
 
@@ -161,7 +161,7 @@ async def set_queue_attributes(call: SqsCall) -> dict[str, Any]:
     queue = await queue_definition(call)
     changes = attributes.option_changes(call, _attributes_param(call))
     dlq = changes.get("dlq_name")
-    if isinstance(dlq, str) and await call.engine.queues.find(call.account, dlq) is None:
+    if isinstance(dlq, str) and await call.engine.find_queue(call.account, dlq) is None:
         raise errors.queue_does_not_exist(dlq)
     try:
         await call.engine.update_queue(call.account, queue.name, changes)
@@ -180,7 +180,7 @@ async def list_dead_letter_source_queues(call: SqsCall) -> dict[str, Any]:
     dlq = await queue_definition(call)
     names = sorted(
         q.name
-        for q in await call.engine.queues.list(call.account)
+        for q in await call.engine.list_queues(call.account)
         if q.options.dlq_name == dlq.name
     )
     page, token = _page(call, names)
