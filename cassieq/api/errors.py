@@ -103,7 +103,7 @@ def _engine_error(request: Request[Any, Any, Any], exc: EngineError) -> Response
         if isinstance(exc, StaleReceipt) and operation in _STALE_MESSAGE:
             return _resource_error(request, 409, "Conflict", _STALE_MESSAGE[operation], exc)
         return _resource_error(request, 409, "Conflict", str(exc), exc)
-    if isinstance(exc, MessageTooLarge) and not request.scope["path"].startswith(V2_PREFIX):
+    if isinstance(exc, MessageTooLarge) and not _path(request).startswith(V2_PREFIX):
         # v1's answer to a body over a limit is 413 (as for its route's own limit); v2 keeps
         # the 422 it has always given, naming the entry.
         return errors_response(
@@ -151,7 +151,7 @@ def _store_error(_: Request[Any, Any, Any], exc: StoreError) -> Response[Any]:
 def _auth_error(request: Request[Any, Any, Any], exc: AuthError) -> Response[Any]:
     headers: dict[str, str] | None = None
     if exc.status == 401:
-        v2 = request.url.path.startswith(V2_PREFIX)
+        v2 = _path(request).startswith(V2_PREFIX)
         schemes = "Key, Signed, CQ2-HMAC-SHA256, Bearer" if v2 else "Key, Signed, Bearer"
         headers = {"WWW-Authenticate": f'{schemes} realm="cassieq"'}
     elif exc.status == 503:  # the v2 replay cache is full: room comes back within the skew
@@ -234,11 +234,18 @@ def _not_utf8(_: Request[Any, Any, Any], exc: UnicodeDecodeError) -> Response[An
 
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     # A 500 is a bug: log it with the route (never the headers: they carry secrets).
-    log.exception("unhandled_error", method=request.method, path=request.url.path)
+    log.exception("unhandled_error", method=request.method, path=_path(request))
     return status_response(500, "internal error; the server log has the details")
 
 
 V2_PREFIX = "/api/v2/"
+
+
+def _path(request: Request[Any, Any, Any]) -> str:
+    # The scope's path, never request.url: that parses the Host header, and a malformed
+    # one (``Host: a:b``) made every error handler fail into a plain-text 500.
+    path: str = request.scope["path"]
+    return path
 
 
 class _AnyV1Error(msgspec.Struct, frozen=True):
@@ -274,7 +281,7 @@ def as_v2(response: Response[Any]) -> Response[Any]:
 def _versioned(handler: Any) -> Any:
     def handle(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
         response: Response[Any] = handler(request, exc)
-        return as_v2(response) if request.url.path.startswith(V2_PREFIX) else response
+        return as_v2(response) if _path(request).startswith(V2_PREFIX) else response
 
     return handle
 

@@ -11,7 +11,9 @@ ASGI middleware cannot help: the app runs once the head is complete. So, per con
 - a head larger than ``max_header_bytes`` (h11's buffer limit) or with more than
   ``max_headers`` fields: 431;
 - beyond ``max_concurrency`` open connections or requests in progress: 503 (uvicorn's
-  ``limit_concurrency`` check, answered here in the API's JSON shape).
+  ``limit_concurrency`` check, answered here in the API's JSON shape);
+- a request with both Content-Length and Transfer-Encoding, or a malformed Host: 400, and
+  the connection closed.
 
 Refusals answer ``{"code", "message", "detail"}`` (the shape of statuses without a richer
 body) and close the connection after a short linger, so the client reads the answer
@@ -21,6 +23,7 @@ instead of a reset while it is still sending.
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, ClassVar
@@ -213,6 +216,24 @@ class LimitedH11Protocol(H11Protocol):
         self.loop.call_later(LINGER_S, self.transport.close)
 
 
+# A Host header as RFC 9110 7.2 allows it: a registered name, IPv4 or bracketed IPv6
+# literal, and an optional decimal port.
+_HOST = re.compile(rb"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)(?::[0-9]{0,5})?")
+
+
+def framing_problem(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """Why a request's head cannot be trusted to say where it ends or whom it is for, or
+    None: both Content-Length and Transfer-Encoding (request smuggling: a proxy and this
+    server could read different bodies), or a malformed Host."""
+    names = [name for name, _ in headers]
+    if b"content-length" in names and b"transfer-encoding" in names:
+        return "the request has both Content-Length and Transfer-Encoding"
+    hosts = [value for name, value in headers if name == b"host"]
+    if len(hosts) > 1 or (hosts and not _HOST.fullmatch(hosts[0])):
+        return "the Host header is malformed"
+    return None
+
+
 @dataclass
 class _Gate:
     """In front of the app, for each request: the header count and the concurrency limit."""
@@ -223,6 +244,11 @@ class _Gate:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
+            if problem := framing_problem(scope["headers"]):
+                # Refused before the app reads a byte of the body, and the connection is
+                # closed (RFC 9112 6.1, 3.2): nothing pipelined behind it is served.
+                await _answer(send, 400, problem)
+                return
             if len(scope["headers"]) > self.limits.max_headers:
                 detail = f"the request has more than {self.limits.max_headers} header fields"
                 await _answer(send, 431, detail)

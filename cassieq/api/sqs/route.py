@@ -202,7 +202,7 @@ def _queue_url_from_path(request: Request[Any, Any, Any], flat: dict[str, str]) 
 
 def _base_url(request: Request[Any, Any, Any]) -> str:
     host = request.headers.get("host") or "localhost"
-    return f"{request.url.scheme}://{host}"
+    return f"{request.scope.get('scheme', 'http')}://{host}"
 
 
 def _error(error: SqsError, protocol: Protocol, request_id: str) -> Response[bytes]:

@@ -1,0 +1,72 @@
+"""Heads that cannot be trusted are refused, never served or answered with a 500 (#40).
+
+- Content-Length and Transfer-Encoding together: a proxy in front may read another body
+  than this server, so the request behind it in the connection could be smuggled past the
+  proxy. Measured before: accepted, the connection kept, the hidden request served.
+- A malformed Host (``Host: a:b``): measured before, a plain-text 500 and a traceback on
+  every route but /health (the error handlers parsed the Host through ``request.url``).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from litestar.testing import TestClient
+
+from cassieq.api.app import create_app
+from cassieq.config import Settings
+from cassieq.store.memory import MemoryStore
+from tests.api.test_framing import Live, _connect, _head, _read_response, live
+
+__all__ = ["live"]  # the fixture, shared with test_framing (both stores, a real socket)
+
+
+def _read_all(conn: object) -> bytes:
+    data = b""
+    while chunk := conn.recv(65536):  # type: ignore[attr-defined]
+        data += chunk
+    return data
+
+
+def test_content_length_with_chunked_is_400_and_nothing_behind_it_is_served(live: Live) -> None:
+    hidden = (
+        f"POST {live.queue_path} HTTP/1.1\r\nHost: {live.host}:{live.port}\r\n"
+        f"Authorization: Key {live.key}\r\nContent-Length: 8\r\n\r\nsmuggled"
+    ).encode()
+    head = _head(live, "Content-Length: 4", "Transfer-Encoding: chunked")
+    with _connect(live) as conn:
+        conn.sendall(head + b"5\r\nfirst\r\n0\r\n\r\n" + hidden)
+        status, headers, body = _read_response(conn)
+        rest = _read_all(conn)  # the server closes the connection: this ends
+    assert status == 400, body
+    assert headers.get("connection") == "close"
+    assert b"Content-Length and Transfer-Encoding" in body
+    assert b"HTTP/1.1" not in rest  # no second answer: the hidden request was not served
+    assert live.get_next().status_code == 204  # neither message was stored
+
+
+def test_a_malformed_host_is_a_json_400_on_every_api(live: Live) -> None:
+    for path in (
+        live.queue_path + "/next",
+        f"/api/v2/accounts/{live.account}/queues/orders.v1/messages/receive",
+        "/",
+    ):
+        request = (f"GET {path} HTTP/1.1\r\nHost: a:b\r\nConnection: close\r\n\r\n").encode()
+        with _connect(live) as conn:
+            conn.sendall(request)
+            status, headers, body = _read_response(conn)
+        assert status == 400, (path, body)
+        assert headers["content-type"] == "application/json"
+        assert b"Host header is malformed" in body
+
+
+def test_error_handlers_never_parse_the_host() -> None:
+    # Behind the HTTP layer (an ASGI server that let such a Host through), an error answer
+    # still comes in the API's shape: the handlers read the path from the scope.
+    app = create_app(Settings(admin_token="t" * 32), MemoryStore(), background=False)
+    with TestClient(app=app) as client:
+        account = f"h-{uuid.uuid4().hex[:8]}"
+        missing = client.get(f"/api/v1/accounts/{account}/queues/q", headers={"host": "a:b"})
+        v2 = client.get(f"/api/v2/accounts/{account}/queues/q", headers={"host": "a:b"})
+    assert missing.status_code == 401 and missing.json()["code"] == 401, missing.text
+    assert v2.status_code == 401 and v2.json()["code"] == 401, v2.text
