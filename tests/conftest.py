@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from cassandra.cluster import Cluster, Session
@@ -73,6 +74,34 @@ def cassandra_store(cassandra_node: CassandraNode) -> Iterator[CassandraStore]:
         yield CassandraStore(session, s.keyspace)
     finally:
         cluster.shutdown()
+
+
+# What makes a test need the node: one of these fixtures (directly or through another
+# fixture), a "cassandra" parameter (the two-store fixtures fetch `cassandra_store` with
+# getfixturevalue, which item.fixturenames does not see), or its folder.
+NODE_FIXTURES = frozenset({"cassandra_node", "cassandra_store"})
+NODE_FOLDERS = frozenset({"cassandra", "cluster"})
+
+
+def needs_cassandra(item: pytest.Item) -> bool:
+    if NODE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        return True
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and any(v == "cassandra" for v in callspec.params.values()):
+        return True
+    if item.get_closest_marker("cluster") is not None:
+        return True
+    tests = Path(__file__).parent
+    parts = item.path.relative_to(tests).parts if item.path.is_relative_to(tests) else ()
+    return len(parts) > 1 and parts[0] in NODE_FOLDERS
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks `cassandra` every test that talks to the real node, so that
+    `pytest -m "not cassandra"` is the loop that needs none."""
+    for item in items:
+        if needs_cassandra(item):
+            item.add_marker(pytest.mark.cassandra)
 
 
 def pytest_configure(config: pytest.Config) -> None:
