@@ -45,7 +45,7 @@ class Tuning:
     # A message past maxDeliveryCount whose dead-letter queue does not exist is kept this
     # long before it is looked at again (then moved, if the queue exists by then).
     dead_letter_hold_ms: int = 30_000
-    # Long polling (engine/waiters.py): how often a queue with waiting receives on this
+    # Long polling (engine/life/long_poll.py): how often a queue with waiting receives on this
     # server is looked at (one monoton read: puts of other servers), and every how many of
     # those looks a waiter tries a real receive instead (messages visible again).
     long_poll_check_ms: int = 1_000

@@ -5,29 +5,28 @@ from __future__ import annotations
 import secrets
 
 from cassieq.engine.accounts import Accounts
-from cassieq.engine.acker import Acker
-from cassieq.engine.batches import Batches
 from cassieq.engine.clock import Clock, SystemClock
 from cassieq.engine.context import EngineContext, Tuning
 from cassieq.engine.deleter import Deleter
-from cassieq.engine.delivery import Deliverer
 from cassieq.engine.errors import EngineError, InvalidArgument
 from cassieq.engine.hints import BucketHints
 from cassieq.engine.inspect import Inspector, Pointers
-from cassieq.engine.invisibility import InvisibilitySide
 from cassieq.engine.keyspace_secrets import RECEIPT_SECRET, KeyspaceSecrets
 from cassieq.engine.leases import Leases
-from cassieq.engine.monotons import MonotonStrategy
-from cassieq.engine.peek import MAX_LIMIT as MAX_PEEK
-from cassieq.engine.peek import Peeker
-from cassieq.engine.publisher import Publisher
-from cassieq.engine.purge import Purger
+from cassieq.engine.life.ack import Acker
+from cassieq.engine.life.long_poll import Waiters
+from cassieq.engine.life.monotons import MonotonStrategy
+from cassieq.engine.life.peek import MAX_LIMIT as MAX_PEEK
+from cassieq.engine.life.peek import Peeker
+from cassieq.engine.life.purge import Purger
+from cassieq.engine.life.put import Publisher
+from cassieq.engine.life.receive import Reader
+from cassieq.engine.life.redeliver import InvisibilitySide
+from cassieq.engine.life.redrive import DEFAULT_PER_SECOND, MAX_PER_SECOND, Redriver
+from cassieq.engine.life.take import Deliverer
 from cassieq.engine.queues import QueueDirectory
-from cassieq.engine.reader import Reader
-from cassieq.engine.redrive import DEFAULT_PER_SECOND, MAX_PER_SECOND, Redriver
-from cassieq.engine.repair import Repairer
 from cassieq.engine.stats import StatisticsReader
-from cassieq.engine.waiters import Waiters
+from cassieq.engine.upkeep.repair import Repairer
 from cassieq.model import (
     Account,
     BucketState,
@@ -81,7 +80,6 @@ class QueueEngine:
         invisibility = InvisibilitySide(self.ctx, deliverer)
         self.reader = Reader(self.ctx, deliverer, invisibility, hints)
         self.acker = Acker(self.ctx, invisibility, hints)
-        self.batches = Batches(self.ctx, self.reader, self.acker)
         self.repairer = Repairer(self.ctx, self.publisher, self.leases)
         self.deleter = Deleter(self.ctx, self.leases)
         self.statistics_reader = StatisticsReader(self.ctx)
@@ -137,7 +135,10 @@ class QueueEngine:
         return await self.acker.update(definition, receipt, message, invisibility_s * 1000)
 
     # v2 (api-v2.md). Batches answer per entry, in request order; the caller validated the
-    # counts (1-100); the queue's policy (sizes, default delay) is the publisher's.
+    # counts (1-100); the queue's policy (sizes, default delay) is the publisher's. Each is
+    # one conditional batch per bucket partition, every row conditioned on its own state
+    # (Reader.receive, Acker.ack_many, Acker.change_many); the one-message operations of
+    # v1 are their one-entry cases.
 
     async def send(self, account: str, queue: str, messages: list[OutgoingMessage]) -> list[Sent]:
         definition = await self.queues.get(account, queue)
@@ -161,7 +162,7 @@ class QueueEngine:
         invisibility_ms = invisibility_s * 1000
 
         async def receive() -> list[Delivery]:
-            return await self.batches.receive(definition, max_messages, invisibility_ms)
+            return await self.reader.receive(definition, max_messages, invisibility_ms)
 
         if wait_s <= 0:
             return await receive()
@@ -170,12 +171,12 @@ class QueueEngine:
     async def ack_batch(
         self, account: str, queue: str, receipts: list[PopReceipt]
     ) -> list[EngineError | None]:
-        return await self.batches.ack(await self.queues.get(account, queue), receipts)
+        return await self.acker.ack_many(await self.queues.get(account, queue), receipts)
 
     async def change_visibility(
         self, account: str, queue: str, changes: list[VisibilityChange]
     ) -> list[PopReceipt | EngineError]:
-        return await self.batches.change_visibility(await self.queues.get(account, queue), changes)
+        return await self.acker.change_many(await self.queues.get(account, queue), changes)
 
     async def current_receipt(
         self, account: str, queue: str, receipt: PopReceipt, deliveries: int

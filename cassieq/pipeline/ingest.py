@@ -28,8 +28,8 @@ import msgspec
 from cassieq.config import Settings
 from cassieq.engine.clock import SystemClock
 from cassieq.engine.context import EngineContext
-from cassieq.engine.monotons import Monotons
-from cassieq.engine.publisher import new_message
+from cassieq.engine.life.monotons import Monotons
+from cassieq.engine.life.put import new_message
 from cassieq.model import MAX_MESSAGE_BYTES, QueueDefinition, utf8_len
 from cassieq.pipeline.progress import Progress
 from cassieq.pipeline.spark import PipelineError

@@ -54,17 +54,10 @@ class Console:
         return state
 
 
-def _store(request: pytest.FixtureRequest) -> Store:
-    if request.param == "memory":
-        return MemoryStore()
-    store: Store = request.getfixturevalue("cassandra_store")
-    return store
-
-
-@pytest.fixture(params=["memory", "cassandra"])
-def console(request: pytest.FixtureRequest) -> Iterator[Console]:
+@pytest.fixture
+def console(store: Store) -> Iterator[Console]:
     clock = FakeClock()
-    app = create_app(Settings(admin_token=TOKEN), _store(request), clock=clock, background=False)
+    app = create_app(Settings(admin_token=TOKEN), store, clock=clock, background=False)
     with TestClient(app=app) as client:
         yield Console(client, clock, populate(client, ADMIN, clock))
 

@@ -21,7 +21,6 @@ from cassieq.api.app import create_app
 from cassieq.api.http.server import listening_socket, uvicorn_config
 from cassieq.config import Settings
 from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
 
 TOKEN = "framing-operator-token"
 # What java.net.http sends on an http:// URL unless told HTTP_1_1: an h2c upgrade offer.
@@ -48,11 +47,8 @@ class Live:
         )
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def live(request: pytest.FixtureRequest) -> Iterator[Live]:
-    store: Store = (
-        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
-    )
+@pytest.fixture
+def live(store: Store) -> Iterator[Live]:
     name = f"fr-{uuid.uuid4().hex[:10]}"  # the Cassandra keyspace is shared by the suite
     app = create_app(Settings(admin_token=TOKEN), store, background=False)
     sock = listening_socket("127.0.0.1", 0)

@@ -23,7 +23,6 @@ from cassieq.api.app import create_app
 from cassieq.config import Settings
 from cassieq.model import MAX_MESSAGE_BYTES
 from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
 from tests.api.live import body_of, read_response, read_until_closed, served, status_of
 
 TOKEN = "limits-operator-token"
@@ -54,14 +53,6 @@ class Live:
             headers={"Authorization": f"Key {self.key}"},
             timeout=10,
         )
-
-
-@pytest.fixture(params=["memory", "cassandra"])
-def store(request: pytest.FixtureRequest) -> Store:
-    if request.param == "memory":
-        return MemoryStore()
-    cassandra: Store = request.getfixturevalue("cassandra_store")
-    return cassandra
 
 
 @contextmanager

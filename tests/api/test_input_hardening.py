@@ -6,7 +6,6 @@ The app on each store (the Cassandra driver refuses a bucket beyond 64 bits: tha
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -14,13 +13,12 @@ from typing import Any
 import pytest
 from litestar import Litestar
 from litestar.routes import HTTPRoute
-from litestar.testing import TestClient
 
-from cassieq.api.app import create_app
 from cassieq.api.http.bodies import MAX_JSON_DEPTH, check_json_depth, json_depth
 from cassieq.config import Settings
+from cassieq.engine.clock import SystemClock
 from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
+from tests.conftest import AppClient, app_client
 
 TOKEN = "hardening-operator-token"
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
@@ -28,36 +26,16 @@ ORIGIN = "https://console.example"
 
 
 @dataclass
-class Api:
-    client: TestClient[Litestar]
-    account: str
-    key: str
-
-    @property
-    def auth(self) -> dict[str, str]:
-        return {"Authorization": f"Key {self.key}"}
-
+class Api(AppClient[SystemClock]):
     @property
     def queues(self) -> str:
         return f"/api/v1/accounts/{self.account}/queues"
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def store(request: pytest.FixtureRequest) -> Store:
-    if request.param == "memory":
-        return MemoryStore()
-    cassandra: Store = request.getfixturevalue("cassandra_store")
-    return cassandra
-
-
 def _api(store: Store, **settings: Any) -> Iterator[Api]:
-    app = create_app(Settings(admin_token=TOKEN, **settings), store, background=False)
-    with TestClient(app=app) as client:
-        name = f"hard-{uuid.uuid4().hex[:10]}"  # the Cassandra keyspace is shared
-        created = client.post("/api/v1/accounts", json=name, headers=ADMIN)
-        assert created.status_code == 201, created.text
-        api = Api(client, name, created.json()["keys"]["primary"])
-        assert client.post(api.queues, json={"queueName": "q"}, headers=api.auth).status_code == 201
+    settings_ = Settings(admin_token=TOKEN, **settings)
+    with app_client(Api, store, settings_, SystemClock(), prefix="hard") as api:
+        api.create_v1_queue("q")
         yield api
 
 

@@ -24,6 +24,7 @@ from cassieq.engine import FakeClock, QueueEngine
 from cassieq.model import Account, QueueOptions
 from cassieq.store.base import Store, StoreUnavailable
 from cassieq.store.memory import MemoryStore
+from tests.conftest import AppClient, app_client
 
 TOKEN = "metrics-operator-token"
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
@@ -33,12 +34,8 @@ Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
 @dataclass
-class Api:
-    client: TestClient  # type: ignore[type-arg]
-    clock: FakeClock
-    account: str
-    key: str
-    store_kind: str
+class Api(AppClient[FakeClock]):
+    store_kind: str = ""
 
     def send(self, queue: str, *messages: dict[str, Any]) -> None:
         sent = self.client.post(
@@ -66,13 +63,6 @@ class Api:
         )
         assert acked.status_code == 200 and acked.json()["acked"] == [receipt], acked.text
 
-    def create_queue(self, name: str) -> None:
-        engine = self.client.app.state.cassieq.engine
-        _, created = self.client.blocking_portal.call(
-            engine.create_queue, self.account, name, QueueOptions()
-        )
-        assert created
-
     def scrape(self) -> Samples:
         answer = self.client.get("/metrics", headers=ADMIN)
         assert answer.status_code == 200, answer.text
@@ -87,9 +77,7 @@ class Api:
         return samples.get((name, frozenset({("account", self.account), ("queue", queue)})))
 
 
-def _app(request: pytest.FixtureRequest, **settings: Any) -> Iterator[Api]:
-    kind = request.param
-    store: Store = MemoryStore() if kind == "memory" else request.getfixturevalue("cassandra_store")
+def _app(store: Store, store_kind: str, **settings: Any) -> Iterator[Api]:
     clock = FakeClock()
     account = f"met-{uuid.uuid4().hex[:10]}"  # the Cassandra keyspace is shared
     merged = {
@@ -102,18 +90,17 @@ def _app(request: pytest.FixtureRequest, **settings: Any) -> Iterator[Api]:
         "metrics_queues": (f"{account}/q", f"{account}/other"),
         **settings,
     }
-    app = create_app(Settings(**merged), store, clock=clock, background=False)
-    with TestClient(app=app) as client:
-        created = client.post("/api/v1/accounts", json=account, headers=ADMIN)
-        assert created.status_code == 201, created.text
-        api = Api(client, clock, account, created.json()["keys"]["primary"], kind)
+    settings_ = Settings(**merged)
+    with app_client(
+        Api, store, settings_, clock, prefix="met", name=account, store_kind=store_kind
+    ) as api:
         api.create_queue("q")
         yield api
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def api(request: pytest.FixtureRequest) -> Iterator[Api]:
-    yield from _app(request)
+@pytest.fixture
+def api(store: Store, store_kind: str) -> Iterator[Api]:
+    yield from _app(store, store_kind)
 
 
 def test_queue_figures_come_from_the_statistics(api: Api) -> None:
@@ -223,10 +210,10 @@ def test_background_figures_without_a_loop(api: Api) -> None:
     assert ("cassieq_background_last_success_age_seconds", frozenset()) not in samples
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def top_one(request: pytest.FixtureRequest) -> Iterator[Api]:
+@pytest.fixture
+def top_one(store: Store, store_kind: str) -> Iterator[Api]:
     # Only the deepest queue, plus the allow-list (here: just `q`).
-    yield from _app(request, metrics_top_queues=1, metrics_queues=())
+    yield from _app(store, store_kind, metrics_top_queues=1, metrics_queues=())
 
 
 def test_per_queue_series_are_bounded(top_one: Api) -> None:
@@ -249,9 +236,9 @@ def test_per_queue_series_are_bounded(top_one: Api) -> None:
     assert samples[("cassieq_queues_depth", frozenset())] >= 43
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def allow_listed(request: pytest.FixtureRequest) -> Iterator[Api]:
-    yield from _app(request, metrics_top_queues=0)
+@pytest.fixture
+def allow_listed(store: Store, store_kind: str) -> Iterator[Api]:
+    yield from _app(store, store_kind, metrics_top_queues=0)
 
 
 def test_allow_listed_queues_are_always_shown(allow_listed: Api) -> None:

@@ -73,14 +73,6 @@ def make() -> Iterator[Any]:
         client.__exit__(None, None, None)
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def store(request: pytest.FixtureRequest) -> Store:
-    if request.param == "memory":
-        return MemoryStore()
-    found: Store = request.getfixturevalue("cassandra_store")
-    return found
-
-
 def test_ready_when_every_check_passes(make: Any, store: Store) -> None:
     ready = make(store)
     answer = ready.until_ready()

@@ -28,12 +28,9 @@ TOKEN = "receipt-test-operator-token-" + "x" * 16
 Client = TestClient  # type: ignore[type-arg]
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def shared_store(request: pytest.FixtureRequest) -> Store:
+@pytest.fixture
+def shared_store(store: Store) -> Store:
     """One keyspace for the servers of a test: a MemoryStore, or the Cassandra test keyspace."""
-    if request.param == "memory":
-        return MemoryStore()
-    store: Store = request.getfixturevalue("cassandra_store")
     return store
 
 

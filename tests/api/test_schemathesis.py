@@ -57,10 +57,10 @@ TOO_DEEP = {"errors": [f"the JSON body is nested deeper than {MAX_JSON_DEPTH} le
 TOO_DEEP_V2 = {"code": 400, "message": TOO_DEEP["errors"][0]}  # /api/v2's one error shape
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def target(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
+@pytest.fixture
+def target(store_kind: str, request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
     """(store, base URL): the memory store served in process, Cassandra by `cassieq serve`."""
-    if request.param == "cassandra":
+    if store_kind == "cassandra":
         server: Server = request.getfixturevalue("server")
         yield "cassandra", server.url
         return

@@ -6,19 +6,16 @@ on the real Cassandra, with a FakeClock: leases and holds end when the test move
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from litestar.testing import TestClient
 
-from cassieq.api.app import create_app
 from cassieq.config import Settings
 from cassieq.engine import FakeClock
 from cassieq.engine.context import Tuning
 from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
+from tests.conftest import AppClient, app_client
 
 TOKEN = "tenancy-operator-token"
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
@@ -26,40 +23,19 @@ MAX_QUEUES = 3
 
 
 @dataclass
-class Api:
-    client: TestClient  # type: ignore[type-arg]
-    clock: FakeClock
-    account: str
-
-    @property
-    def v1(self) -> str:
-        return f"/api/v1/accounts/{self.account}"
-
-    @property
-    def v2(self) -> str:
-        return f"/api/v2/accounts/{self.account}"
-
-    def create_account(self) -> dict[str, str]:
-        created = self.client.post("/api/v1/accounts", json=self.account, headers=ADMIN)
-        assert created.status_code == 201, created.text
-        keys: dict[str, str] = created.json()["keys"]
-        return keys
+class Api(AppClient[FakeClock]):
+    """The account is not made at the start: `create_account` makes it (again)."""
 
 
 def _key(key: str) -> dict[str, str]:
     return {"Authorization": f"Key {key}"}
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def api(request: pytest.FixtureRequest) -> Iterator[Api]:
-    store: Store = (
-        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
-    )
-    clock = FakeClock()
+@pytest.fixture
+def api(store: Store) -> Iterator[Api]:
     settings = Settings(admin_token=TOKEN, max_queues_per_account=MAX_QUEUES)
-    app = create_app(settings, store, clock=clock, background=False)
-    with TestClient(app=app) as client:
-        yield Api(client, clock, f"ten-{uuid.uuid4().hex[:10]}")  # the keyspace is shared
+    with app_client(Api, store, settings, FakeClock(), prefix="ten", account=False) as api:
+        yield api
 
 
 def test_a_re_created_account_starts_empty(api: Api) -> None:

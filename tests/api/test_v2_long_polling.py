@@ -19,9 +19,8 @@ import pytest
 from cassieq.api.app import create_app
 from cassieq.api.http.server import ReleasingServer, listening_socket, uvicorn_config
 from cassieq.config import Settings
-from cassieq.engine.waiters import QueueWatcher
+from cassieq.engine.life.long_poll import QueueWatcher
 from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
 
 TOKEN = "long-polling-operator-token"
 SAFETY_S = 30  # bounds a test that would hang; nothing waits for it to pass
@@ -43,11 +42,8 @@ class Live:
         )
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def live(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Live]:
-    store: Store = (
-        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
-    )
+@pytest.fixture
+def live(store: Store, monkeypatch: pytest.MonkeyPatch) -> Iterator[Live]:
     joined = threading.Event()
     join = QueueWatcher.join
 

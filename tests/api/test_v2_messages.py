@@ -6,37 +6,28 @@ Cassandra, with a FakeClock: leases end when the test moves it.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
-from litestar.testing import TestClient
 
-from cassieq.api.app import create_app
 from cassieq.api.v2.messages import BATCH_BODY_LIMIT
 from cassieq.config import Settings
 from cassieq.engine import FakeClock
-from cassieq.model import QueueOptions
 from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
+from tests.conftest import AppClient, app_client
 
 TOKEN = "v2-messages-operator-token"
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
 
 
 @dataclass
-class Api:
-    client: TestClient  # type: ignore[type-arg]
-    clock: FakeClock
-    account: str
-    key: str
-
+class Api(AppClient[FakeClock]):
     @property
     def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Key {self.key}"}
+        return self.auth
 
     def url(self, suffix: str = "", queue: str = "q") -> str:
         return f"/api/v2/accounts/{self.account}/queues/{queue}/messages{suffix}"
@@ -55,30 +46,13 @@ class Api:
         messages: list[dict[str, Any]] = got.json()["messages"]
         return messages
 
-    def create_queue(self, name: str = "q", **options: Any) -> None:
-        # Through the engine, in the app's own event loop: the v2 options (delay, size) are
-        # not in v1's create body.
-        engine = self.client.app.state.cassieq.engine
-        _, created = self.client.blocking_portal.call(
-            engine.create_queue, self.account, name, QueueOptions(**options)
-        )
-        assert created
 
-
-@pytest.fixture(params=["memory", "cassandra"])
-def api(request: pytest.FixtureRequest) -> Iterator[Api]:
-    store: Store = (
-        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
-    )
-    clock = FakeClock()
-    app = create_app(Settings(admin_token=TOKEN), store, clock=clock, background=False)
-    account = f"v2m-{uuid.uuid4().hex[:10]}"  # the Cassandra keyspace is shared
-    with TestClient(app=app) as client:
-        created = client.post("/api/v1/accounts", json=account, headers=ADMIN)
-        assert created.status_code == 201, created.text
-        result = Api(client, clock, account, created.json()["keys"]["primary"])
-        result.create_queue()
-        yield result
+@pytest.fixture
+def api(store: Store) -> Iterator[Api]:
+    settings = Settings(admin_token=TOKEN)
+    with app_client(Api, store, settings, FakeClock(), prefix="v2m") as api:
+        api.create_queue()
+        yield api
 
 
 def _error(response: httpx.Response, status: int) -> str:

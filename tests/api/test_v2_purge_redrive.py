@@ -7,19 +7,16 @@ test waits for it through the client's portal (no sleep).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from litestar.testing import TestClient
 
-from cassieq.api.app import create_app
 from cassieq.api.state import AppState
 from cassieq.config import Settings
 from cassieq.engine import FakeClock
 from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
+from tests.conftest import AppClient, app_client
 
 TOKEN = "purge-redrive-operator-token"
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
@@ -27,54 +24,30 @@ NO_KEY = {"Authorization": ""}
 
 
 @dataclass
-class Api:
-    client: TestClient  # type: ignore[type-arg]
-    clock: FakeClock
-    account: str
-    key: dict[str, str]
-
-    @property
-    def v1(self) -> str:
-        return f"/api/v1/accounts/{self.account}"
-
-    @property
-    def v2(self) -> str:
-        return f"/api/v2/accounts/{self.account}"
-
+class Api(AppClient[FakeClock]):
     def queue(self, name: str, **options: object) -> None:
-        body = {"queueName": name, **options}
-        created = self.client.post(f"{self.v1}/queues", json=body, headers=self.key)
-        assert created.status_code == 201, created.text
+        self.create_v1_queue(name, **options)
 
     def put(self, queue: str, body: str) -> None:
-        put = self.client.post(f"{self.v1}/queues/{queue}/messages", content=body, headers=self.key)
+        put = self.client.post(
+            f"{self.v1}/queues/{queue}/messages", content=body, headers=self.auth
+        )
         assert put.status_code == 201, put.text
 
     def drain(self, queue: str) -> list[str]:
         seen = []
         next_url = f"{self.v1}/queues/{queue}/messages/next"
-        while (got := self.client.get(next_url, headers=self.key)).status_code == 200:
+        while (got := self.client.get(next_url, headers=self.auth)).status_code == 200:
             seen.append(got.json()["message"])
             receipt = got.json()["popReceipt"]
             acked = self.client.delete(
                 f"{self.v1}/queues/{queue}/messages",
                 params={"popReceipt": receipt},
-                headers=self.key,
+                headers=self.auth,
             )
             assert acked.status_code == 204, acked.text
         assert got.status_code == 204
         return seen
-
-    def grant(self, levels: list[str], queue: str | None = None) -> dict[str, str]:
-        body: dict[str, object] = {
-            "accountName": self.account, "keyName": "primary", "levels": levels,
-        }  # fmt: skip
-        if queue is not None:
-            body["queueName"] = queue
-        issued = self.client.post("/api/v1/permissions", json=body, headers=ADMIN)
-        assert issued.status_code == 201, issued.text
-        pairs = (p.partition("=") for p in issued.json()["queryParam"].split("&"))
-        return {k: v for k, _, v in pairs}
 
     def join_redrives(self) -> None:
         app: AppState = self.client.app.state.cassieq
@@ -82,19 +55,10 @@ class Api:
         self.client.blocking_portal.call(app.engine.redriver.join)
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def api(request: pytest.FixtureRequest) -> Iterator[Api]:
-    store: Store = (
-        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
-    )
-    clock = FakeClock()
-    app = create_app(Settings(admin_token=TOKEN), store, clock=clock, background=False)
-    with TestClient(app=app) as client:
-        account = f"pr-{uuid.uuid4().hex[:10]}"  # the keyspace is shared
-        created = client.post("/api/v1/accounts", json=account, headers=ADMIN)
-        assert created.status_code == 201, created.text
-        key = {"Authorization": f"Key {created.json()['keys']['primary']}"}
-        yield Api(client, clock, account, key)
+@pytest.fixture
+def api(store: Store) -> Iterator[Api]:
+    with app_client(Api, store, Settings(admin_token=TOKEN), FakeClock(), prefix="pr") as api:
+        yield api
 
 
 def test_purge(api: Api) -> None:
@@ -102,21 +66,21 @@ def test_purge(api: Api) -> None:
     api.queue("q")
     for i in range(5):
         api.put("q", f"m{i}")
-    taken = c.get(f"{api.v1}/queues/q/messages/next", headers=api.key)
+    taken = c.get(f"{api.v1}/queues/q/messages/next", headers=api.auth)
     assert taken.status_code == 200
-    purged = c.post(f"{api.v2}/queues/q/purge", headers=api.key)
+    purged = c.post(f"{api.v2}/queues/q/purge", headers=api.auth)
     assert (purged.status_code, purged.json()) == (202, {"purged": 5})
     stale = c.delete(
         f"{api.v1}/queues/q/messages",
         params={"popReceipt": taken.json()["popReceipt"]},
-        headers=api.key,
+        headers=api.auth,
     )
     assert stale.status_code == 409  # the message in flight was purged too
     api.put("q", "later")
     assert api.drain("q") == ["later"]
-    stats = c.get(f"{api.v2}/queues/q/statistics", headers=api.key).json()
+    stats = c.get(f"{api.v2}/queues/q/statistics", headers=api.auth).json()
     assert (stats["size"], stats["published"], stats["acked"]) == (0, 6, 1)
-    again = c.post(f"{api.v2}/queues/q/purge", headers=api.key)
+    again = c.post(f"{api.v2}/queues/q/purge", headers=api.auth)
     assert (again.status_code, again.json()) == (202, {"purged": 0})
 
 
@@ -124,14 +88,14 @@ def test_purge_needs_level_d_and_an_existing_queue(api: Api) -> None:
     c = api.client
     api.queue("q")
     api.put("q", "kept")
-    no_d = api.grant(["r", "p", "a", "u", "g", "c"])
+    no_d = api.grant("r", "p", "a", "u", "g", "c")
     refused = c.post(f"{api.v2}/queues/q/purge", params=no_d, headers=NO_KEY)
     assert refused.status_code == 403
     assert refused.json()["code"] == 403  # the v2 error shape
-    with_d = api.grant(["d"])
+    with_d = api.grant("d")
     done = c.post(f"{api.v2}/queues/q/purge", params=with_d, headers=NO_KEY)
     assert (done.status_code, done.json()) == (202, {"purged": 1})
-    missing = c.post(f"{api.v2}/queues/nope/purge", headers=api.key)
+    missing = c.post(f"{api.v2}/queues/nope/purge", headers=api.auth)
     assert missing.status_code == 404
     assert set(missing.json()) <= {"code", "message", "detail"}
     assert c.post(f"{api.v2}/queues/q/purge").status_code == 401
@@ -147,26 +111,26 @@ def _dead_lettered(api: Api, sources: dict[str, list[str]]) -> None:
             got = api.client.get(
                 f"{api.v1}/queues/{name}/messages/next",
                 params={"invisibilityTimeSeconds": 5},
-                headers=api.key,
+                headers=api.auth,
             )
             assert got.status_code == 200
     api.clock.advance(6)
     total = sum(len(b) for b in sources.values())
     for name in sources:  # each is past its deliveries: moved to "dead", not delivered
-        got = api.client.get(f"{api.v1}/queues/{name}/messages/next", headers=api.key)
+        got = api.client.get(f"{api.v1}/queues/{name}/messages/next", headers=api.auth)
         assert got.status_code == 204
-    stats = api.client.get(f"{api.v2}/queues/dead/statistics", headers=api.key).json()
+    stats = api.client.get(f"{api.v2}/queues/dead/statistics", headers=api.auth).json()
     assert stats["size"] == total
 
 
 def test_redrive_back_to_the_sources(api: Api) -> None:
     c = api.client
     _dead_lettered(api, {"a": ["a0", "a1"], "b": ["b0"]})
-    started = c.post(f"{api.v2}/queues/dead/redrive", json={}, headers=api.key)
+    started = c.post(f"{api.v2}/queues/dead/redrive", json={}, headers=api.auth)
     assert started.status_code == 202, started.text
     task = started.json()["taskId"]
     api.join_redrives()
-    status = c.get(f"{api.v2}/queues/dead/redrive/{task}", headers=api.key)
+    status = c.get(f"{api.v2}/queues/dead/redrive/{task}", headers=api.auth)
     assert status.status_code == 200
     assert status.json() == {"status": "completed", "moved": 3, "total": 3, "failed": 0, "to": None}
     assert sorted(api.drain("a")) == ["a0", "a1"]
@@ -179,19 +143,19 @@ def test_redrive_to_a_given_queue_without_a_body_field_and_errors(api: Api) -> N
     _dead_lettered(api, {"a": ["x"]})
     api.queue("c")
     started = c.post(
-        f"{api.v2}/queues/dead/redrive", json={"to": "c", "maxPerSecond": 500}, headers=api.key
+        f"{api.v2}/queues/dead/redrive", json={"to": "c", "maxPerSecond": 500}, headers=api.auth
     )
     assert started.status_code == 202, started.text
     api.join_redrives()
     assert api.drain("c") == ["x"]
-    unknown = c.get(f"{api.v2}/queues/dead/redrive/no-such-task", headers=api.key)
+    unknown = c.get(f"{api.v2}/queues/dead/redrive/no-such-task", headers=api.auth)
     assert unknown.status_code == 404 and unknown.json()["code"] == 404
-    nowhere = c.post(f"{api.v2}/queues/dead/redrive", json={"to": "nope"}, headers=api.key)
+    nowhere = c.post(f"{api.v2}/queues/dead/redrive", json={"to": "nope"}, headers=api.auth)
     assert nowhere.status_code == 404 and nowhere.json()["code"] == 404
-    no_dlq = c.post(f"{api.v2}/queues/nope/redrive", json={}, headers=api.key)
+    no_dlq = c.post(f"{api.v2}/queues/nope/redrive", json={}, headers=api.auth)
     assert no_dlq.status_code == 404
     for bad in ({"maxPerSecond": 0}, {"to": "bad name"}, {"unknown": 1}, {"to": "dead"}):
-        refused = c.post(f"{api.v2}/queues/dead/redrive", json=bad, headers=api.key)
+        refused = c.post(f"{api.v2}/queues/dead/redrive", json=bad, headers=api.auth)
         assert refused.status_code in (400, 422), (bad, refused.text)
         assert set(refused.json()) <= {"code", "message", "detail"}
 
@@ -200,24 +164,24 @@ def test_redrive_levels(api: Api) -> None:
     c = api.client
     _dead_lettered(api, {"a": ["x"]})
     api.queue("c")
-    no_p = api.grant(["r", "a", "u", "g", "c", "d"])
+    no_p = api.grant("r", "a", "u", "g", "c", "d")
     assert (
         c.post(f"{api.v2}/queues/dead/redrive", json={}, params=no_p, headers=NO_KEY).status_code
         == 403
     )
     # A grant for the dead-letter queue only does not reach the target named as "to".
-    dead_only = api.grant(["p"], queue="dead")
+    dead_only = api.grant("p", queue="dead")
     to_c = c.post(
         f"{api.v2}/queues/dead/redrive", json={"to": "c"}, params=dead_only, headers=NO_KEY
     )
     assert to_c.status_code == 401
     started = c.post(
-        f"{api.v2}/queues/dead/redrive", json={"to": "c"}, params=api.grant(["p"]), headers=NO_KEY
+        f"{api.v2}/queues/dead/redrive", json={"to": "c"}, params=api.grant("p"), headers=NO_KEY
     )
     assert started.status_code == 202
     task = started.json()["taskId"]
     api.join_redrives()
-    no_g = c.get(f"{api.v2}/queues/dead/redrive/{task}", params=api.grant(["p"]), headers=NO_KEY)
+    no_g = c.get(f"{api.v2}/queues/dead/redrive/{task}", params=api.grant("p"), headers=NO_KEY)
     assert no_g.status_code == 403
-    with_g = c.get(f"{api.v2}/queues/dead/redrive/{task}", params=api.grant(["g"]), headers=NO_KEY)
+    with_g = c.get(f"{api.v2}/queues/dead/redrive/{task}", params=api.grant("g"), headers=NO_KEY)
     assert with_g.json()["moved"] == 1

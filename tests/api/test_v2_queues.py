@@ -6,19 +6,16 @@ on the real Cassandra, with a FakeClock: retention expires when the test moves i
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from litestar.testing import TestClient
 
-from cassieq.api.app import create_app
 from cassieq.config import Settings
 from cassieq.engine import FakeClock
 from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
+from tests.conftest import AppClient, app_client
 
 TOKEN = "v2-queues-operator-token"
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
@@ -38,10 +35,8 @@ DEFAULTS = {
 
 
 @dataclass
-class Api:
-    client: TestClient  # type: ignore[type-arg]
-    clock: FakeClock
-    account: str
+class Api(AppClient[FakeClock]):
+    """Its client sends the primary key unless told otherwise."""
 
     @property
     def q(self) -> str:
@@ -55,27 +50,12 @@ class Api:
         )
         assert response.status_code == 201, response.text
 
-    def grant(self, *levels: str) -> dict[str, str]:
-        body = {"accountName": self.account, "keyName": "primary", "levels": list(levels)}
-        issued = self.client.post("/api/v1/permissions", json=body, headers=ADMIN)
-        assert issued.status_code == 201, issued.text
-        pairs = (p.partition("=") for p in issued.json()["queryParam"].split("&"))
-        return {k: v for k, _, v in pairs}
 
-
-@pytest.fixture(params=["memory", "cassandra"])
-def api(request: pytest.FixtureRequest) -> Iterator[Api]:
-    store: Store = (
-        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
-    )
-    clock = FakeClock()
-    app = create_app(Settings(admin_token=TOKEN), store, clock=clock, background=False)
-    with TestClient(app=app) as client:
-        name = f"v2q-{uuid.uuid4().hex[:10]}"  # the keyspace is shared
-        created = client.post("/api/v1/accounts", json=name, headers=ADMIN)
-        assert created.status_code == 201, created.text
-        client.headers["Authorization"] = f"Key {created.json()['keys']['primary']}"
-        yield Api(client, clock, name)
+@pytest.fixture
+def api(store: Store) -> Iterator[Api]:
+    with app_client(Api, store, Settings(admin_token=TOKEN), FakeClock(), prefix="v2q") as api:
+        api.client.headers.update(api.auth)
+        yield api
 
 
 def _options(body: dict[str, Any]) -> dict[str, Any]:

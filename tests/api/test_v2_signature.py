@@ -19,16 +19,15 @@ from typing import Any
 
 import pytest
 from litestar import Request, post
-from litestar.testing import TestClient
 
-from cassieq.api.app import create_app
 from cassieq.api.security import account_guard, authorize_for
 from cassieq.auth.replay import ReplayCache, ReplayCacheFull
 from cassieq.auth.signing_v2 import canonical_query, sign_v2, string_to_sign
 from cassieq.config import Settings
+from cassieq.engine.clock import SystemClock
 from cassieq.model import AuthorizationLevel
 from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
+from tests.conftest import AppClient, app_client
 
 TOKEN = "v2-signature-operator-token"
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
@@ -64,11 +63,7 @@ async def probe_two(request: Request[Any, Any, Any]) -> dict[str, str]:
 
 
 @dataclass
-class Api:
-    client: TestClient  # type: ignore[type-arg]
-    account: str
-    keys: dict[str, str]
-
+class Api(AppClient[SystemClock]):
     @property
     def base(self) -> str:
         return f"/api/v2/accounts/{self.account}/queues"
@@ -111,34 +106,17 @@ class Api:
         )
 
 
-def _store(request: pytest.FixtureRequest) -> Store:
-    if request.param == "memory":
-        return MemoryStore()
-    cassandra: Store = request.getfixturevalue("cassandra_store")
-    return cassandra
-
-
 def _api(store: Store, **settings: Any) -> Iterator[Api]:
-    app = create_app(Settings(admin_token=TOKEN, **settings), store, background=False)
-    app.register(probe)
-    app.register(probe_two)
-    with TestClient(app=app) as client:
-        name = f"sig-{uuid.uuid4().hex[:10]}"  # the Cassandra keyspace is shared
-        created = client.post("/api/v1/accounts", json=name, headers=ADMIN)
-        assert created.status_code == 201, created.text
-        keys: dict[str, str] = created.json()["keys"]
-        queue = client.post(
-            f"/api/v1/accounts/{name}/queues",
-            json={"queueName": "q"},
-            headers={"Authorization": f"Key {keys['primary']}"},
-        )
-        assert queue.status_code == 201, queue.text
-        yield Api(client, name, keys)
+    settings_ = Settings(admin_token=TOKEN, **settings)
+    routes = (probe, probe_two)
+    with app_client(Api, store, settings_, SystemClock(), prefix="sig", routes=routes) as api:
+        api.create_v1_queue("q")
+        yield api
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def api(request: pytest.FixtureRequest) -> Iterator[Api]:
-    yield from _api(_store(request))
+@pytest.fixture
+def api(store: Store) -> Iterator[Api]:
+    yield from _api(store)
 
 
 def _refused(response: Any, *words: str) -> str:
@@ -348,9 +326,9 @@ def test_v1_refuses_the_v2_scheme_as_unknown(api: Api) -> None:
     }
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def tiny_cache(request: pytest.FixtureRequest) -> Iterator[Api]:
-    yield from _api(_store(request), replay_cache_max_entries=1)
+@pytest.fixture
+def tiny_cache(store: Store) -> Iterator[Api]:
+    yield from _api(store, replay_cache_max_entries=1)
 
 
 def test_a_full_replay_cache_refuses_with_503_rather_than_grow(tiny_cache: Api) -> None:

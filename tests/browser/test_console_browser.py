@@ -16,7 +16,6 @@ from cassieq.api.app import create_app
 from cassieq.config import Settings
 from cassieq.engine import FakeClock
 from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
 from tests.api.live import served
 from tests.browser.conftest import OfflinePage, offline_page
 from tests.console_data import XSS_BODY, Tenant, populate
@@ -37,17 +36,14 @@ class Site:
         return f"/console/accounts/{self.tenant.account}/queues/{queue}"
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def site(browser: Browser, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Site]:
-    store: Store = (
-        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
-    )
+@pytest.fixture
+def site(browser: Browser, tmp_path: Path, store: Store, store_kind: str) -> Iterator[Site]:
     clock = FakeClock()
     app = create_app(Settings(admin_token=TOKEN), store, clock=clock, background=False)
     with served(app) as port, httpx.Client(base_url=f"http://127.0.0.1:{port}") as http:
-        for offline in offline_page(browser, str(http.base_url), tmp_path / request.param):
+        for offline in offline_page(browser, str(http.base_url), tmp_path / store_kind):
             offline.screenshots.mkdir(parents=True, exist_ok=True)
-            yield Site(offline, http, clock, request.param)
+            yield Site(offline, http, clock, store_kind)
 
 
 def test_console_overview_pointers_and_redrive(site: Site) -> None:

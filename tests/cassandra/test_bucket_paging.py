@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from cassieq.engine.publisher import new_message
+from cassieq.engine.life.put import new_message
 from cassieq.model import QueueId
 from cassieq.store.cassandra import CassandraStore
 from cassieq.store.cassandra.store import BUCKET_PAGE_ROWS

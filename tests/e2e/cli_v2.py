@@ -22,7 +22,6 @@ from cassieq.api.app import create_app
 from cassieq.api.state import AppState
 from cassieq.config import Settings
 from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
 from tests.api.live import served
 
 TOKEN = "cli-v2-operator-token"
@@ -72,11 +71,8 @@ class Live:
         return len(state.replay)
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def live(request: pytest.FixtureRequest) -> Iterator[Live]:
-    store: Store = (
-        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
-    )
+@pytest.fixture
+def live(store: Store) -> Iterator[Live]:
     app = create_app(Settings(admin_token=TOKEN), store, background=False)
     with served(app) as port:
         url = f"http://127.0.0.1:{port}"

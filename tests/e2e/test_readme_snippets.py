@@ -64,17 +64,18 @@ class Dev:
         return code.replace(DOC_URL, self.url).replace("KEY=...", f"KEY={self.key}")
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def dev(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Dev]:
+@pytest.fixture
+def dev(store_kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Dev]:
     port, admin_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CASSIEQ_")}
     args = ["dev", "--port", str(port), "--admin-port", str(admin_port)]
-    if request.param == "cassandra":
+    if store_kind == "cassandra":
         node: CassandraNode = request.getfixturevalue("cassandra_node")
         request.getfixturevalue("cassandra_store")  # the schema is applied
         s = node.settings
         env |= {
             "CASSIEQ_KEYSPACE": s.keyspace,
+            "CASSIEQ_CASSANDRA_HOSTS": ",".join(s.cassandra_hosts),
             "CASSIEQ_CASSANDRA_PORT": str(s.cassandra_port),
         }
         args.append("--cassandra")

@@ -11,15 +11,12 @@ from cassieq.engine import FakeClock, QueueEngine
 from cassieq.model import QueueDefinition, QueueOptions
 from cassieq.store.base import Store
 from cassieq.store.counting import CountingStore
-from cassieq.store.memory import MemoryStore
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def store(request: pytest.FixtureRequest) -> CountingStore:
-    inner: Store = (
-        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
-    )
-    return CountingStore(inner)
+@pytest.fixture
+def store(store: Store) -> CountingStore:
+    """The two-store fixture of tests/conftest.py, counting the calls the engine makes."""
+    return CountingStore(store)
 
 
 @pytest.fixture

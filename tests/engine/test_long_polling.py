@@ -1,4 +1,4 @@
-"""Long polling (engine/waiters.py), on each store: waiting receives, woken by puts on this
+"""Long polling (engine/life/long_poll.py), on each store: waiting receives, woken by puts on this
 server at once and by puts on another server at the watcher's next check.
 
 The engines here never tick by themselves (an hour's period): each test drives the
@@ -14,7 +14,7 @@ import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.context import Tuning
-from cassieq.engine.waiters import QueueWatcher
+from cassieq.engine.life.long_poll import QueueWatcher
 from cassieq.model import Delivery, OutgoingMessage, QueueId
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue

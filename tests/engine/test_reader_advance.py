@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
-from cassieq.engine.invisibility import LEAVING_MAX_MS, QUIET_MAX_MS
-from cassieq.engine.reader import MAX_AHEAD
+from cassieq.engine.life.receive import MAX_AHEAD
+from cassieq.engine.life.redeliver import LEAVING_MAX_MS, QUIET_MAX_MS
 from cassieq.model import Counts, PopReceipt, QueueDefinition, VisibilityChange
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue

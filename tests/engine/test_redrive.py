@@ -12,7 +12,7 @@ import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.errors import InvalidArgument, QueueNotFound
-from cassieq.engine.redrive import STALE_MS, RateLimiter, TaskNotFound, TaskNotRunning
+from cassieq.engine.life.redrive import STALE_MS, RateLimiter, TaskNotFound, TaskNotRunning
 from cassieq.model import MessageRow, OutgoingMessage, QueueDefinition, RedriveTask
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import hold_redrives, make_queue

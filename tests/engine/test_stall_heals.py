@@ -6,7 +6,7 @@ from typing import Any
 
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.context import EngineContext
-from cassieq.engine.stall import StallWatch
+from cassieq.engine.upkeep.stall import StallWatch
 from cassieq.model import InvisibilityState
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue

@@ -14,8 +14,8 @@ from botocore.config import Config
 from cassieq.api.app import create_app
 from cassieq.config import Settings
 from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
 from tests.api.live import served
+from tests.conftest import STORES, open_store
 from tests.sqs.live_sqs import LiveSqs, live_sqs, new_account
 
 TOKEN = "sqs-test-operator-token"
@@ -38,12 +38,10 @@ class SqsServer:
         )
 
 
-@pytest.fixture(scope="module", params=["memory", "cassandra"])
+@pytest.fixture(scope="module", params=STORES)
 def sqs_store(request: pytest.FixtureRequest) -> Store:
-    if request.param == "memory":
-        return MemoryStore()
-    cassandra: Store = request.getfixturevalue("cassandra_store")
-    return cassandra
+    """The two stores, once per module (the `store` fixture is once per test)."""
+    return open_store(request.param, request)
 
 
 @pytest.fixture(scope="module")
@@ -56,10 +54,7 @@ def sqs_server(sqs_store: Store) -> Iterator[SqsServer]:
         yield SqsServer(base, name, keys)
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def live(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[LiveSqs]:
-    store: Store = (
-        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
-    )
+@pytest.fixture
+def live(store: Store, monkeypatch: pytest.MonkeyPatch) -> Iterator[LiveSqs]:
     with live_sqs(store, monkeypatch) as running:
         yield running

@@ -17,7 +17,7 @@ from litestar import Litestar
 
 from cassieq.api.app import create_app
 from cassieq.config import Settings
-from cassieq.engine.waiters import QueueWatcher
+from cassieq.engine.life.long_poll import QueueWatcher
 from cassieq.store.base import Store
 from tests.api.live import served
 

@@ -32,7 +32,6 @@ from cassieq.config import Settings
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.model import OutgoingMessage, QueueOptions
 from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
 from tests.api.live import served
 from tests.engine.conftest import hold_redrives
 from tests.sqs.live_sqs import new_account
@@ -41,11 +40,8 @@ BASE = "http://127.0.0.1:9324"
 REGION = "eu-west-1"
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def engine(request: pytest.FixtureRequest) -> QueueEngine:
-    store = (
-        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
-    )
+@pytest.fixture
+def engine(store: Store) -> QueueEngine:
     return QueueEngine(store, FakeClock())
 
 
@@ -422,11 +418,8 @@ def _new_account(url: str) -> tuple[str, str]:
     return name, keys["primary"]
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def live(request: pytest.FixtureRequest) -> Iterator[Live]:
-    store: Store = (
-        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
-    )
+@pytest.fixture
+def live(store: Store) -> Iterator[Live]:
     app = create_app(Settings(admin_token=TOKEN), store, background=False)
     with served(app) as port:
         url = f"http://127.0.0.1:{port}"

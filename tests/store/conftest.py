@@ -1,4 +1,5 @@
-"""Store-level tests: every test runs on the memory store and on the real Cassandra store."""
+"""Store-level tests: every test runs on the memory store and on the real Cassandra store
+(the `store` fixture of tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,6 @@ import uuid
 import pytest
 
 from cassieq.model import QueueId
-from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
-
-
-@pytest.fixture(params=["memory", "cassandra"])
-def store(request: pytest.FixtureRequest) -> Store:
-    if request.param == "memory":
-        return MemoryStore()
-    inner: Store = request.getfixturevalue("cassandra_store")
-    return inner
 
 
 @pytest.fixture

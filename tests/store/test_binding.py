@@ -8,7 +8,7 @@ import msgspec
 import pytest
 from cassandra.query import UNSET_VALUE, BatchStatement, BatchType, PreparedStatement
 
-from cassieq.engine.publisher import new_message
+from cassieq.engine.life.put import new_message
 from cassieq.store.cassandra import CassandraStore
 from cassieq.store.cassandra.binding import add_prepared
 from cassieq.store.cassandra.rows import (

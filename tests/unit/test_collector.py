@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from cassieq.api.http.gc_tuning import YOUNG_THRESHOLD
-from cassieq.engine.publisher import new_message
+from cassieq.engine.life.put import new_message
 from cassieq.model import BucketState
 
 

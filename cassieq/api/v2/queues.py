@@ -26,7 +26,7 @@ from cassieq.api.v2.dto_queues import (
     StatisticsV2Body,
 )
 from cassieq.engine.errors import InvalidArgument, QueueExists
-from cassieq.engine.peek import MAX_LIMIT as MAX_PEEK
+from cassieq.engine.life.peek import MAX_LIMIT as MAX_PEEK
 from cassieq.model import AuthorizationLevel as L
 
 CURSOR_PATTERN = r"^[0-9]{1,18}$"

@@ -13,7 +13,7 @@ from cassieq.api.errors import errors_v2
 from cassieq.api.security import account_guard, authorize_for
 from cassieq.api.state import AppState
 from cassieq.api.v1.dto import Name
-from cassieq.engine.redrive import MAX_PER_SECOND
+from cassieq.engine.life.redrive import MAX_PER_SECOND
 from cassieq.model import AuthorizationLevel as L
 from cassieq.model import RedriveTask
 

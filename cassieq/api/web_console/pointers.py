@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cassieq.engine import QueueEngine
-from cassieq.engine.stall import GRACE_MS
+from cassieq.engine.upkeep.stall import GRACE_MS
 from cassieq.model import BucketState, QueueDefinition
 
 # Buckets read for one page: the oldest few behind and the newest around the reader.

@@ -23,7 +23,7 @@ import asyncio
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import Contention
-from cassieq.engine.publisher import new_message
+from cassieq.engine.life.put import new_message
 from cassieq.model import QueueDefinition
 
 READS_AT_ONCE = 8

@@ -19,7 +19,7 @@ from cassieq.engine import policy
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import Contention, InvalidArgument
 from cassieq.engine.hints import BucketHints
-from cassieq.engine.monotons import Monotons, MonotonStrategy
+from cassieq.engine.life.monotons import Monotons, MonotonStrategy
 from cassieq.model import MessageRow, OutgoingMessage, QueueDefinition, QueueId
 from cassieq.store.base import by_bytes, row_bytes
 from cassieq.tokens import new_token

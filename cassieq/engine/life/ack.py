@@ -17,7 +17,7 @@ from cassieq.engine import policy
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import EngineError, InvalidArgument, StaleReceipt, Unsettled
 from cassieq.engine.hints import BucketHints
-from cassieq.engine.invisibility import InvisibilitySide
+from cassieq.engine.life.redeliver import InvisibilitySide
 from cassieq.model import MessageRow, PopReceipt, QueueDefinition, VisibilityChange
 from cassieq.store.base import StoreError
 from cassieq.tokens import new_token

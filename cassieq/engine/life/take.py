@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 import msgspec
 
 from cassieq.engine.context import EngineContext
-from cassieq.engine.dead_letter import DeadLetters
-from cassieq.engine.publisher import Publisher
+from cassieq.engine.life.dead_letter import DeadLetters
+from cassieq.engine.life.expire import expiring
+from cassieq.engine.life.put import Publisher
 from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.recent import Recent
-from cassieq.engine.retention import expiring
 from cassieq.model import Delivery, MessageRow, PopReceipt, QueueDefinition, QueueId
 from cassieq.tokens import new_token
 

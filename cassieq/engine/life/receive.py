@@ -6,9 +6,9 @@ import asyncio
 import math
 
 from cassieq.engine.context import EngineContext
-from cassieq.engine.delivery import Deliverer, candidate
 from cassieq.engine.hints import BucketHints
-from cassieq.engine.invisibility import InvisibilitySide, Leaving
+from cassieq.engine.life.redeliver import InvisibilitySide, Leaving
+from cassieq.engine.life.take import Deliverer, candidate
 from cassieq.engine.recent import Recent
 from cassieq.model import BucketState, Delivery, MessageRow, QueueDefinition, QueueId
 from cassieq.singleflight import SingleFlight

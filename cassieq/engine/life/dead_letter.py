@@ -16,8 +16,8 @@ import msgspec
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import QueueNotFound
-from cassieq.engine.move import TargetGone, write_copy
-from cassieq.engine.publisher import Publisher, new_message
+from cassieq.engine.life.move import TargetGone, write_copy
+from cassieq.engine.life.put import Publisher, new_message
 from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.recent import Recent
 from cassieq.model import MessageRow, QueueDefinition, QueueId

@@ -12,10 +12,10 @@ import msgspec
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.leases import Leases
-from cassieq.engine.move import TargetGone, write_copy
-from cassieq.engine.publisher import Publisher, new_message
-from cassieq.engine.retention import expire, expiring
-from cassieq.engine.stall import StallWatch
+from cassieq.engine.life.expire import expire, expiring
+from cassieq.engine.life.move import TargetGone, write_copy
+from cassieq.engine.life.put import Publisher, new_message
+from cassieq.engine.upkeep.stall import StallWatch
 from cassieq.model import BucketState, InvisibilityState, MessageRow, QueueDefinition
 from cassieq.tokens import new_token
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import Contention, QueueNotFound
-from cassieq.engine.publisher import Publisher
+from cassieq.engine.life.put import Publisher
 from cassieq.model import MessageRow, QueueDefinition
 
 

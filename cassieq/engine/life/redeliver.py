@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 
 from cassieq.engine.context import EngineContext
-from cassieq.engine.delivery import Deliverer, candidate, without_body
+from cassieq.engine.life.take import Deliverer, candidate, without_body
 from cassieq.engine.recent import Recent
 from cassieq.model import (
     BucketState,
