@@ -9,13 +9,13 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
-from litestar import Controller, Response, delete, get, patch, put
+from litestar import Controller, Request, Response, delete, get, patch, put
 from litestar.datastructures import State
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from cassieq.api.errors import errors_v2
-from cassieq.api.security import account_guard
+from cassieq.api.security import account_guard, authorize_for
 from cassieq.api.state import AppState
 from cassieq.api.v2.dto_queues import (
     PeekBody,
@@ -28,6 +28,7 @@ from cassieq.api.v2.dto_queues import (
 from cassieq.engine.errors import InvalidArgument, QueueExists
 from cassieq.engine.life.peek import MAX_LIMIT as MAX_PEEK
 from cassieq.model import AuthorizationLevel as L
+from cassieq.model import QueueOptions
 
 CURSOR_PATTERN = r"^[0-9]{1,18}$"
 
@@ -80,13 +81,21 @@ class QueueV2Controller(Controller):
     )
     async def update_queue(
         self,
+        request: Request[Any, Any, Any],
         state: State,
         account: FromPath[str],
         queue: FromPath[str],
         data: JSONBody[QueueOptionsPatch],
     ) -> QueueBody:
         app: AppState = state.cassieq
-        return QueueBody.of(await app.engine.update_queue(account, queue, data.changes()))
+        changes = data.changes()
+        current = await app.engine.queue(account, queue, fresh=True)
+        if drops_messages(current.options, changes):
+            # A change that can end messages is a delete of them: the create level that
+            # lets a client shape a queue does not cover it (#40: a `c` grant's PATCH of the
+            # retention to 60 s expired a whole queue).
+            await authorize_for(request, L.DELETE_QUEUE, queue)
+        return QueueBody.of(await app.engine.update_queue(account, queue, changes))
 
     @get(
         operation_id="getQueueV2",
@@ -148,7 +157,9 @@ class QueueV2Controller(Controller):
     @get(
         "/messages/peek",
         operation_id="peekMessages",
-        opt={"level": L.GET_QUEUE_INFORMATION},
+        # Peek shows bodies: the level that reads messages, not the one that reads a
+        # queue's information (#40: a `g` grant read bodies here).
+        opt={"level": L.READ_MESSAGE},
         summary="Messages still in the queue (not acked, expired or dead-lettered), oldest "
         "first, without leasing or changing them; `next` is the cursor of the next page",
         responses=errors_v2(401, 403, 404),
@@ -177,3 +188,16 @@ class QueueV2Controller(Controller):
 
 
 QUEUE_ROUTES: list[Any] = [QueueV2Controller]
+
+
+def drops_messages(options: QueueOptions, changes: dict[str, object]) -> bool:
+    """Whether changing ``options`` by ``changes`` can end stored messages: a shorter
+    retention (they expire), fewer deliveries before dead-lettering, or another (or no)
+    dead-letter queue for the messages past their deliveries."""
+
+    def lowered(name: str) -> bool:
+        new = changes.get(name)
+        return isinstance(new, int) and new < getattr(options, name)
+
+    moved = "dlq_name" in changes and changes["dlq_name"] != options.dlq_name
+    return lowered("message_retention_seconds") or lowered("max_delivery_count") or moved

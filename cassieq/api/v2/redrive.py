@@ -64,9 +64,11 @@ class RedriveController(Controller):
     ) -> RedriveStarted:
         app: AppState = state.cassieq
         body = data or RedriveRequest()
-        if body.to is not None:
-            # The credentials must grant putting into the target as well.
-            await authorize_for(request, L.PUT_MESSAGE, body.to)
+        # The credentials must grant putting into where the messages go as well: the
+        # target named, or (none named) each message's source queue, which only an
+        # account-wide grant covers (#40: a `p` grant on the dead-letter queue alone moved
+        # its messages into queues it had no grant for).
+        await authorize_for(request, L.PUT_MESSAGE, body.to)
         task = await app.engine.start_redrive(account, queue, body.to, body.max_per_second)
         return RedriveStarted(task_id=task.id)
 
