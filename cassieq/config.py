@@ -42,6 +42,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # v2 signatures one server remembers within the skew (replay cache); beyond, 503.
     # About 200 bytes each: the default holds 3,300 signed requests/s at a 60 s skew in ~40 MB.
     replay_cache_max_entries: Annotated[int, msgspec.Meta(ge=1)] = 200_000
+    # Of those, how many one account may hold: one account signing as fast as it can gets
+    # the 503s, not the others.
+    replay_cache_max_entries_per_account: Annotated[int, msgspec.Meta(ge=1)] = 50_000
+    # How far ahead of the server's clock a v2 x-cassieq-date may be (within the skew).
+    clock_ahead_seconds: Annotated[int, msgspec.Meta(ge=0)] = 5
     # Active queues one account may have; a create beyond it answers 409.
     max_queues_per_account: int = 1_000
     # Long polling: how often a queue with waiting v2 receives on this server is checked

@@ -95,7 +95,9 @@ def create_app(
         settings=settings,
         engine=engine,
         receipts=receipts,
-        replay=ReplayCache(settings.replay_cache_max_entries),
+        replay=ReplayCache(
+            settings.replay_cache_max_entries, settings.replay_cache_max_entries_per_account
+        ),
         open_admin_port=open_admin_port,
         background=worker.health,
         metrics=Metrics(settings, engine, worker.health),

@@ -55,6 +55,7 @@ async def authorize_for(
         query={k: v for k, v in connection.query_params.items()},
         now=datetime.now(UTC),
         clock_skew_seconds=state.settings.clock_skew_seconds,
+        clock_ahead_seconds=state.settings.clock_ahead_seconds,
     )
     scheme, _, credential = connection.headers.get("authorization", "").partition(" ")
     # The v2 signature only on /api/v2 (v1 is frozen: there it is an unknown scheme, 401).

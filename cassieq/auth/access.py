@@ -50,6 +50,8 @@ class AccessRequest:
     query: Mapping[str, str]
     now: datetime
     clock_skew_seconds: int
+    # How far ahead of the server's clock a v2 date may be (the replay cache's bound).
+    clock_ahead_seconds: float = 5.0
 
 
 def authorize(req: AccessRequest, level: AuthorizationLevel, queue: str | None) -> None:

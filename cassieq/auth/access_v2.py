@@ -57,6 +57,12 @@ def authorize_v2(
         raise Unauthenticated(
             f"{DATE_HEADER} is more than {req.clock_skew_seconds} s from the server's clock"
         )
+    if (signed_at - req.now).total_seconds() > req.clock_ahead_seconds:
+        # A date ahead would be remembered for longer than the skew (up to twice it):
+        # the replay cache's room is not for requests from the future.
+        raise Unauthenticated(
+            f"{DATE_HEADER} is more than {req.clock_ahead_seconds:g} s ahead of the server's clock"
+        )
     to_sign = string_to_sign(req.account_name, req.method, req.path, query, date, body)
     keys = req.account.keys if req.account is not None else {}
     key = keys.get(credential.key_name)
@@ -71,7 +77,7 @@ def authorize_v2(
         return credential.signature
     # Only a verified signature is remembered: nobody without a key can fill the cache.
     try:
-        replayed = replay.seen(credential.signature, signed_at + skew, req.now)
+        replayed = replay.seen(credential.signature, signed_at + skew, req.now, req.account_name)
     except ReplayCacheFull as exc:
         raise ReplayRoomExhausted(str(exc)) from None
     if replayed:
