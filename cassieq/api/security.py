@@ -91,7 +91,7 @@ async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRou
     if _is_options(connection):
         return
     state: AppState = connection.app.state.cassieq
-    if state.open_admin_port and _loopback_on_admin_port(connection, state.settings.admin_port):
+    if state.open_admin_port and loopback_on_admin_port(connection, state.settings.admin_port):
         return
     token = state.settings.admin_token
     if not token:
@@ -106,7 +106,7 @@ def _is_options(connection: ASGIConnection[Any, Any, Any, Any]) -> bool:
     return connection.scope.get("method") == "OPTIONS"
 
 
-def _loopback_on_admin_port(
+def loopback_on_admin_port(
     connection: ASGIConnection[Any, Any, Any, Any], admin_port: int | None
 ) -> bool:
     """Came in on the admin listener, from this machine (the server's own socket address and

@@ -11,7 +11,12 @@ from cassieq.engine.deleter import Deleter
 from cassieq.engine.errors import EngineError, InvalidArgument
 from cassieq.engine.hints import BucketHints
 from cassieq.engine.inspect import Inspector, Pointers
-from cassieq.engine.keyspace_secrets import RECEIPT_SECRET, KeyspaceSecrets
+from cassieq.engine.keyspace_secrets import (
+    CONSOLE_SESSION_SECRET,
+    RECEIPT_SECRET,
+    KeyspaceSecrets,
+    secret_bytes,
+)
 from cassieq.engine.leases import Leases
 from cassieq.engine.life.ack import Acker
 from cassieq.engine.life.long_poll import Waiters
@@ -294,6 +299,14 @@ class QueueEngine:
 
     async def queue_statistics(self, queue: QueueDefinition) -> Statistics:
         return await self.statistics_reader.read(queue)
+
+    async def console_session_secret(self) -> bytes:
+        """The keyspace's random key of web-console sessions (shared by every server)."""
+        return secret_bytes((await self.secrets.get_or_create(CONSOLE_SESSION_SECRET)).value)
+
+    async def end_console_sessions(self) -> None:
+        """A new console session key: every session signed with the old one ends."""
+        await self.secrets.rotate(CONSOLE_SESSION_SECRET, grace_ms=0)
 
     async def receipt_secret(self) -> KeyspaceSecret:
         """The keyspace's own receipt secret (created by the first server that asks)."""

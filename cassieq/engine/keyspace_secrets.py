@@ -19,6 +19,7 @@ from cassieq.store.base import StoreError
 # Row names in the secrets table (not secrets themselves).
 RECEIPT_SECRET = "receipt"  # noqa: S105
 KEY_ENCRYPTION_SECRET = "key-encryption"  # noqa: S105
+CONSOLE_SESSION_SECRET = "console-session"  # noqa: S105
 SECRET_BYTES = 32
 # A create that lost finds the winner's row; only a row deleted in between needs another
 # round, so a few are plenty.

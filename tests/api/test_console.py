@@ -13,7 +13,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import httpx
 import pytest
+from litestar import Litestar
 from litestar.testing import TestClient
 
 from cassieq.api.app import create_app
@@ -24,6 +26,8 @@ from cassieq.config import Settings
 from cassieq.engine import FakeClock
 from cassieq.store.base import Store
 from cassieq.store.memory import MemoryStore
+from cassieq.tools.bench.servers import free_port
+from tests.api.live import served
 from tests.console_data import XSS_ATTRIBUTE, XSS_BODY, Tenant, populate
 
 TOKEN = "console-operator-token-" + "x" * 20
@@ -32,7 +36,7 @@ ADMIN = {"Authorization": f"Bearer {TOKEN}"}
 
 @dataclass
 class Console:
-    client: TestClient  # type: ignore[type-arg]
+    client: TestClient[Litestar]
     clock: FakeClock
     tenant: Tenant
 
@@ -183,13 +187,19 @@ def test_charts_draw_the_samples(console: Console) -> None:
     assert later.count("<polyline") >= 5  # depth, in flight, three rates, age
 
 
-def test_dev_mode_opens_the_console() -> None:
-    app = create_app(Settings(admin_token=TOKEN), MemoryStore(), background=False,
-                     open_admin_port=True)  # fmt: skip
-    with TestClient(app=app) as c:
-        page = c.get("/console/", follow_redirects=False)
+def test_dev_mode_opens_the_console_on_its_admin_port_from_loopback_only() -> None:
+    port = free_port()
+    settings = Settings(admin_token=TOKEN, admin_port=port)
+    app = create_app(settings, MemoryStore(), background=False, open_admin_port=True)
+    with served(app, port=port):
+        page = httpx.get(f"http://127.0.0.1:{port}/console/", follow_redirects=False)
         assert page.status_code == 200
         assert COOKIE in page.cookies  # for the CSRF token of its forms
+    # Elsewhere (here: a request that came in on no admin port) the login is asked for (#39:
+    # `cassieq dev` bound to 0.0.0.0 gave its console to any client on the API port).
+    with TestClient(app=app) as c:
+        other = c.get("/console/", follow_redirects=False)
+        assert (other.status_code, other.headers["location"]) == (303, "/console/login")
 
 
 def test_no_operator_token_disables_the_console() -> None:

@@ -2,13 +2,17 @@
 
 A browser logs in once with the operator token (a form POST: the token never goes in a
 URL); the server answers with an HttpOnly, SameSite=Strict cookie holding a random session
-id signed with a key derived from the token (itsdangerous, with its time: sessions end after
-SESSION_MAX_AGE_S, and all of them when the token changes). Forms that change something
-carry a CSRF token, an HMAC of the session id under the same key; SameSite=Strict and a
-check of the Origin header are a second line.
+id signed (itsdangerous, with its time: sessions end after SESSION_MAX_AGE_S) with a key made
+from the keyspace's own random console secret and the token's digest: a cookie tells nothing
+about the token (#40: with a key derived from the token alone, a weak token was recovered
+from one cookie in 33 guesses), every server of the keyspace accepts it, and all sessions end
+when the token changes. Logging out replaces the console secret: every session ends, on every
+server at once (there is one operator credential; the key is read per request). Forms that
+change something carry a CSRF token, an HMAC of the session id under the same key;
+SameSite=Strict and a check of the Origin header are a second line.
 
-`cassieq dev` (open_admin_port) opens the console without a login, as its admin port is
-open from this machine; the session cookie is still set there, for the CSRF token.
+`cassieq dev` (open_admin_port) opens the console without a login only on its admin port,
+from this machine (loopback); the session cookie is still set there, for the CSRF token.
 """
 
 from __future__ import annotations
@@ -28,8 +32,6 @@ from cassieq.api.state import AppState
 
 COOKIE = "cassieq_console"
 SESSION_MAX_AGE_S = 8 * 3600
-# The key when no operator token is set (dev mode only reaches the console then).
-_PROCESS_KEY = secrets.token_bytes(32)
 
 
 @dataclass(frozen=True)
@@ -38,36 +40,37 @@ class Session:
     csrf: str
 
 
-def _key(state: AppState) -> bytes:
-    token = state.settings.admin_token
-    base = token.encode() if token else _PROCESS_KEY
-    return hmac.new(base, b"cassieq console session v1", hashlib.sha256).digest()
+async def session_key(state: AppState) -> bytes:
+    """The key that signs sessions and CSRF tokens now."""
+    secret = await state.engine.console_session_secret()
+    token = hashlib.sha256((state.settings.admin_token or "").encode()).digest()
+    return hmac.new(secret, b"cassieq console session v2" + token, hashlib.sha256).digest()
 
 
-def _signer(state: AppState) -> TimestampSigner:
-    return TimestampSigner(_key(state), salt="cassieq-console", digest_method=hashlib.sha256)
+def _signer(key: bytes) -> TimestampSigner:
+    return TimestampSigner(key, salt="cassieq-console", digest_method=hashlib.sha256)
 
 
-def csrf_token(state: AppState, session_id: str) -> str:
-    return hmac.new(_key(state), f"csrf:{session_id}".encode(), hashlib.sha256).hexdigest()
+def csrf_token(key: bytes, session_id: str) -> str:
+    return hmac.new(key, f"csrf:{session_id}".encode(), hashlib.sha256).hexdigest()
 
 
-def new_session(state: AppState) -> tuple[Session, str]:
+def new_session(key: bytes) -> tuple[Session, str]:
     """A new session and the cookie value that carries it."""
     session_id = secrets.token_urlsafe(24)
-    cookie = _signer(state).sign(session_id).decode()
-    return Session(session_id, csrf_token(state, session_id)), cookie
+    cookie = _signer(key).sign(session_id).decode()
+    return Session(session_id, csrf_token(key, session_id)), cookie
 
 
-def session_of(connection: ASGIConnection[Any, Any, Any, Any], state: AppState) -> Session | None:
+def session_of(connection: ASGIConnection[Any, Any, Any, Any], key: bytes) -> Session | None:
     raw = connection.cookies.get(COOKIE)
     if not raw:
         return None
     try:
-        session_id = _signer(state).unsign(raw, max_age=SESSION_MAX_AGE_S).decode()
+        session_id = _signer(key).unsign(raw, max_age=SESSION_MAX_AGE_S).decode()
     except (BadSignature, SignatureExpired, UnicodeDecodeError):
         return None
-    return Session(session_id, csrf_token(state, session_id))
+    return Session(session_id, csrf_token(key, session_id))
 
 
 def csrf_ok(
@@ -92,6 +95,6 @@ def session_cookie(connection: ASGIConnection[Any, Any, Any, Any], value: str) -
         path="/console",
         httponly=True,
         samesite="strict",
-        secure=connection.url.scheme == "https",
+        secure=connection.scope.get("scheme") == "https",
         max_age=SESSION_MAX_AGE_S if value else 0,
     )

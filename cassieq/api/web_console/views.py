@@ -17,6 +17,7 @@ from litestar import Request, Response, Router, get, post
 from litestar.params import FromPath, Parameter
 from litestar.response import Redirect
 
+from cassieq.api.security import loopback_on_admin_port
 from cassieq.api.state import AppState
 from cassieq.api.web_console.chart import Series, line_chart
 from cassieq.api.web_console.history import History, QueueKey
@@ -26,6 +27,7 @@ from cassieq.api.web_console.session import (
     csrf_ok,
     new_session,
     session_cookie,
+    session_key,
     session_of,
 )
 from cassieq.auth.access import admin_token_matches
@@ -77,11 +79,14 @@ async def _gate(request: Request[Any, Any, Any]) -> tuple[Session, str | None] |
     """(the operator's session, a new cookie to set or None); else the answer to give
     instead: the login page, or 403 when no operator token is set."""
     state = _state(request)
-    session = session_of(request, state)
+    key = await session_key(state)
+    session = session_of(request, key)
     if session is not None:
         return session, None
-    if state.open_admin_port:
-        return new_session(state)
+    # `cassieq dev`: no login on its admin port from this machine only (#39: it handed a
+    # session to any client on any port of a dev server).
+    if state.open_admin_port and loopback_on_admin_port(request, state.settings.admin_port):
+        return new_session(key)
     if not state.settings.admin_token:
         return _page("message.html", 403, title="Console disabled",
                      message="Set CASSIEQ_ADMIN_TOKEN to use the console.")  # fmt: skip
@@ -110,12 +115,17 @@ async def login(request: Request[Any, Any, Any]) -> Response[Any]:
         f"Bearer {token}", state.settings.admin_token
     ):
         return _page("login.html", 401, error="That is not the operator token.")
-    _, cookie = new_session(state)
+    _, cookie = new_session(await session_key(state))
     return _with_cookie(request, Redirect("/console", status_code=303), cookie)
 
 
 @post("/logout", include_in_schema=False, status_code=303)
 async def logout(request: Request[Any, Any, Any]) -> Response[Any]:
+    state = _state(request)
+    if session_of(request, await session_key(state)) is not None:
+        # Only a signed-in operator ends the sessions (a stranger's POST must not log the
+        # operator out): a new key, so no cookie signed with the old one opens the console.
+        await state.engine.end_console_sessions()
     response = Redirect("/console/login", status_code=303)
     response.set_cookie(session_cookie(request, ""))
     return response
