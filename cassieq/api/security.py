@@ -19,7 +19,7 @@ from cassieq.auth.access import (
     admin_token_matches,
     authorize,
 )
-from cassieq.auth.access_v2 import authorize_v2
+from cassieq.auth.access_v2 import authorize_v2, check_v2_head
 from cassieq.auth.signing_v2 import SCHEME as V2_SCHEME
 from cassieq.engine.errors import AccountNotFound
 from cassieq.model import AuthorizationLevel
@@ -78,6 +78,9 @@ async def _authorize_v2(
     # The body is signed. Guards of HTTP routes get the Request: reading it here applies the
     # route's body limit first (413 by Content-Length, before any byte is read), and Litestar
     # keeps the bytes for the handler, so the body is read once.
+    # What can be checked without the body is checked first: a malformed credential or a
+    # date out of bounds is refused before a byte of the body is read.
+    check_v2_head(request, credential)
     body = await connection.body() if isinstance(connection, Request) else b""
     query = list(connection.query_params.multi_items())
     # A second check within the same request (a second queue) is no replay of it.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from cassieq.auth.access import AccessRequest, AuthError, Unauthenticated
 from cassieq.auth.replay import ReplayCache, ReplayCacheFull
@@ -19,6 +19,7 @@ from cassieq.auth.signing_v2 import (
     DATE_HEADER,
     SCHEME,
     BadCredential,
+    Credential,
     parse_credential,
     string_to_sign,
 )
@@ -31,16 +32,11 @@ class ReplayRoomExhausted(AuthError):
     status = 503
 
 
-def authorize_v2(
-    req: AccessRequest,
-    credential_text: str,
-    query: Iterable[tuple[str, str]],
-    body: bytes,
-    replay: ReplayCache,
-    recorded: str | None = None,
-) -> str:
-    """The verified signature. ``recorded``: the signature this same request already had
-    remembered by ``replay`` (a route checking a second queue): not a replay of itself."""
+def check_v2_head(req: AccessRequest, credential_text: str) -> tuple[Credential, datetime]:
+    """What can be checked of a v2 signature before its body is read: the credential's form
+    and the date (present, readable, within the skew, not ahead). A server reads the body of
+    a request that fails here not at all (#40: a malformed credential made it read up to
+    26.6 MiB first)."""
     try:
         credential = parse_credential(credential_text)
     except BadCredential as exc:
@@ -63,6 +59,22 @@ def authorize_v2(
         raise Unauthenticated(
             f"{DATE_HEADER} is more than {req.clock_ahead_seconds:g} s ahead of the server's clock"
         )
+    return credential, signed_at
+
+
+def authorize_v2(
+    req: AccessRequest,
+    credential_text: str,
+    query: Iterable[tuple[str, str]],
+    body: bytes,
+    replay: ReplayCache,
+    recorded: str | None = None,
+) -> str:
+    """The verified signature. ``recorded``: the signature this same request already had
+    remembered by ``replay`` (a route checking a second queue): not a replay of itself."""
+    credential, signed_at = check_v2_head(req, credential_text)
+    date = req.headers[DATE_HEADER]
+    skew = timedelta(seconds=req.clock_skew_seconds)
     to_sign = string_to_sign(req.account_name, req.method, req.path, query, date, body)
     keys = req.account.keys if req.account is not None else {}
     key = keys.get(credential.key_name)

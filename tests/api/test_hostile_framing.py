@@ -70,3 +70,23 @@ def test_error_handlers_never_parse_the_host() -> None:
         v2 = client.get(f"/api/v2/accounts/{account}/queues/q", headers={"host": "a:b"})
     assert missing.status_code == 401 and missing.json()["code"] == 401, missing.text
     assert v2.status_code == 401 and v2.json()["code"] == 401, v2.text
+
+
+def test_a_malformed_v2_credential_is_refused_before_its_body_is_read(live: Live) -> None:
+    # The head announces 10 MB and no byte of it is sent: the answer must not wait for it
+    # (#40: such bodies were read, up to 26.6 MiB each, before the credential was looked at).
+    path = f"/api/v2/accounts/{live.account}/queues/orders.v1/messages"
+    for authorization in (
+        "CQ2-HMAC-SHA256 nonsense",
+        "CQ2-HMAC-SHA256 Key=primary, Signature=abc",  # no date header
+    ):
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: {live.host}:{live.port}\r\n"
+            f"Authorization: {authorization}\r\nContent-Type: application/json\r\n"
+            "Content-Length: 10000000\r\n\r\n"
+        ).encode()
+        with _connect(live) as conn:
+            conn.settimeout(5)  # far below the body deadline the server would otherwise wait
+            conn.sendall(head)
+            status, _, body = _read_response(conn)
+        assert status == 401, body
