@@ -42,7 +42,6 @@ _BY_CQL: tuple[tuple[str, str], ...] = (
     (".pointers SET", "cas_pointer"),
     (".invisibility SET", "cas_invisibility"),
     ("DELETE FROM {ks}.accounts", "delete_account"),
-    ("DELETE FROM", "release_lease"),  # the only other conditional delete
     (".leases", "acquire_lease"),
     ("INTO {ks}.accounts", "insert_account"),
     ("IF keys[?] = ?", "replace_key"),  # before add_key: both set keys[?]

@@ -1,7 +1,7 @@
 """The background work each server runs: repair of every queue, and deletion jobs.
 
-Every server runs it; the leases make each queue's repair (and each deletion job)
-the work of one server at a time.
+Every server runs it; a lease makes each queue's repair, and its delivery each deletion
+job, the work of one server at a time.
 """
 
 from __future__ import annotations
@@ -11,6 +11,14 @@ import contextlib
 from dataclasses import dataclass
 
 from cassieq.engine.engine import QueueEngine
+from cassieq.model import QueueDefinition
+
+# Rows per read of an account's queue directory, and reads per account per tick. A deleted
+# name keeps its row (its version is never reused), so a directory grows with every name
+# its tenant ever used: each read is bounded, and a directory longer than a tick's pages is
+# walked over several ticks, where only that account's repairs come less often.
+DIRECTORY_PAGE = 200
+DIRECTORY_PAGES_PER_TICK = 10
 
 
 @dataclass
@@ -32,20 +40,45 @@ class BackgroundWorker:
         self._engine = engine
         self._tick_seconds = tick_seconds
         self._next_repair: dict[tuple[str, str], int] = {}
+        # account -> the queue name after which its directory walk goes on next tick
+        self._walks: dict[str, str] = {}
         self._task: asyncio.Task[None] | None = None
         self.health = LoopHealth()
 
     async def tick(self) -> None:
-        """One pass: repair each queue whose poll interval is up, run deletion jobs."""
+        """One pass: repair each queue whose poll interval is up, run deletion jobs.
+
+        Every read of the pass is bounded whatever tenants do: accounts and each account's
+        directory in pages, the deletion jobs as a queue's receive (docs/design/
+        background-reads.md)."""
         engine, now = self._engine, self._engine.ctx.clock.now()
-        for account in await engine.accounts.list():
-            for queue in await engine.queues.list(account.name):
+        walks: dict[str, str] = {}
+        for account in await engine.account_names():
+            rows, walks[account] = await self._directory_slice(account)
+            for queue in rows:
                 key = (queue.account, queue.name)
+                if queue.status != "active":
+                    self._next_repair.pop(key, None)  # a deleted name: nothing to repair
+                    continue
                 if self._next_repair.get(key, 0) > now:
                     continue
                 self._next_repair[key] = now + queue.options.repair_poll_seconds * 1000
                 await engine.repairer.run_once(queue)
+        self._walks = {account: after for account, after in walks.items() if after}
         await engine.deleter.run_once()
+
+    async def _directory_slice(self, account: str) -> tuple[list[QueueDefinition], str]:
+        """This tick's rows of the account's directory: up to DIRECTORY_PAGES_PER_TICK pages
+        from where the last tick stopped; and where the next one starts ('': the first)."""
+        queues, after = self._engine.queues, self._walks.get(account) or None
+        rows: list[QueueDefinition] = []
+        for _ in range(DIRECTORY_PAGES_PER_TICK):
+            page = await queues.list_page(account, after, DIRECTORY_PAGE)
+            rows += page
+            if len(page) < DIRECTORY_PAGE:
+                return rows, ""  # the end: from the first row next tick
+            after = page[-1].name
+        return rows, after or ""
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run())

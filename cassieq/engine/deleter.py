@@ -1,40 +1,139 @@
-"""Background removal of a deleted queue version's rows."""
+"""Background removal of a deleted queue version's rows: the jobs queue's consumer.
+
+Each pass takes what jobs are visible in the jobs queue (engine/deletion_jobs.py), a few
+at a time and at most MAX_JOBS_PER_PASS, so a pass stays bounded in time and in what it
+reads however many queues tenants delete; the rest wait for the next pass. A job is acked
+once done; one that fails (a node down, a timeout) is left to its lease, after which any
+server takes it again. Doing a job twice is harmless: every step is idempotent.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
+import msgspec
+
 from cassieq.engine.context import EngineContext
-from cassieq.engine.leases import Leases
-from cassieq.model import DeletionJob
+from cassieq.engine.deletion_jobs import JOBS_QUEUE, DeletionLog, decode_job
+from cassieq.engine.errors import StaleReceipt
+from cassieq.engine.life.ack import Acker
+from cassieq.engine.life.receive import Reader
+from cassieq.engine.upkeep.repair import Repairer
+from cassieq.model import DeletionJob, Delivery, QueueId
+
+MAX_JOBS_PER_PASS = 1024
+JOBS_AT_ONCE = 16
+# A job's delivery is its lease: long enough for a queue of many buckets (each dropped
+# whole, 64 at a time). One that outlasts it is taken again by another server, which does
+# the same idempotent steps.
+JOB_LEASE_MS = 5 * 60_000
+# The table of the jobs written before the jobs queue is drained a page a pass into the
+# queue. Once found empty it is looked at again this rarely (a server of the earlier
+# version may still write one during a rolling upgrade): each look reads the tombstones
+# that draining it left there, until compaction purges them.
+LEGACY_PAGE = 64
+LEGACY_RECHECK_MS = 10 * 60_000
 
 
 class Deleter:
-    def __init__(self, ctx: EngineContext, leases: Leases) -> None:
+    def __init__(
+        self,
+        ctx: EngineContext,
+        log: DeletionLog,
+        reader: Reader,
+        acker: Acker,
+        repairer: Repairer,
+    ) -> None:
         self._ctx = ctx
-        self._leases = leases
+        self._log = log
+        self._reader = reader
+        self._acker = acker
+        self._repairer = repairer
+        self._next_repair = 0
+        self._legacy_after: QueueId | None = None
+        self._legacy_due = 0
 
     async def run_once(self) -> int:
-        """Run every pending job this instance can take; the number finished."""
+        """Take and do the visible jobs, at most MAX_JOBS_PER_PASS; the number finished."""
+        await self._drain_legacy()
+        await self._repair_jobs_queue()
         finished = 0
-        now = self._ctx.clock.now()
-        for job in await self._ctx.store.list_deletion_jobs():
-            # A young job waits: the version bump may still be on its way, and other
-            # servers may still put into the old version from their queue cache.
-            if now - job.created_at < self._ctx.tuning.deletion_grace_ms:
-                continue
-            name = f"delete:{job.queue}"
-            if not await self._leases.hold(name):
-                continue
-            await self._run(job)
-            await self._leases.release(name)
-            finished += 1
+        while finished < MAX_JOBS_PER_PASS:
+            want = min(JOBS_AT_ONCE, MAX_JOBS_PER_PASS - finished)
+            taken = await self._reader.receive(JOBS_QUEUE, want, JOB_LEASE_MS)
+            results = await asyncio.gather(*(self._do(delivery) for delivery in taken))
+            finished += sum(results)
+            if len(taken) < want:
+                break  # no more visible now
         return finished
+
+    async def _do(self, delivery: Delivery) -> bool:
+        """Do one job and ack it; False (and left to its lease) when it failed."""
+        try:
+            job = decode_job(delivery.message)
+        except msgspec.DecodeError:
+            # Never written by a server: nothing to do with it but drop it.
+            self._ctx.log.error("deletion_job_unreadable", message=delivery.message[:200])
+            await self._ack(delivery)
+            return False
+        try:
+            await self._run(job)
+            await self._ack(delivery)
+        except Exception as exc:
+            # One job that fails must not fail the pass (a failed pass on every server makes
+            # /ready say 503 everywhere): it is taken again once its lease is over.
+            self._ctx.log.warning("deletion_job_failed", queue=str(job.queue), error=repr(exc))
+            return False
+        return True
+
+    async def _ack(self, delivery: Delivery) -> None:
+        # Stale: the lease ran out and another server took the job; it does it again.
+        with contextlib.suppress(StaleReceipt):
+            await self._acker.ack(JOBS_QUEUE, delivery.receipt)
+
+    async def _repair_jobs_queue(self) -> None:
+        """Repair the jobs queue as the pass repairs a tenant's queue (no account lists it):
+        late puts re-published, finished buckets finalized and dropped."""
+        now = self._ctx.clock.now()
+        if now < self._next_repair:
+            return
+        self._next_repair = now + JOBS_QUEUE.options.repair_poll_seconds * 1000
+        await self._repairer.run_once(JOBS_QUEUE)
+
+    async def _drain_legacy(self) -> None:
+        """Move a page of the old table's jobs into the jobs queue, then remove them there.
+
+        A crash between the two leaves a job in both: done twice, harmlessly. A failure here
+        (the old partition can hold more tombstones than Cassandra reads) never fails the
+        pass: it is tried again later."""
+        ctx = self._ctx
+        now = ctx.clock.now()
+        if now < self._legacy_due:
+            return
+        try:
+            jobs = await ctx.store.list_deletion_jobs(self._legacy_after, LEGACY_PAGE)
+            for job in jobs:
+                await self._log.add(job)
+                await ctx.store.remove_deletion_job(job)
+        except Exception as exc:
+            ctx.log.warning("legacy_deletion_jobs_failed", error=repr(exc))
+            self._legacy_due = now + LEGACY_RECHECK_MS
+            return
+        if jobs:
+            ctx.log.info("legacy_deletion_jobs_moved", jobs=len(jobs))
+        if len(jobs) == LEGACY_PAGE:
+            self._legacy_after = jobs[-1].queue  # more to come: the next page next pass
+        elif jobs or self._legacy_after is not None:
+            self._legacy_after = None  # read again from the start next pass: empty yet?
+        else:
+            self._legacy_due = now + LEGACY_RECHECK_MS  # empty
 
     async def _run(self, job: DeletionJob) -> None:
         store, qid = self._ctx.store, job.queue
         current = await store.read_queue(qid.account, qid.queue)
         if current is not None and current.version == qid.version and current.status == "active":
             # The delete never happened (crash before the version bump): keep the queue.
-            await store.remove_deletion_job(job)
             return
         # Every bucket up to the monoton's, and one past it for a repair copy in flight.
         buckets = (await store.read_monoton(qid)) // job.bucket_size + 2
@@ -45,5 +144,4 @@ class Deleter:
             # writing the new version's first snapshot between the read and the delete
             # loses it until its next run: a snapshot is derived data, never the truth.)
             await store.delete_stats_snapshot(qid.account, qid.queue)
-        await store.remove_deletion_job(job)
         self._ctx.log.info("queue_version_deleted", queue=str(qid), buckets=buckets)

@@ -8,6 +8,7 @@ from cassieq.engine.accounts import Accounts
 from cassieq.engine.clock import Clock, SystemClock
 from cassieq.engine.context import EngineContext, Tuning
 from cassieq.engine.deleter import Deleter
+from cassieq.engine.deletion_jobs import DeletionLog
 from cassieq.engine.errors import EngineError, InvalidArgument
 from cassieq.engine.hints import BucketHints
 from cassieq.engine.inspect import Inspector, Pointers
@@ -73,12 +74,14 @@ class QueueEngine:
             instance_id=instance_id or secrets.token_hex(8),
         )
         self.secrets = KeyspaceSecrets(self.ctx)
-        self.queues = QueueDirectory(self.ctx)
+        hints = BucketHints(self.ctx)
+        self.publisher = Publisher(self.ctx, monotons, hints)
+        # A queue deletion leaves its job in the engine's own jobs queue.
+        self.deletion_log = DeletionLog(self.ctx, self.publisher)
+        self.queues = QueueDirectory(self.ctx, self.deletion_log)
         # Account keys are sealed under this key, or (None) the keyspace's own random one.
         self.accounts = Accounts(self.ctx, self.queues, self.secrets, key_encryption_key)
         self.leases = Leases(self.ctx)
-        hints = BucketHints(self.ctx)
-        self.publisher = Publisher(self.ctx, monotons, hints)
         self.waiters = Waiters(self.ctx)
         self.publisher.on_written = self.waiters.written
         deliverer = Deliverer(self.ctx, self.publisher, self.queues)
@@ -86,7 +89,7 @@ class QueueEngine:
         self.reader = Reader(self.ctx, deliverer, invisibility, hints)
         self.acker = Acker(self.ctx, invisibility, hints)
         self.repairer = Repairer(self.ctx, self.publisher, self.leases)
-        self.deleter = Deleter(self.ctx, self.leases)
+        self.deleter = Deleter(self.ctx, self.deletion_log, self.reader, self.acker, self.repairer)
         self.statistics_reader = StatisticsReader(self.ctx)
         self.peeker = Peeker(self.ctx)
         self.purger = Purger(self.ctx)

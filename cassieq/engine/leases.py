@@ -1,4 +1,6 @@
-"""Ownership of background work across servers: one lease row per job, LWT + TTL."""
+"""Ownership of background work across servers (a queue's repair): one lease row each,
+LWT + TTL. A lease is never released: its owner renews it while it works, and it expires
+once the owner stops (deletion jobs need none: a job's delivery is its lease)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,3 @@ class Leases:
             name, ctx.instance_id, ctx.clock.now(), ctx.tuning.lease_ttl_ms
         )
         return held
-
-    async def release(self, name: str) -> None:
-        await self._ctx.store.release_lease(name, self._ctx.instance_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Protocol
 
 import msgspec
 
@@ -35,9 +36,18 @@ MAX_RECEIVE_WAIT_S = 20  # SQS's longest long poll
 DELETE_AT_ONCE = 16
 
 
+class DeletionJobs(Protocol):
+    """Where a deletion leaves the job that removes the old version's rows (the jobs queue,
+    engine/deletion_jobs.py; a protocol here: the queue's publisher must not import this
+    module's users back)."""
+
+    async def add(self, job: DeletionJob) -> None: ...
+
+
 class QueueDirectory:
-    def __init__(self, ctx: EngineContext) -> None:
+    def __init__(self, ctx: EngineContext, jobs: DeletionJobs) -> None:
         self._ctx = ctx
+        self._jobs = jobs
         self._cache: Recent[tuple[str, str], QueueDefinition] = Recent(
             ctx, ctx.tuning.queue_cache_ms, max_entries=10_000
         )
@@ -209,6 +219,12 @@ class QueueDirectory:
         except QueueNotFound:
             return None
 
+    # Before list(): in the class body below it, ``list`` names that method.
+    async def list_page(self, account: str, after: str | None, limit: int) -> list[QueueDefinition]:
+        """One bounded read of the account's directory: up to ``limit`` rows, deleted
+        names' too, by name after ``after``."""
+        return await self._ctx.store.list_queues_page(account, after, limit)
+
     async def list(self, account: str) -> list[QueueDefinition]:
         return [q for q in await self._ctx.store.list_queues(account) if q.status == "active"]
 
@@ -227,7 +243,7 @@ class QueueDirectory:
             # The job is written first: a crash after it and before the bump leaves a
             # job for a live queue, which the deleter recognises and drops.
             job = DeletionJob(queue=queue.id, bucket_size=queue.options.bucket_size, created_at=now)
-            await store.add_deletion_job(job)
+            await self._jobs.add(job)
             gone = msgspec.structs.replace(queue, version=queue.version + 1, status="deleted")
             if await store.replace_queue(gone, queue.version):
                 self._cache.drop((account, name))

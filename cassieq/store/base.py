@@ -134,7 +134,9 @@ class Store(Protocol):
 
     async def read_account(self, name: str) -> Account | None: ...
 
-    async def list_accounts(self) -> list[Account]: ...
+    async def list_accounts(self) -> list[Account]:
+        """Every account, by name (on Cassandra read in pages: no response holds them all)."""
+        ...
 
     async def delete_account(self, name: str, created_at: int) -> None:
         """Delete the account if it is still the one created at ``created_at`` (gone when
@@ -188,7 +190,18 @@ class Store(Protocol):
 
     async def read_queue(self, account: str, name: str) -> QueueDefinition | None: ...
 
-    async def list_queues(self, account: str) -> list[QueueDefinition]: ...
+    async def list_queues(self, account: str) -> list[QueueDefinition]:
+        """Every queue row of the account, deleted ones too, by name (on Cassandra read in
+        pages of a bounded number of rows)."""
+        ...
+
+    async def list_queues_page(
+        self, account: str, after: str | None, limit: int
+    ) -> list[QueueDefinition]:
+        """Up to ``limit`` queue rows of the account whose names sort after ``after`` (from
+        the first with None), by name, deleted ones too: one bounded read (the background
+        pass walks a directory this way, a few pages a tick)."""
+        ...
 
     # ----------------------------------------------------------------- monotons
     async def read_monoton(self, queue: QueueId) -> int:
@@ -268,15 +281,22 @@ class Store(Protocol):
 
     # ----------------------------------------------------------------- leases
     async def acquire_lease(self, name: str, owner: str, now: int, ttl_ms: int) -> bool:
-        """Take, renew or take over (when expired by ``now``) a lease; True when held."""
+        """Take, renew or take over (when expired by ``now``) a lease; True when held. A
+        lease is never released: it expires (the TTL clears the rows of owners long gone)."""
         ...
 
-    async def release_lease(self, name: str, owner: str) -> None: ...
-
     # ----------------------------------------------------------------- deletion
-    async def add_deletion_job(self, job: DeletionJob) -> None: ...
+    # The table of deletion jobs written by servers before the jobs queue (engine/
+    # deletion_jobs.py): one partition every server listed whole on every pass, a row
+    # tombstone per job done. Servers now only drain it, a page at a time, into the queue.
+    async def add_deletion_job(self, job: DeletionJob) -> None:
+        """Write a job into the old table (what a server of the earlier version does)."""
+        ...
 
-    async def list_deletion_jobs(self) -> list[DeletionJob]: ...
+    async def list_deletion_jobs(self, after: QueueId | None, limit: int) -> list[DeletionJob]:
+        """Up to ``limit`` jobs of the old table whose queue ids sort (as text) after
+        ``after``'s (from the first with None), in that order: one bounded read."""
+        ...
 
     async def remove_deletion_job(self, job: DeletionJob) -> None: ...
 

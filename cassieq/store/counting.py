@@ -26,7 +26,6 @@ LWT_PRIMITIVES = frozenset(
         "cas_pointer",
         "cas_invisibility",
         "acquire_lease",
-        "release_lease",
         "cas_messages",  # one call may send several rounds (see batch_lwt)
         "ack_messages",
     }

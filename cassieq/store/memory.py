@@ -156,6 +156,12 @@ class MemoryStore:
             (q for (a, _), q in self._queues.items() if a == account), key=lambda q: q.name
         )
 
+    async def list_queues_page(
+        self, account: str, after: str | None, limit: int
+    ) -> list[QueueDefinition]:
+        rows = await self.list_queues(account)
+        return [q for q in rows if after is None or q.name > after][:limit]
+
     # ----------------------------------------------------------------- monotons
     async def read_monoton(self, queue: QueueId) -> int:
         return self._monotons.get(queue, 0)
@@ -297,17 +303,14 @@ class MemoryStore:
             return True
         return False
 
-    async def release_lease(self, name: str, owner: str) -> None:
-        current = self._leases.get(name)
-        if current is not None and current.owner == owner:
-            del self._leases[name]
-
     # ----------------------------------------------------------------- deletion
     async def add_deletion_job(self, job: DeletionJob) -> None:
         self._jobs[job.queue] = job
 
-    async def list_deletion_jobs(self) -> list[DeletionJob]:
-        return list(self._jobs.values())
+    async def list_deletion_jobs(self, after: QueueId | None, limit: int) -> list[DeletionJob]:
+        # In the order of the Cassandra table's clustering key: the queue id as text.
+        jobs = sorted(self._jobs.values(), key=lambda j: str(j.queue))
+        return [j for j in jobs if after is None or str(j.queue) > str(after)][:limit]
 
     async def remove_deletion_job(self, job: DeletionJob) -> None:
         self._jobs.pop(job.queue, None)

@@ -237,6 +237,22 @@ async def test_insert_queue_answers_the_row_that_exists(store: Store) -> None:
     assert await store.list_queues(uid("ct")) == []
 
 
+@covers("list_queues_page")
+async def test_queue_rows_are_listed_a_page_at_a_time_deleted_ones_too(store: Store) -> None:
+    account = uid("ct")
+    assert await store.list_queues_page(account, None, 2) == []
+    a, b, c = (_queue(account, name) for name in ("a", "b", "c"))
+    for q in (c, a, b):
+        assert await store.insert_queue(q) is None
+    gone = _queue(account, "b", version=2, status="deleted")
+    assert await store.replace_queue(gone, 1)
+    assert await store.list_queues_page(account, None, 2) == [a, gone]
+    assert await store.list_queues_page(account, "a", 2) == [gone, c]  # after, not at
+    assert await store.list_queues_page(account, "b", 2) == [c]
+    assert await store.list_queues_page(account, "c", 2) == []
+    assert await store.list_queues_page(account, None, 5) == await store.list_queues(account)
+
+
 @covers("replace_queue")
 async def test_replace_queue_by_version_and_options_rev(store: Store) -> None:
     account = uid("ct")
@@ -450,8 +466,8 @@ async def test_the_invisibility_state_starts_empty_and_moves_by_rev(
 # ----------------------------------------------------------------------------- leases
 
 
-@covers("acquire_lease", "release_lease")
-async def test_a_lease_is_held_renewed_taken_over_when_expired_and_released(
+@covers("acquire_lease")
+async def test_a_lease_is_held_renewed_and_taken_over_when_expired(
     store: Store,
 ) -> None:
     name = uid("lease")
@@ -461,10 +477,6 @@ async def test_a_lease_is_held_renewed_taken_over_when_expired_and_released(
     assert not await store.acquire_lease(name, "b", 7999, 5000)
     assert await store.acquire_lease(name, "b", 8000, 5000)  # expired: taken over
     assert not await store.acquire_lease(name, "a", 9000, 5000)
-    await store.release_lease(name, "a")  # not a's: nothing happens
-    assert not await store.acquire_lease(name, "a", 9000, 5000)
-    await store.release_lease(name, "b")
-    assert await store.acquire_lease(name, "a", 9000, 5000)
 
 
 # ----------------------------------------------------------------------------- deleted queues
@@ -607,20 +619,32 @@ async def test_ack_messages_decides_each_entry_on_its_own(store: Store, queue: Q
 
 
 @covers("add_deletion_job", "list_deletion_jobs", "remove_deletion_job")
-async def test_deletion_jobs_are_listed_until_removed(store: Store, queue: QueueId) -> None:
+async def test_deletion_jobs_are_listed_by_queue_id_a_page_at_a_time_until_removed(
+    store: Store, queue: QueueId
+) -> None:
+    account = queue.account
+
     def ours(jobs: list[DeletionJob]) -> list[DeletionJob]:
         # The keyspace is shared: other tests' jobs are listed too.
-        return [j for j in jobs if j.queue.account == queue.account]
+        return [j for j in jobs if j.queue.account == account]
 
-    assert ours(await store.list_deletion_jobs()) == []
-    job = DeletionJob(queue=queue, bucket_size=20, created_at=1000)
-    older = DeletionJob(queue=QueueId(queue.account, "other", 3), bucket_size=7, created_at=900)
-    await store.add_deletion_job(job)
-    await store.add_deletion_job(older)
-    listed = ours(await store.list_deletion_jobs())
-    assert sorted(listed, key=lambda j: j.created_at) == [older, job]
-    await store.remove_deletion_job(job)
-    assert ours(await store.list_deletion_jobs()) == [older]
-    await store.remove_deletion_job(job)  # removed already: nothing to do
-    await store.remove_deletion_job(older)
-    assert ours(await store.list_deletion_jobs()) == []
+    before_ours = QueueId(account, "", 0)  # sorts (as text) before every queue id of ours
+    assert ours(await store.list_deletion_jobs(before_ours, 10)) == []
+    jobs = [
+        DeletionJob(queue=QueueId(account, "c", 1), bucket_size=20, created_at=900),
+        DeletionJob(queue=QueueId(account, "a", 2), bucket_size=7, created_at=1000),
+        DeletionJob(queue=QueueId(account, "b", 3), bucket_size=20, created_at=800),
+    ]
+    for job in jobs:
+        await store.add_deletion_job(job)
+    a, b, c = sorted(jobs, key=lambda j: str(j.queue))
+    assert await store.list_deletion_jobs(before_ours, 2) == [a, b]
+    assert await store.list_deletion_jobs(b.queue, 1) == [c]  # after is not included
+    first = await store.list_deletion_jobs(None, 1)  # None: from the first job
+    assert len(first) == 1 and str(first[0].queue) <= str(a.queue)
+    await store.remove_deletion_job(b)
+    assert ours(await store.list_deletion_jobs(before_ours, 10)) == [a, c]
+    await store.remove_deletion_job(b)  # removed already: nothing to do
+    await store.remove_deletion_job(a)
+    await store.remove_deletion_job(c)
+    assert ours(await store.list_deletion_jobs(before_ours, 10)) == []

@@ -48,6 +48,18 @@ def _or(value: Any, default: int) -> int:
     return default if value is None else int(value)
 
 
+# A queue row never holds a null cell. The background pass lists every account's queue
+# rows, deleted ones too (a deleted name keeps its row and bumped version), and Cassandra
+# counts each null cell of a listed row as a tombstone: with nulls for "no dead-letter
+# queue", "no policy", "never modified" every deleted name cost four, and an account that
+# churned 250 distinct names made the listing warn (docs/design/background-reads.md). An
+# insert leaves such a column unset; a replace writes '' or 0 for "none", read back as
+# None or 0, so clearing a value is an overwrite, not a tombstone. No tags are the map
+# {'': ''} (a tag key is never empty): a map column written with no element is counted too.
+NO_NAME = ""
+NO_TAGS = {NO_NAME: NO_NAME}
+
+
 def queue_of(r: Any) -> QueueDefinition:
     d = _DEFAULTS
     return QueueDefinition(
@@ -61,7 +73,7 @@ def queue_of(r: Any) -> QueueDefinition:
             repair_poll_seconds=r.repair_poll_seconds,
             finalize_seconds=r.finalize_seconds,
             delete_buckets_after_finalize=bool(r.delete_buckets_after_finalize),
-            dlq_name=r.dlq_name,
+            dlq_name=r.dlq_name or None,  # '': none (queue_replace_params)
             strict_fifo=bool(r.strict_fifo),
             visibility_timeout_seconds=_or(
                 r.visibility_timeout_seconds, d.visibility_timeout_seconds
@@ -70,11 +82,11 @@ def queue_of(r: Any) -> QueueDefinition:
             message_retention_seconds=_or(r.message_retention_seconds, d.message_retention_seconds),
             max_message_bytes=_or(r.max_message_bytes, d.max_message_bytes),
             receive_wait_seconds=_or(r.receive_wait_seconds, d.receive_wait_seconds),
-            redrive_allow_policy=r.redrive_allow_policy,
+            redrive_allow_policy=r.redrive_allow_policy or None,
         ),
         created_at=int(r.created_at),
         options_rev=int(r.options_rev or 0),  # null before schema 0007 and before a change
-        tags=dict(r.tags or {}),
+        tags={k: v for k, v in (r.tags or {}).items() if k != NO_NAME},
         modified_at=int(r.modified_at or 0),
     )
 
@@ -84,24 +96,25 @@ def queue_params(q: QueueDefinition) -> tuple[Any, ...]:
     return (
         q.account, q.name, q.version, q.status, o.bucket_size, o.max_delivery_count,
         o.repair_poll_seconds, o.finalize_seconds, o.delete_buckets_after_finalize,
-        o.dlq_name, o.strict_fifo, q.created_at, o.visibility_timeout_seconds, o.delay_seconds,
-        o.message_retention_seconds, o.max_message_bytes,
+        _unset_if_none(o.dlq_name), o.strict_fifo, q.created_at, o.visibility_timeout_seconds,
+        o.delay_seconds, o.message_retention_seconds, o.max_message_bytes,
         # Left unset until a first change: a queue never changed writes no cell for it.
         q.options_rev or UNSET_VALUE,
         # SQS's (schema 0009): a queue without them writes no cell on insert; a replace
-        # writes them (rows.queue_replace_params), so removing the last tag clears the cell.
+        # writes them (queue_replace_params), so removing the last tag clears the cell.
         q.tags or UNSET_VALUE, _unset_if_none(o.redrive_allow_policy),
         o.receive_wait_seconds or UNSET_VALUE, q.modified_at or UNSET_VALUE,
     )  # fmt: skip
 
 
 def queue_replace_params(q: QueueDefinition) -> tuple[Any, ...]:
-    """queue_params for an UPDATE: the SQS columns written even when empty (a cleared
-    value must overwrite the stored one)."""
+    """queue_params for an UPDATE: the columns that may be empty written even so (a cleared
+    value must overwrite the stored one), as '' or 0 rather than null (see NO_NAME)."""
     o = q.options
+    p = queue_params(q)
     return (
-        *queue_params(q)[:-4], q.tags or None, o.redrive_allow_policy, o.receive_wait_seconds,
-        q.modified_at or None,
+        *p[:9], o.dlq_name or NO_NAME, *p[10:-4], q.tags or NO_TAGS,
+        o.redrive_allow_policy or NO_NAME, o.receive_wait_seconds, q.modified_at,
     )  # fmt: skip
 
 

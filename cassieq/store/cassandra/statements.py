@@ -127,6 +127,12 @@ class Statements:
             f"SELECT {QUEUE_COLUMNS} FROM queues WHERE account_name = ? AND queue_name = ?"
         )
         self.queue_list = p(f"SELECT {QUEUE_COLUMNS} FROM queues WHERE account_name = ?")
+        self.queue_page_first = p(
+            f"SELECT {QUEUE_COLUMNS} FROM queues WHERE account_name = ? LIMIT ?"
+        )
+        self.queue_page_after = p(
+            f"SELECT {QUEUE_COLUMNS} FROM queues WHERE account_name = ? AND queue_name > ? LIMIT ?"
+        )
 
         self.monoton_read = p("SELECT value, last_change FROM monotons WHERE queue_id = ?")
         self.monoton_cas = p(
@@ -228,15 +234,16 @@ class Statements:
             "UPDATE leases USING TTL ? SET owner = ?, expires_at = ? WHERE name = ? "
             "IF owner = ? AND expires_at = ?"
         )
-        self.lease_release = p("DELETE FROM leases WHERE name = ? IF owner = ?")
 
+        # The old table (schema 0002), only drained now: a page at a time, never whole.
         self.job_insert = p(
             "INSERT INTO deletion_jobs (shard, queue_id, account_name, queue_name, version, "
             "bucket_size, created_at) VALUES (0, ?, ?, ?, ?, ?, ?)"
         )
-        self.job_list = p(
-            "SELECT account_name, queue_name, version, bucket_size, created_at "
-            "FROM deletion_jobs WHERE shard = 0"
+        job_columns = "account_name, queue_name, version, bucket_size, created_at"
+        self.job_page_first = p(f"SELECT {job_columns} FROM deletion_jobs WHERE shard = 0 LIMIT ?")
+        self.job_page_after = p(
+            f"SELECT {job_columns} FROM deletion_jobs WHERE shard = 0 AND queue_id > ? LIMIT ?"
         )
         self.job_delete = p("DELETE FROM deletion_jobs WHERE shard = 0 AND queue_id = ?")
 

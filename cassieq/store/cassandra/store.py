@@ -96,6 +96,10 @@ _RETRYABLE = (
 _MAX_TRIES = 6
 # Rows per page of a bucket read: a bucket holds up to 10,000 messages of up to 256 KiB.
 BUCKET_PAGE_ROWS = 256
+# Rows per page of a listing (accounts, an account's queue rows): deleted queue names keep
+# their rows, so an account's partition grows with the names a tenant ever used; no single
+# response of the coordinator holds more than this many of them.
+LIST_PAGE_ROWS = 200
 MARKER_TTL_S = 7 * 24 * 3600  # markers of a dropped bucket outlive any writer
 
 APPLIED, REJECTED, CONTENDED = Outcome.APPLIED, Outcome.REJECTED, Outcome.CONTENDED
@@ -116,8 +120,8 @@ class CassandraStore:
     ) -> None:
         self._session = session
         self._serial = consistency_level(serial_consistency)
-        # Reads are of one bounded partition (an account's queues, a queue's rows) and come
-        # whole; bucket partitions (up to 10,000 messages) are read in pages (read_bucket).
+        # Reads are of one row or a bounded slice and come whole; bucket partitions (up to
+        # 10,000 messages) and listings are read in pages (read_bucket, list_*).
         session.default_fetch_size = None
         self.keyspace = keyspace
         self._q = Statements(session, keyspace)
@@ -229,7 +233,7 @@ class CassandraStore:
         return account_of(rows[0]) if rows else None
 
     async def list_accounts(self) -> list[Account]:
-        rows = await self._run(self._q.account_list)
+        rows = await self._run(self._q.account_list, (), page_rows=LIST_PAGE_ROWS)
         return sorted((account_of(r) for r in rows), key=lambda a: a.name)
 
     async def delete_account(self, name: str, created_at: int) -> None:
@@ -374,7 +378,16 @@ class CassandraStore:
         return queue_of(rows[0]) if rows else None
 
     async def list_queues(self, account: str) -> list[QueueDefinition]:
-        rows = await self._run(self._q.queue_list, (account,))
+        rows = await self._run(self._q.queue_list, (account,), page_rows=LIST_PAGE_ROWS)
+        return [queue_of(r) for r in rows]
+
+    async def list_queues_page(
+        self, account: str, after: str | None, limit: int
+    ) -> list[QueueDefinition]:
+        if after is None:
+            rows = await self._run(self._q.queue_page_first, (account, limit))
+        else:
+            rows = await self._run(self._q.queue_page_after, (account, after, limit))
         return [queue_of(r) for r in rows]
 
     # ----------------------------------------------------------------- monotons
@@ -618,14 +631,6 @@ class CassandraStore:
         applied, _ = await self._lwt("acquire_lease", statement, params, resolve)
         return applied
 
-    async def release_lease(self, name: str, owner: str) -> None:
-        async def resolve() -> Outcome:
-            rows = await self._read_serial(self._q.lease_read, (name,))
-            # Gone or someone else's: not ours any more either way.
-            return CONTENDED if rows and rows[0].owner == owner else APPLIED
-
-        await self._lwt("release_lease", self._q.lease_release, (name, owner), resolve)
-
     # ----------------------------------------------------------------- deletion
 
     async def add_deletion_job(self, job: DeletionJob) -> None:
@@ -635,8 +640,11 @@ class CassandraStore:
             (str(q), q.account, q.queue, q.version, job.bucket_size, job.created_at),
         )
 
-    async def list_deletion_jobs(self) -> list[DeletionJob]:
-        rows = await self._run(self._q.job_list)
+    async def list_deletion_jobs(self, after: QueueId | None, limit: int) -> list[DeletionJob]:
+        if after is None:
+            rows = await self._run(self._q.job_page_first, (limit,))
+        else:
+            rows = await self._run(self._q.job_page_after, (str(after), limit))
         return [
             DeletionJob(
                 queue=QueueId(r.account_name, r.queue_name, r.version),
