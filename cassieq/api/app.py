@@ -34,8 +34,8 @@ from cassieq.auth.receipt_keys import ReceiptSecrets, ReceiptSigner
 from cassieq.auth.replay import ReplayCache
 from cassieq.config import Settings
 from cassieq.engine import Clock, QueueEngine
-from cassieq.engine.background import BackgroundWorker
 from cassieq.engine.context import Tuning
+from cassieq.engine.worker import BackgroundWorker
 from cassieq.store.base import Store, StoreError
 
 SETTLE_ON_SHUTDOWN_S = 5.0

@@ -10,7 +10,7 @@ from cassieq.auth.receipt_keys import ReceiptSigner
 from cassieq.auth.replay import ReplayCache
 from cassieq.config import Settings
 from cassieq.engine import QueueEngine
-from cassieq.engine.background import LoopHealth
+from cassieq.engine.worker import LoopHealth
 
 if TYPE_CHECKING:
     from cassieq.api.metrics import Metrics

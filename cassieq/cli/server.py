@@ -73,7 +73,7 @@ def dev(
 
     import msgspec
 
-    from cassieq.engine.accounts import new_key
+    from cassieq.engine.tenancy.accounts import new_key
 
     token = admin_token or os.environ.get("CASSIEQ_ADMIN_TOKEN") or secrets.token_urlsafe(32)
     settings = Settings.from_env(
@@ -237,7 +237,7 @@ def secrets_rotate_receipt(grace_seconds: int | None) -> None:
     import asyncio
     from datetime import UTC, datetime
 
-    from cassieq.engine.keyspace_secrets import RECEIPT_SECRET
+    from cassieq.engine.tenancy.keyspace_secrets import RECEIPT_SECRET
     from cassieq.store.cassandra import CassandraStore, CassandraUnavailable
 
     settings = Settings.from_env()

@@ -4,21 +4,11 @@ from __future__ import annotations
 
 import secrets
 
-from cassieq.engine.accounts import Accounts
 from cassieq.engine.clock import Clock, SystemClock
 from cassieq.engine.context import EngineContext, Tuning
-from cassieq.engine.deleter import Deleter
-from cassieq.engine.deletion_jobs import DeletionLog
 from cassieq.engine.errors import EngineError, InvalidArgument
 from cassieq.engine.hints import BucketHints
 from cassieq.engine.inspect import Inspector, Pointers
-from cassieq.engine.keyspace_secrets import (
-    CONSOLE_SESSION_SECRET,
-    RECEIPT_SECRET,
-    KeyspaceSecrets,
-    secret_bytes,
-)
-from cassieq.engine.leases import Leases
 from cassieq.engine.life.ack import Acker
 from cassieq.engine.life.long_poll import Waiters
 from cassieq.engine.life.monotons import MonotonStrategy
@@ -30,8 +20,18 @@ from cassieq.engine.life.receive import Reader
 from cassieq.engine.life.redeliver import InvisibilitySide
 from cassieq.engine.life.redrive import DEFAULT_PER_SECOND, MAX_PER_SECOND, Redriver
 from cassieq.engine.life.take import Deliverer
-from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.stats import StatisticsReader
+from cassieq.engine.tenancy.accounts import Accounts
+from cassieq.engine.tenancy.keyspace_secrets import (
+    CONSOLE_SESSION_SECRET,
+    RECEIPT_SECRET,
+    KeyspaceSecrets,
+    secret_bytes,
+)
+from cassieq.engine.tenancy.queues import QueueDirectory
+from cassieq.engine.upkeep.deletion_jobs import DeletionLog
+from cassieq.engine.upkeep.leases import Leases
+from cassieq.engine.upkeep.queue_deletion import Deleter
 from cassieq.engine.upkeep.repair import Repairer
 from cassieq.model import (
     Account,

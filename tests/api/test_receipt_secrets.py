@@ -18,7 +18,7 @@ from cassieq.api.app import create_app
 from cassieq.auth.receipts import ReceiptCodec, UnverifiedReceipt
 from cassieq.config import Settings
 from cassieq.engine import FakeClock, QueueEngine
-from cassieq.engine.keyspace_secrets import RECEIPT_SECRET
+from cassieq.engine.tenancy.keyspace_secrets import RECEIPT_SECRET
 from cassieq.store.base import Store
 from cassieq.store.counting import CountingStore
 from cassieq.store.memory import MemoryStore

@@ -11,7 +11,7 @@ import time
 
 import httpx
 
-from cassieq.engine.keyspace_secrets import RECEIPT_SECRET
+from cassieq.engine.tenancy.keyspace_secrets import RECEIPT_SECRET
 from cassieq.store.cassandra import CassandraStore
 from cassieq.tools.bench.servers import free_port
 from tests.api.conftest import AccountCtx

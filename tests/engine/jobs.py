@@ -1,10 +1,10 @@
-"""The deletion jobs still in the engine's jobs queue (engine/deletion_jobs.py), for tests:
+"""The deletion jobs still in the engine's jobs queue (engine/upkeep/deletion_jobs.py), for tests:
 a peek, page by page, which changes nothing."""
 
 from __future__ import annotations
 
 from cassieq.engine import QueueEngine
-from cassieq.engine.deletion_jobs import JOBS_QUEUE, decode_job
+from cassieq.engine.upkeep.deletion_jobs import JOBS_QUEUE, decode_job
 from cassieq.model import DeletionJob
 
 MAX_PAGES = 1_000

@@ -15,7 +15,7 @@ from cassieq.auth.keyring import KeyCipher, is_sealed, parse_key_encryption_key
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.context import Tuning
 from cassieq.engine.errors import AccountNotFound
-from cassieq.engine.keyspace_secrets import KEY_ENCRYPTION_SECRET, secret_bytes
+from cassieq.engine.tenancy.keyspace_secrets import KEY_ENCRYPTION_SECRET, secret_bytes
 from cassieq.model import Account
 from cassieq.store.counting import CountingStore
 from cassieq.store.memory import MemoryStore

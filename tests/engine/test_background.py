@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from cassieq.engine import FakeClock, QueueEngine
-from cassieq.engine.background import BackgroundWorker
+from cassieq.engine.worker import BackgroundWorker
 from tests.engine.conftest import make_queue
 from tests.engine.test_holes_and_repair import drain, sealed_bucket_with_late_write
 

@@ -17,9 +17,9 @@ import msgspec
 import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
-from cassieq.engine import background as background_module
-from cassieq.engine.background import BackgroundWorker
-from cassieq.engine.deletion_jobs import JOBS_QUEUE
+from cassieq.engine import worker as background_module
+from cassieq.engine.worker import BackgroundWorker
+from cassieq.engine.upkeep.deletion_jobs import JOBS_QUEUE
 from cassieq.model import (
     BucketState,
     DeletionJob,

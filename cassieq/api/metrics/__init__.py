@@ -10,7 +10,7 @@ from cassieq.api.metrics.http import RequestTimer, request_histogram
 from cassieq.api.metrics.sampler import QueueSampler
 from cassieq.config import Settings
 from cassieq.engine import QueueEngine
-from cassieq.engine.background import LoopHealth
+from cassieq.engine.worker import LoopHealth
 
 
 class Metrics:

@@ -10,7 +10,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
 from cassieq.api.metrics.sampler import QueueSample, QueueSampler
-from cassieq.engine.background import LoopHealth
+from cassieq.engine.worker import LoopHealth
 from cassieq.store.observer import LwtTally
 
 QUEUE_LABELS = ["account", "queue"]

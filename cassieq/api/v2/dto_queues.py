@@ -15,7 +15,7 @@ import msgspec
 
 from cassieq.api.v1.dto import Name, StatisticsDetailBody
 from cassieq.api.v2.times import iso_time
-from cassieq.engine.queues import (
+from cassieq.engine.tenancy.queues import (
     MAX_BUCKET_SIZE,
     MAX_DELAY_S,
     MAX_RETENTION_S,

@@ -18,8 +18,8 @@ from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import QueueNotFound
 from cassieq.engine.life.move import TargetGone, write_copy
 from cassieq.engine.life.put import Publisher, new_message
-from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.recent import Recent
+from cassieq.engine.tenancy.queues import QueueDirectory
 from cassieq.model import MessageRow, QueueDefinition, QueueId
 from cassieq.tokens import new_token
 

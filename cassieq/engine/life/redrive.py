@@ -28,7 +28,7 @@ from cassieq.engine.clock import Clock
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import InvalidArgument, NotFound
 from cassieq.engine.life.dead_letter import DeadLetters
-from cassieq.engine.queues import QueueDirectory
+from cassieq.engine.tenancy.queues import QueueDirectory
 from cassieq.model import MessageRow, QueueDefinition, RedriveTask
 from cassieq.tokens import new_token
 

@@ -19,8 +19,8 @@ from cassieq.engine.context import EngineContext
 from cassieq.engine.life.dead_letter import DeadLetters
 from cassieq.engine.life.expire import expiring
 from cassieq.engine.life.put import Publisher
-from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.recent import Recent
+from cassieq.engine.tenancy.queues import QueueDirectory
 from cassieq.model import Delivery, MessageRow, PopReceipt, QueueDefinition, QueueId
 from cassieq.tokens import new_token
 

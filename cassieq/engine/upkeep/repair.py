@@ -11,10 +11,10 @@ from __future__ import annotations
 import msgspec
 
 from cassieq.engine.context import EngineContext
-from cassieq.engine.leases import Leases
 from cassieq.engine.life.expire import expire, expiring
 from cassieq.engine.life.move import TargetGone, write_copy
 from cassieq.engine.life.put import Publisher, new_message
+from cassieq.engine.upkeep.leases import Leases
 from cassieq.engine.upkeep.stall import StallWatch
 from cassieq.model import BucketState, InvisibilityState, MessageRow, QueueDefinition
 from cassieq.tokens import new_token

@@ -20,7 +20,12 @@ from typing import Any
 from cassieq.api.sqs import errors
 from cassieq.api.sqs.actions.common import name_of_arn, queue_arn
 from cassieq.api.sqs.context import SqsCall
-from cassieq.engine.queues import MAX_DELAY_S, MAX_RECEIVE_WAIT_S, MAX_RETENTION_S, MIN_RETENTION_S
+from cassieq.engine.tenancy.queues import (
+    MAX_DELAY_S,
+    MAX_RECEIVE_WAIT_S,
+    MAX_RETENTION_S,
+    MIN_RETENTION_S,
+)
 from cassieq.model import MAX_MESSAGE_BYTES, QueueDefinition, QueueOptions, Statistics
 
 NO_DELIVERY_LIMIT = 1_000_000  # the largest maxDeliveryCount v2 allows: SQS's "unlimited"

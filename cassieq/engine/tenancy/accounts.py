@@ -8,7 +8,6 @@ import secrets
 import msgspec
 
 from cassieq.auth.b64url import b64url_encode
-from cassieq.engine.account_keys import AccountKeys
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import (
     AccountExists,
@@ -17,9 +16,10 @@ from cassieq.engine.errors import (
     KeyExists,
     KeyNotFound,
 )
-from cassieq.engine.keyspace_secrets import KeyspaceSecrets
-from cassieq.engine.queues import QueueDirectory
 from cassieq.engine.recent import Recent
+from cassieq.engine.tenancy.account_keys import AccountKeys
+from cassieq.engine.tenancy.keyspace_secrets import KeyspaceSecrets
+from cassieq.engine.tenancy.queues import QueueDirectory
 from cassieq.model import Account, name_problem
 from cassieq.singleflight import SingleFlight
 

@@ -13,7 +13,11 @@ import asyncio
 
 from cassieq.auth.keyring import KeyCipher, UndecryptableKey, is_sealed
 from cassieq.engine.context import EngineContext
-from cassieq.engine.keyspace_secrets import KEY_ENCRYPTION_SECRET, KeyspaceSecrets, secret_bytes
+from cassieq.engine.tenancy.keyspace_secrets import (
+    KEY_ENCRYPTION_SECRET,
+    KeyspaceSecrets,
+    secret_bytes,
+)
 from cassieq.model import Account
 from cassieq.singleflight import SingleFlight
 from cassieq.store.base import StoreError

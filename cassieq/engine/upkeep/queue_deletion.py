@@ -1,6 +1,6 @@
 """Background removal of a deleted queue version's rows: the jobs queue's consumer.
 
-Each pass takes what jobs are visible in the jobs queue (engine/deletion_jobs.py), a few
+Each pass takes what jobs are visible in the jobs queue (engine/upkeep/deletion_jobs.py), a few
 at a time and at most MAX_JOBS_PER_PASS, so a pass stays bounded in time and in what it
 reads however many queues tenants delete; the rest wait for the next pass. A job is acked
 once done; one that fails (a node down, a timeout) is left to its lease, after which any
@@ -15,10 +15,10 @@ import contextlib
 import msgspec
 
 from cassieq.engine.context import EngineContext
-from cassieq.engine.deletion_jobs import JOBS_QUEUE, DeletionLog, decode_job
 from cassieq.engine.errors import StaleReceipt
 from cassieq.engine.life.ack import Acker
 from cassieq.engine.life.receive import Reader
+from cassieq.engine.upkeep.deletion_jobs import JOBS_QUEUE, DeletionLog, decode_job
 from cassieq.engine.upkeep.repair import Repairer
 from cassieq.model import DeletionJob, Delivery, QueueId
 

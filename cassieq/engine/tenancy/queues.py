@@ -38,7 +38,7 @@ DELETE_AT_ONCE = 16
 
 class DeletionJobs(Protocol):
     """Where a deletion leaves the job that removes the old version's rows (the jobs queue,
-    engine/deletion_jobs.py; a protocol here: the queue's publisher must not import this
+    engine/upkeep/deletion_jobs.py; a protocol here: the queue's publisher must not import this
     module's users back)."""
 
     async def add(self, job: DeletionJob) -> None: ...
