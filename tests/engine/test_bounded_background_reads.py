@@ -18,8 +18,8 @@ import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine import worker as background_module
-from cassieq.engine.worker import BackgroundWorker
 from cassieq.engine.upkeep.deletion_jobs import JOBS_QUEUE
+from cassieq.engine.worker import BackgroundWorker
 from cassieq.model import (
     BucketState,
     DeletionJob,
