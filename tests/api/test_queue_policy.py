@@ -25,7 +25,6 @@ from cassieq.api.app import create_app
 from cassieq.config import Settings
 from cassieq.engine import FakeClock
 from cassieq.store.base import Store
-from cassieq.store.memory import MemoryStore
 from tests.api.live import served
 
 TOKEN = "queue-policy-operator-token"
@@ -77,11 +76,8 @@ class Policy:
         return len(peeked.json()["messages"])
 
 
-@pytest.fixture(params=["memory", "cassandra"])
-def policy(request: pytest.FixtureRequest) -> Iterator[Policy]:
-    store: Store = (
-        MemoryStore() if request.param == "memory" else request.getfixturevalue("cassandra_store")
-    )
+@pytest.fixture
+def policy(store: Store) -> Iterator[Policy]:
     clock = FakeClock(start_ms=int(time.time() * 1000))
     app = create_app(Settings(admin_token=TOKEN), store, clock=clock, background=False)
     with served(app) as port:
