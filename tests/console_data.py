@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any, Protocol
+
+import httpx
 
 from cassieq.engine import FakeClock
 
 XSS_BODY = "<script>document.title='owned'</script>"
 XSS_ATTRIBUTE = "<img src=x onerror=\"document.title='owned'\">"
-
-
-class Http(Protocol):
-    def get(self, url: str, **kwargs: Any) -> Any: ...
-    def post(self, url: str, **kwargs: Any) -> Any: ...
 
 
 @dataclass
@@ -27,7 +23,7 @@ class Tenant:
     dlq: str = "orders-dlq"
 
 
-def populate(http: Http, admin: dict[str, str], clock: FakeClock) -> Tenant:
+def populate(http: httpx.Client, admin: dict[str, str], clock: FakeClock) -> Tenant:
     account = f"console-{uuid.uuid4().hex[:10]}"  # the Cassandra keyspace is shared
     created = http.post("/api/v1/accounts", json=account, headers=admin)
     assert created.status_code == 201, created.text

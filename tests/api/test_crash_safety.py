@@ -11,7 +11,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.api.conftest import AccountCtx, free_port, start_server, stop_server
+from cassieq.tools.bench.servers import free_port
+from tests.api.conftest import AccountCtx, start_server, stop_server
 from tests.conftest import CassandraNode
 
 PRODUCERS, CONSUMERS, PER_PRODUCER = 4, 4, 500

@@ -12,7 +12,7 @@ import time
 import httpx
 import pytest
 
-from tests.api.conftest import free_port
+from cassieq.tools.bench.servers import free_port
 
 
 def test_dev_server_prints_working_credentials(tmp_path: object) -> None:

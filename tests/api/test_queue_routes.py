@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import httpx
+
 from cassieq.model import QueueId, StatsSnapshot
 from cassieq.pipeline.store_access import StoreAccess
 from tests.api.conftest import AccountCtx
@@ -122,10 +124,10 @@ def test_bad_input_gets_a_clear_4xx(account: AccountCtx) -> None:
     with account.client() as c:
         c.post("/queues", json=Q)
 
-        def problem(response: object, status: int, words: str) -> None:
-            assert response.status_code == status, response.text  # type: ignore[attr-defined]
+        def problem(response: httpx.Response, status: int, words: str) -> None:
+            assert response.status_code == status, response.text
             # The contract's shapes: {"errors"} for 400/413/422, {"reason", ...} for 404.
-            assert words in response.text, response.text  # type: ignore[attr-defined]
+            assert words in response.text, response.text
 
         problem(c.get("/queues/nope"), 404, "nope")
         problem(c.post("/queues/nope/messages", content=b"x"), 404, "nope")
@@ -217,7 +219,13 @@ def test_statistics_detail_shows_the_pipelines_snapshot_of_this_queue_version(
             definition = store.run(store.store.read_queue(account.name, "orders"))
         assert definition is not None
         version = definition.version
-        plain = {"size": 0, "visible": 0, "inFlight": 0, "delayed": 0, "published": 0}
+        plain: dict[str, int | None] = {
+            "size": 0,
+            "visible": 0,
+            "inFlight": 0,
+            "delayed": 0,
+            "published": 0,
+        }
         plain |= {"delivered": 0, "acked": 0, "deadLettered": 0, "expired": 0}
         plain |= {"oldestMessageAgeSeconds": None, "deadLetterPending": 0}
         # No snapshot yet: the body is the plain v1 one, with or without detail.

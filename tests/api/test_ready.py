@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from litestar import Litestar
 from litestar.testing import TestClient
 
 from cassieq.api.app import create_app
@@ -35,7 +36,7 @@ HOUR = 3600.0
 
 @dataclass
 class Ready:
-    client: TestClient  # type: ignore[type-arg]
+    client: TestClient[Litestar]
     clock: FakeClock
 
     def get(self) -> httpx.Response:
@@ -55,7 +56,7 @@ class Ready:
 
 @pytest.fixture
 def make() -> Iterator[Any]:
-    clients: list[TestClient] = []  # type: ignore[type-arg]
+    clients: list[TestClient[Litestar]] = []
 
     def start(store: Store, *, background: bool = True) -> Ready:
         clock = FakeClock()

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
 import pytest
+from litestar import Litestar
 from litestar.testing import TestClient
 
 from cassieq.api.app import create_app
@@ -25,7 +26,7 @@ from cassieq.store.memory import MemoryStore
 
 TOKEN = "receipt-test-operator-token-" + "x" * 16
 
-Client = TestClient  # type: ignore[type-arg]
+Client = TestClient[Litestar]
 
 
 @pytest.fixture
@@ -201,14 +202,14 @@ def test_a_receipt_of_a_newer_secret_makes_a_server_read_the_secrets_again() -> 
     makes this server re-read the secrets (at most once a second, so forged receipts do
     not each cost a read)."""
     store, clock = CountingStore(MemoryStore()), FakeClock()
-    with server(store, clock=clock) as a:  # type: ignore[arg-type]
+    with server(store, clock=clock) as a:
         path, key = account_with_message(a)
         receipt = take(a, path, key)
         account = path.split("/")[4]
-        old = asyncio.run(_read_receipt_secret(store))  # type: ignore[arg-type]
+        old = asyncio.run(_read_receipt_secret(store))
         popped = ReceiptCodec(old).decode(account, "q", receipt)
         rotated = asyncio.run(
-            QueueEngine(store, clock).secrets.rotate(RECEIPT_SECRET, grace_ms=300_000)  # type: ignore[arg-type]
+            QueueEngine(store, clock).secrets.rotate(RECEIPT_SECRET, grace_ms=300_000)
         )
         newer = ReceiptCodec(rotated.value).encode(account, "q", popped)
         clock.advance(2)  # well within the minute between regular re-reads

@@ -101,7 +101,7 @@ class Api(AppClient[SystemClock]):
         return self.client.post(
             path,
             content=body,
-            params=query or [],
+            params=tuple(query or ()),
             headers=headers if headers is not None else self.signed("POST", path, query, body),
         )
 
@@ -142,7 +142,7 @@ def test_a_valid_signature_is_accepted_and_the_route_sees_the_signed_body(api: A
 def test_a_signed_get_on_a_real_v2_route(api: Api) -> None:
     path = f"{api.base}/q/statistics"
     query = [("detail", "false")]
-    response = api.client.get(path, params=query, headers=api.signed("GET", path, query))
+    response = api.client.get(path, params=tuple(query), headers=api.signed("GET", path, query))
     assert response.status_code == 200, response.text
     assert response.json()["size"] == 0
 

@@ -8,8 +8,11 @@ run on both stores.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
+import httpx
 import pytest
+from litestar import Litestar
 from litestar.testing import TestClient
 
 from cassieq.api.app import create_app
@@ -23,7 +26,7 @@ Q = f"{A}/queues"
 
 
 @pytest.fixture
-def c() -> Iterator[TestClient]:  # type: ignore[type-arg]
+def c() -> Iterator[TestClient[Litestar]]:
     app = create_app(Settings(admin_token=TOKEN), MemoryStore(), background=False)
     with TestClient(app=app) as client:
         created = client.post("/api/v1/accounts", json="acct", headers=ADMIN)
@@ -32,15 +35,15 @@ def c() -> Iterator[TestClient]:  # type: ignore[type-arg]
         yield client
 
 
-def _queue(c: TestClient, name: str = "orders", **options: object) -> None:  # type: ignore[type-arg]
+def _queue(c: TestClient[Litestar], name: str = "orders", **options: object) -> None:
     response = c.post(Q, json={"queueName": name, **options})
     assert response.status_code == 201, response.text
 
 
-def _get(c: TestClient, queue: str = "orders", **params: object) -> dict[str, object]:  # type: ignore[type-arg]
+def _get(c: TestClient[Litestar], queue: str = "orders", **params: Any) -> dict[str, Any]:
     response = c.get(f"{Q}/{queue}/messages/next", params=params)
     assert response.status_code == 200, response.text
-    body: dict[str, object] = response.json()
+    body: dict[str, Any] = response.json()
     return body
 
 
@@ -48,7 +51,7 @@ def _get(c: TestClient, queue: str = "orders", **params: object) -> dict[str, ob
 
 
 @pytest.mark.parametrize("name", ["orders.v1", "_private", "-dash", ".dot", "a" * 255, "A_b-c.9"])
-def test_names_match_the_cassieq_alphabet(c: TestClient, name: str) -> None:  # type: ignore[type-arg]
+def test_names_match_the_cassieq_alphabet(c: TestClient[Litestar], name: str) -> None:
     _queue(c, name)
     assert c.post(f"{Q}/{name}/messages", content=b"m").status_code == 201
     got = _get(c, name)
@@ -60,19 +63,19 @@ def test_names_match_the_cassieq_alphabet(c: TestClient, name: str) -> None:  # 
 
 
 @pytest.mark.parametrize("name", ["bad:name", "sp ace", "slash/", "nl\n", "", "é"])
-def test_an_invalid_queue_name_is_422_with_errors(c: TestClient, name: str) -> None:  # type: ignore[type-arg]
+def test_an_invalid_queue_name_is_422_with_errors(c: TestClient[Litestar], name: str) -> None:
     response = c.post(Q, json={"queueName": name})
     assert response.status_code == 422
     assert response.json() == {"errors": ["queueName must match [a-zA-Z0-9_.-]+"]}
 
 
-def test_names_are_capped_at_255(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_names_are_capped_at_255(c: TestClient[Litestar]) -> None:
     response = c.post(Q, json={"queueName": "a" * 256})
     assert response.status_code == 422
     assert set(response.json()) == {"errors"}
 
 
-def test_invalid_account_and_key_names_are_422(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_invalid_account_and_key_names_are_422(c: TestClient[Litestar]) -> None:
     account = c.post("/api/v1/accounts", json="bad:acct", headers=ADMIN)
     assert account.status_code == 422
     assert account.json() == {"errors": ["accountName must match [a-zA-Z0-9_.-]+"]}
@@ -85,7 +88,7 @@ def test_invalid_account_and_key_names_are_422(c: TestClient) -> None:  # type: 
 # --------------------------------------------------------------------------- error bodies
 
 
-def test_401_body(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_401_body(c: TestClient[Litestar]) -> None:
     response = c.get(Q, headers={"Authorization": "Key wrong"})
     assert response.status_code == 401
     body = response.json()
@@ -97,7 +100,7 @@ def test_401_body(c: TestClient) -> None:  # type: ignore[type-arg]
     assert response.headers["content-type"] == "application/json"
 
 
-def test_403_body(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_403_body(c: TestClient[Litestar]) -> None:
     grant = c.post(
         "/api/v1/permissions",
         json={"accountName": "acct", "keyName": "primary", "levels": ["r"]},
@@ -110,7 +113,7 @@ def test_403_body(c: TestClient) -> None:  # type: ignore[type-arg]
     assert set(body) <= {"code", "message", "detail"}
 
 
-def test_404_body_names_the_queue_and_the_operation(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_404_body_names_the_queue_and_the_operation(c: TestClient[Litestar]) -> None:
     cases = [
         ("GET", f"{Q}/nope", "getQueue"),
         ("DELETE", f"{Q}/nope", "DeleteQueue"),
@@ -127,13 +130,13 @@ def test_404_body_names_the_queue_and_the_operation(c: TestClient) -> None:  # t
         assert set(body) <= {"reason", "operation", "message", "queueName", "detail"}
 
 
-def test_404_for_an_account_names_the_account(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_404_for_an_account_names_the_account(c: TestClient[Litestar]) -> None:
     body = c.get("/api/v1/accounts/nobody", headers=ADMIN).json()
     assert body["reason"] == "NotFound" and body["account"] == "nobody"
     assert "queueName" not in body
 
 
-def test_409_bodies_of_stale_update_and_ack(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_409_bodies_of_stale_update_and_ack(c: TestClient[Litestar]) -> None:
     _queue(c)
     c.post(f"{Q}/orders/messages", content=b"m")
     receipt = _get(c)["popReceipt"]
@@ -157,54 +160,54 @@ def test_409_bodies_of_stale_update_and_ack(c: TestClient) -> None:  # type: ign
     }
 
 
-def test_400_for_a_missing_pop_receipt(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_400_for_a_missing_pop_receipt(c: TestClient[Litestar]) -> None:
     _queue(c)
     response = c.delete(f"{Q}/orders/messages")
     assert response.status_code == 400
     assert response.json() == {"errors": ["query param popReceipt may not be null"]}
 
 
-def test_400_for_negative_seconds(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_400_for_negative_seconds(c: TestClient[Litestar]) -> None:
     _queue(c)
     response = c.get(f"{Q}/orders/messages/next", params={"invisibilityTimeSeconds": -1})
     assert response.status_code == 400 and set(response.json()) == {"errors"}
 
 
-def test_400_for_a_malformed_receipt(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_400_for_a_malformed_receipt(c: TestClient[Litestar]) -> None:
     _queue(c)
     response = c.delete(f"{Q}/orders/messages", params={"popReceipt": "garbage"})
     assert response.status_code == 400 and set(response.json()) == {"errors"}
 
 
-def test_422_for_an_invalid_body(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_422_for_an_invalid_body(c: TestClient[Litestar]) -> None:
     for body in (b"{not json", b'{"queueName": 5}', b'{"bucketSize": 3}'):
         response = c.post(Q, content=body, headers={"Content-Type": "application/json"})
         assert response.status_code == 422, body
         assert set(response.json()) == {"errors"}
 
 
-def test_unknown_query_parameters_are_ignored(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_unknown_query_parameters_are_ignored(c: TestClient[Litestar]) -> None:
     assert c.post(Q, json={"queueName": "orders"}, params={"whatever": "1"}).status_code == 201
 
 
 # --------------------------------------------------------------------------- empty successes
 
 
-def _assert_empty(response: object, status: int) -> None:
-    r = response  # an httpx.Response
-    assert r.status_code == status, r.text  # type: ignore[attr-defined]
-    assert r.content == b""  # type: ignore[attr-defined]
-    assert "content-type" not in r.headers  # type: ignore[attr-defined]
+def _assert_empty(response: httpx.Response, status: int) -> None:
+    r = response
+    assert r.status_code == status, r.text
+    assert r.content == b""
+    assert "content-type" not in r.headers
     if status != 204:
-        assert r.headers["content-length"] == "0"  # type: ignore[attr-defined]
+        assert r.headers["content-length"] == "0"
 
 
-def test_create_queue_is_201_then_200_with_an_empty_body(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_create_queue_is_201_then_200_with_an_empty_body(c: TestClient[Litestar]) -> None:
     _assert_empty(c.post(Q, json={"queueName": "orders"}), 201)
     _assert_empty(c.post(Q, json={"queueName": "orders"}), 200)
 
 
-def test_an_unknown_create_option_is_422_naming_it(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_an_unknown_create_option_is_422_naming_it(c: TestClient[Litestar]) -> None:
     # Not in CassieQ's contract either way: refused so that a misspelt option cannot
     # silently keep its default. The queue is not created.
     refused = c.post(Q, json={"queueName": "orders", "maxDeliveryCounts": 3})
@@ -213,7 +216,7 @@ def test_an_unknown_create_option_is_422_naming_it(c: TestClient) -> None:  # ty
     assert c.get(f"{Q}/orders").status_code == 404
 
 
-def test_recreate_with_other_options_is_200_and_keeps_the_first(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_recreate_with_other_options_is_200_and_keeps_the_first(c: TestClient[Litestar]) -> None:
     # The contract: "200 empty body when it existed" (CassieQ's answer, whatever the
     # options); v2's PUT answers 409 for other options instead.
     _queue(c, bucketSize=10)
@@ -222,24 +225,24 @@ def test_recreate_with_other_options_is_200_and_keeps_the_first(c: TestClient) -
     assert c.get(f"{Q}/orders").json()["bucketSize"] == 10
 
 
-def test_put_is_201_with_an_empty_body(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_put_is_201_with_an_empty_body(c: TestClient[Litestar]) -> None:
     _queue(c)
     _assert_empty(c.post(f"{Q}/orders/messages", content=b"m"), 201)
 
 
-def test_delete_queue_is_200_with_an_empty_body(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_delete_queue_is_200_with_an_empty_body(c: TestClient[Litestar]) -> None:
     _queue(c)
     _assert_empty(c.delete(f"{Q}/orders"), 200)
 
 
-def test_ack_is_204_with_an_empty_body(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_ack_is_204_with_an_empty_body(c: TestClient[Litestar]) -> None:
     _queue(c)
     c.post(f"{Q}/orders/messages", content=b"m")
     receipt = _get(c)["popReceipt"]
     _assert_empty(c.delete(f"{Q}/orders/messages", params={"popReceipt": receipt}), 204)
 
 
-def test_json_content_type_is_exactly_application_json(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_json_content_type_is_exactly_application_json(c: TestClient[Litestar]) -> None:
     _queue(c)
     c.post(f"{Q}/orders/messages", content=b"m")
     for response in (c.get(Q), c.get(f"{Q}/orders"), c.get(f"{Q}/orders/statistics")):
@@ -251,7 +254,7 @@ def test_json_content_type_is_exactly_application_json(c: TestClient) -> None:  
 # --------------------------------------------------------------------------- messages
 
 
-def test_delivery_count_counts_earlier_deliveries(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_delivery_count_counts_earlier_deliveries(c: TestClient[Litestar]) -> None:
     _queue(c)
     c.post(f"{Q}/orders/messages", content=b"m")
     first = _get(c, invisibilityTimeSeconds=0)
@@ -261,7 +264,7 @@ def test_delivery_count_counts_earlier_deliveries(c: TestClient) -> None:  # typ
     assert second["messageTag"] == first["messageTag"]
 
 
-def test_max_delivery_count_is_judged_on_the_same_count(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_max_delivery_count_is_judged_on_the_same_count(c: TestClient[Litestar]) -> None:
     _queue(c, "dead")
     _queue(c, maxDeliveryCount=2, dlqName="dead")
     c.post(f"{Q}/orders/messages", content=b"poison")
@@ -272,7 +275,7 @@ def test_max_delivery_count_is_judged_on_the_same_count(c: TestClient) -> None: 
     assert moved["message"] == "poison" and moved["deliveryCount"] == 0
 
 
-def test_update_without_new_invisibility_means_zero(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_update_without_new_invisibility_means_zero(c: TestClient[Litestar]) -> None:
     _queue(c)
     c.post(f"{Q}/orders/messages", content=b"m")
     first = _get(c, invisibilityTimeSeconds=3600)
@@ -292,7 +295,7 @@ DEFINITION_FIELDS = [
 ]  # fmt: skip
 
 
-def test_the_queue_definition_has_exactly_the_contract_fields(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_the_queue_definition_has_exactly_the_contract_fields(c: TestClient[Litestar]) -> None:
     _queue(c)
     body = c.get(f"{Q}/orders").json()
     assert list(body) == DEFINITION_FIELDS
@@ -307,7 +310,9 @@ def test_the_queue_definition_has_exactly_the_contract_fields(c: TestClient) -> 
     assert c.get(Q).json()[0]["id"] == "acct:orders_v0"
 
 
-def test_a_recreated_queue_shows_version_0_and_old_receipts_do_not_ack_it(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_a_recreated_queue_shows_version_0_and_old_receipts_do_not_ack_it(
+    c: TestClient[Litestar],
+) -> None:
     _queue(c)
     c.post(f"{Q}/orders/messages", content=b"old")
     old = _get(c, invisibilityTimeSeconds=0)
@@ -331,7 +336,7 @@ def test_a_recreated_queue_shows_version_0_and_old_receipts_do_not_ack_it(c: Tes
 # --------------------------------------------------------------------------- statistics
 
 
-def test_v1_statistics_are_exactly_the_size(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_v1_statistics_are_exactly_the_size(c: TestClient[Litestar]) -> None:
     _queue(c)
     for body in (b"a", b"b"):
         c.post(f"{Q}/orders/messages", content=body)
@@ -341,7 +346,7 @@ def test_v1_statistics_are_exactly_the_size(c: TestClient) -> None:  # type: ign
     assert c.get(f"{Q}/orders/statistics", params={"detail": "true"}).json() == {"size": 2}
 
 
-def test_v2_statistics_have_the_richer_counts_with_the_same_auth(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_v2_statistics_have_the_richer_counts_with_the_same_auth(c: TestClient[Litestar]) -> None:
     _queue(c)
     c.post(f"{Q}/orders/messages", content=b"a")
     _get(c)
@@ -360,7 +365,7 @@ def test_v2_statistics_have_the_richer_counts_with_the_same_auth(c: TestClient) 
 # --------------------------------------------------------------------------- grants
 
 
-def _grant(c: TestClient, **request: object) -> dict[str, str]:  # type: ignore[type-arg]
+def _grant(c: TestClient[Litestar], **request: object) -> dict[str, str]:
     body = {"accountName": "acct", "keyName": "primary", "levels": ["r", "p", "a"], **request}
     issued = c.post("/api/v1/permissions", json=body, headers=ADMIN)
     assert issued.status_code == 201, issued.text
@@ -368,12 +373,12 @@ def _grant(c: TestClient, **request: object) -> dict[str, str]:  # type: ignore[
     return {k: v for k, _, v in pairs}
 
 
-def _put_with(c: TestClient, queue: str, grant: dict[str, str]) -> int:  # type: ignore[type-arg]
+def _put_with(c: TestClient[Litestar], queue: str, grant: dict[str, str]) -> int:
     no_key = {"Authorization": ""}
     return c.post(f"{Q}/{queue}/messages", content=b"m", params=grant, headers=no_key).status_code
 
 
-def test_a_grant_for_another_queue_is_401(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_a_grant_for_another_queue_is_401(c: TestClient[Litestar]) -> None:
     _queue(c, "a")
     _queue(c, "b")
     grant = _grant(c, queueName="a")
@@ -381,7 +386,7 @@ def test_a_grant_for_another_queue_is_401(c: TestClient) -> None:  # type: ignor
     assert _put_with(c, "b", grant) == 401
 
 
-def test_an_expired_grant_is_401(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_an_expired_grant_is_401(c: TestClient[Litestar]) -> None:
     _queue(c)
     # The same kind of grant inside its window works: the 401 below is the window's.
     assert _put_with(c, "orders", _grant(c, startTime="2000-01-01T00:00:00Z")) == 201
@@ -389,13 +394,13 @@ def test_an_expired_grant_is_401(c: TestClient) -> None:  # type: ignore[type-ar
     assert _put_with(c, "orders", grant) == 401
 
 
-def test_a_grant_not_yet_valid_is_401(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_a_grant_not_yet_valid_is_401(c: TestClient[Litestar]) -> None:
     _queue(c)
     grant = _grant(c, startTime="2999-01-01T00:00:00Z")
     assert _put_with(c, "orders", grant) == 401
 
 
-def test_a_grant_without_the_level_is_403(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_a_grant_without_the_level_is_403(c: TestClient[Litestar]) -> None:
     _queue(c)
     assert (
         c.get(f"{Q}/orders/statistics", params=_grant(c), headers={"Authorization": ""}).status_code
@@ -403,7 +408,7 @@ def test_a_grant_without_the_level_is_403(c: TestClient) -> None:  # type: ignor
     )
 
 
-def test_permissions_answer_st_and_et_not_percent_encoded(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_permissions_answer_st_and_et_not_percent_encoded(c: TestClient[Litestar]) -> None:
     body = {
         "accountName": "acct", "keyName": "primary", "levels": ["ReadMessage", "p"],
         "startTime": "2026-11-22T10:00:00.123Z", "endTime": "2026-11-22T12:00:00+01:00",
@@ -420,7 +425,7 @@ def test_permissions_answer_st_and_et_not_percent_encoded(c: TestClient) -> None
 # --------------------------------------------------------------------------- receipts
 
 
-def test_the_queue_is_looked_up_before_the_receipt(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_the_queue_is_looked_up_before_the_receipt(c: TestClient[Litestar]) -> None:
     for params in ({"popReceipt": "garbage"}, {"popReceipt": "a.b"}):
         ack = c.delete(f"{Q}/nope/messages", params=params)
         assert ack.status_code == 404 and ack.json()["operation"] == "AckMessage"
@@ -428,7 +433,7 @@ def test_the_queue_is_looked_up_before_the_receipt(c: TestClient) -> None:  # ty
         assert update.status_code == 404 and update.json()["operation"] == "UpdateMessage"
 
 
-def test_a_receipt_of_another_queue_is_stale(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_a_receipt_of_another_queue_is_stale(c: TestClient[Litestar]) -> None:
     _queue(c, "a")
     _queue(c, "b")
     c.post(f"{Q}/a/messages", content=b"m")
@@ -443,7 +448,7 @@ def test_a_receipt_of_another_queue_is_stale(c: TestClient) -> None:  # type: ig
 # --------------------------------------------------------------------------- admin, root
 
 
-def test_admin_routes_are_also_at_admin_api_v1(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_admin_routes_are_also_at_admin_api_v1(c: TestClient[Litestar]) -> None:
     created = c.post("/admin/api/v1/accounts", json="acme", headers=ADMIN)
     assert created.status_code == 201 and created.json()["accountName"] == "acme"
     assert c.get("/admin/api/v1/accounts/acme", headers=ADMIN).json()["accountName"] == "acme"
@@ -459,11 +464,11 @@ def test_admin_routes_are_also_at_admin_api_v1(c: TestClient) -> None:  # type: 
     assert c.get("/admin/api/v1/accounts", headers={"Authorization": ""}).status_code == 401
 
 
-def test_get_root_is_200(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_get_root_is_200(c: TestClient[Litestar]) -> None:
     assert c.get("/", headers={"Authorization": ""}).status_code == 200
 
 
-def test_the_deprecated_initial_invisibility_parameter(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_the_deprecated_initial_invisibility_parameter(c: TestClient[Litestar]) -> None:
     _queue(c)
     put = c.post(f"{Q}/orders/messages", content=b"later", params={"initialInvisiblityTime": 3600})
     assert put.status_code == 201
@@ -473,7 +478,7 @@ def test_the_deprecated_initial_invisibility_parameter(c: TestClient) -> None:  
     assert refused.status_code == 400 and set(refused.json()) == {"errors"}
 
 
-def test_a_dlq_must_exist_when_named(c: TestClient) -> None:  # type: ignore[type-arg]
+def test_a_dlq_must_exist_when_named(c: TestClient[Litestar]) -> None:
     response = c.post(Q, json={"queueName": "work", "dlqName": "missing"})
     assert response.status_code == 422 and set(response.json()) == {"errors"}
     _queue(c, "missing")

@@ -37,7 +37,7 @@ async def test_a_bucket_larger_than_a_page_is_read_whole_in_pages(
     assert await cassandra_store.seal_bucket(queue, 0, 5) == 5
 
     recording = _RecordingSession(cassandra_store._session)
-    store = CassandraStore(recording, cassandra_store.keyspace)  # type: ignore[arg-type]
+    store = CassandraStore(recording, cassandra_store.keyspace)
     snap = await store.read_bucket(queue, 0)
     assert [m.monoton for m in snap.messages] == list(range(count))
     assert snap.sealed_at == 5 and snap.finalized_at is None

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from litestar.types import Receive, Scope, Send
+from litestar.enums import ScopeType
+from litestar.types import (
+    HTTPResponseBodyEvent,
+    HTTPResponseStartEvent,
+    Receive,
+    Scope,
+    Send,
+)
 
 from cassieq.api.app import create_app
 from cassieq.config import Settings
@@ -132,11 +139,17 @@ def v1_only() -> Iterator[Live]:
     inner = app.asgi_handler
 
     async def without_v2(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"].startswith("/api/v2/"):
+        if scope["type"] == ScopeType.HTTP and scope["path"].startswith("/api/v2/"):
             body = b'{"code":404,"message":"HTTP 404 Not Found"}'
             headers = [(b"content-type", b"application/json")]
-            await send({"type": "http.response.start", "status": 404, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
+            start: HTTPResponseStartEvent = {
+                "type": "http.response.start", "status": 404, "headers": headers,
+            }  # fmt: skip
+            end: HTTPResponseBodyEvent = {
+                "type": "http.response.body", "body": body, "more_body": False,
+            }  # fmt: skip
+            await send(start)
+            await send(end)
             return
         await inner(scope, receive, send)
 

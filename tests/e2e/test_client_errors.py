@@ -8,7 +8,7 @@ import asyncio
 import io
 
 import pytest
-from cassieq_client import Client
+from cassieq_client import AuthenticatedClient
 from cassieq_client.api.messages import ack_message, get_next_message, put_message
 from cassieq_client.api.queues import create_queue, get_queue
 from cassieq_client.api.queues_v2 import get_queue_v2
@@ -31,16 +31,17 @@ from cassieq_client.types import File
 from cassieq_client_auth import KeyAuth, SignedAuth
 
 from tests.e2e.cli_v2 import Live, live
+from tests.e2e.generated_client import client_with
 
 __all__ = ["live"]
 
 
-def _client(live: Live, key: str | None = None) -> Client:
+def _client(live: Live, key: str | None = None) -> AuthenticatedClient:
     auth = SignedAuth(live.account, key or live.keys["primary"])
-    return Client(base_url=live.url, httpx_args={"auth": auth})
+    return client_with(live.url, auth)
 
 
-def _take(live: Live, client: Client) -> GetMessageBody:
+def _take(live: Live, client: AuthenticatedClient) -> GetMessageBody:
     got = get_next_message.sync(live.account, "jobs", client=client, invisibility_time_seconds=60)
     assert isinstance(got, GetMessageBody), got
     return got
@@ -103,7 +104,7 @@ def test_every_error_status_has_its_class() -> None:
 
 
 def test_key_auth_errors_are_typed_too(live: Live) -> None:
-    client = Client(base_url=live.url, httpx_args={"auth": KeyAuth("wrong")})
+    client = client_with(live.url, KeyAuth("wrong"))
     with pytest.raises(Unauthorized) as refused:
         get_queue.sync(live.account, "jobs", client=client)
     assert refused.value.body is not None

@@ -16,7 +16,7 @@ import httpx
 import yaml
 
 from cassieq.cli.main import cli
-from tests.api.conftest import free_port
+from cassieq.tools.bench.servers import free_port
 from tests.conftest import CassandraNode
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 
 import httpx
-from cassieq_client import Client
+from cassieq_client import AuthenticatedClient
 from cassieq_client.api.messages import ack_message, get_next_message, put_message
 from cassieq_client.api.queues import create_queue, get_statistics
 from cassieq_client.api.queues_v2 import get_statistics_v2
@@ -15,11 +15,12 @@ from cassieq_client.types import File
 from cassieq_client_auth import GrantAuth, SignedAuth
 
 from tests.api.conftest import AccountCtx, Server
+from tests.e2e.generated_client import client_with
 
 N = 100
 
 
-def _round_trip(client: Client, account: str, queue: str, prefix: str) -> list[str]:
+def _round_trip(client: AuthenticatedClient, account: str, queue: str, prefix: str) -> list[str]:
     for i in range(N):
         body = File(payload=io.BytesIO(f"{prefix}-{i}".encode()), mime_type="text/plain")
         response = put_message.sync_detailed(account, queue, client=client, body=body)
@@ -37,9 +38,7 @@ def _round_trip(client: Client, account: str, queue: str, prefix: str) -> list[s
 
 
 def test_generated_client_with_signed_auth_and_a_grant(server: Server, account: AccountCtx) -> None:
-    signed = Client(
-        base_url=server.url, httpx_args={"auth": SignedAuth(account.name, account.keys["primary"])}
-    )
+    signed = client_with(server.url, SignedAuth(account.name, account.keys["primary"]))
     created = create_queue.sync_detailed(
         account.name, client=signed, body=QueueCreateOptions(queue_name="e2e")
     )
@@ -59,9 +58,7 @@ def test_generated_client_with_signed_auth_and_a_grant(server: Server, account: 
             },
         )
     assert issued.status_code == 201
-    granted = Client(
-        base_url=server.url, httpx_args={"auth": GrantAuth(issued.json()["queryParam"])}
-    )
+    granted = client_with(server.url, GrantAuth(issued.json()["queryParam"]))
     assert sorted(_round_trip(granted, account.name, "e2e", "grant")) == sorted(
         f"grant-{i}" for i in range(N)
     )

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -77,7 +78,7 @@ def test_every_serve_flag_overrides_its_variable() -> None:
         "CASSIEQ_LOG_FORMAT": "console",
         "CASSIEQ_LOG_LEVEL": "debug",
     }
-    flags = {
+    flags: dict[str, Any] = {
         "host": "0.0.0.0",
         "port": 8090,
         "admin_port": 8091,

@@ -26,13 +26,13 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def engine(store: CountingStore, clock: FakeClock) -> QueueEngine:
-    return QueueEngine(store, clock)  # type: ignore[arg-type]
+    return QueueEngine(store, clock)
 
 
 @pytest.fixture
 def other(store: CountingStore, clock: FakeClock) -> QueueEngine:
     """A second server on the same store (its own caches, leases and instance id)."""
-    return QueueEngine(store, clock, instance_id="other")  # type: ignore[arg-type]
+    return QueueEngine(store, clock, instance_id="other")
 
 
 @pytest.fixture

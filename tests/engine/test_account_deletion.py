@@ -92,7 +92,7 @@ async def test_a_deletion_cut_short_is_finished_by_deleting_again(
     store: CountingStore, clock: FakeClock, account: str
 ) -> None:
     faulty = FaultyStore(store)
-    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
+    engine = QueueEngine(faulty, clock)
     await _tenant(engine, account, clock)
     faulty.fail_once("delete_account")  # a crash after the queues, before the account row
     with pytest.raises(InjectedFault):
@@ -120,7 +120,7 @@ async def test_a_deletion_cut_short_after_the_account_row_leaves_nothing_behind(
     store: CountingStore, clock: FakeClock, account: str
 ) -> None:
     faulty = FaultyStore(store)
-    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
+    engine = QueueEngine(faulty, clock)
     await _tenant(engine, account, clock)
     marks = iter([False, True])  # the first mark goes through; the closing one fails
     faulty.fail_once("mark_account_deleting", when=lambda *_: next(marks))
@@ -163,7 +163,7 @@ async def test_a_queue_created_during_the_deletion_does_not_survive_it(
     store: CountingStore, clock: FakeClock
 ) -> None:
     racing = _DeletesTheAccountBeforeTheInsert(store, clock)
-    engine = racing.engine = QueueEngine(racing, clock)  # type: ignore[arg-type]
+    engine = racing.engine = QueueEngine(racing, clock)
     account = f"t-{uuid.uuid4().hex[:12]}"
     await engine.accounts.create(account)
     with pytest.raises(AccountNotFound):
@@ -173,7 +173,7 @@ async def test_a_queue_created_during_the_deletion_does_not_survive_it(
 
 
 async def test_an_account_has_a_queue_limit(store: CountingStore, clock: FakeClock) -> None:
-    engine = QueueEngine(store, clock, tuning=Tuning(max_queues_per_account=3))  # type: ignore[arg-type]
+    engine = QueueEngine(store, clock, tuning=Tuning(max_queues_per_account=3))
     account = f"t-{uuid.uuid4().hex[:12]}"
     await engine.accounts.create(account)
     for name in ("a", "b", "c"):

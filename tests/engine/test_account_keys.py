@@ -147,22 +147,22 @@ async def test_an_explicit_key_encryption_key_is_used_and_no_other(
     store: CountingStore, clock: FakeClock
 ) -> None:
     kek = secrets.token_bytes(32)
-    engine = QueueEngine(store, clock, key_encryption_key=kek)  # type: ignore[arg-type]
+    engine = QueueEngine(store, clock, key_encryption_key=kek)
     name = _name()
     created = await engine.accounts.create(name)
     sealed = (await _raw(store, name))["primary"]
     assert KeyCipher(kek).open(name, "primary", sealed) == created.keys["primary"]
     assert store.calls["read_secret"] == 0 and store.calls["insert_secret"] == 0
     # A server with another KEK cannot open it: the key authenticates nothing there.
-    other = QueueEngine(store, clock, key_encryption_key=secrets.token_bytes(32))  # type: ignore[arg-type]
+    other = QueueEngine(store, clock, key_encryption_key=secrets.token_bytes(32))
     assert (await other.accounts.get(name)).keys == {}
 
 
 async def test_without_one_the_keyspace_key_is_made_once_and_shared(
     store: CountingStore, clock: FakeClock
 ) -> None:
-    a = QueueEngine(store, clock)  # type: ignore[arg-type]
-    b = QueueEngine(store, clock, instance_id="b")  # type: ignore[arg-type]
+    a = QueueEngine(store, clock)
+    b = QueueEngine(store, clock, instance_id="b")
     name = _name()
     created = await a.accounts.create(name)
     assert (await b.accounts.get(name)).keys == created.keys
@@ -233,13 +233,13 @@ async def test_a_create_during_a_lookup_is_not_hidden_by_its_miss(
             return getattr(store, name)
 
         async def read_account(self, name: str) -> Account | None:
-            found = await store.read_account(name)
+            found: Account | None = await store.read_account(name)
             if not read_done.is_set():
                 read_done.set()
                 await gate.wait()  # the first read answers only when told
             return found
 
-    engine = QueueEngine(SlowFirstRead(), clock)  # type: ignore[arg-type]
+    engine = QueueEngine(SlowFirstRead(), clock)
     name = _name()
     lookup = asyncio.ensure_future(engine.accounts.get_for_auth(name))
     await read_done.wait()
@@ -253,7 +253,7 @@ async def test_a_create_during_a_lookup_is_not_hidden_by_its_miss(
 async def test_names_sprayed_at_random_are_bounded_and_do_not_evict_accounts(
     store: CountingStore, clock: FakeClock
 ) -> None:
-    engine = QueueEngine(store, clock, tuning=Tuning(account_cache_entries=8))  # type: ignore[arg-type]
+    engine = QueueEngine(store, clock, tuning=Tuning(account_cache_entries=8))
     known = _name()
     await engine.accounts.create(known)
     await engine.accounts.get_for_auth(known)

@@ -29,7 +29,7 @@ async def _servers(
     """A server whose LWTs time out, a rival server on the plain store, a queue of four."""
     lossy = TimeoutInjectingStore.beside(cassandra_store, lwt_retry=LwtRetry(base_s=0.001))
     clock = FakeClock()
-    engine = QueueEngine(lossy, clock)  # type: ignore[arg-type]
+    engine = QueueEngine(lossy, clock)
     rival = QueueEngine(cassandra_store, clock, instance_id="rival")
     account = f"b-{uuid.uuid4().hex[:10]}"
     await engine.accounts.create(account)

@@ -115,7 +115,7 @@ async def test_a_batch_whose_bucket_cannot_be_settled_reports_its_entries_and_do
     """One bucket's conditional batch undecided (LwtUndecided): its entries are answered
     Unsettled (503 over HTTP), the other buckets' entries still acked and reported."""
     faulty = FaultyStore(store)
-    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
+    engine = QueueEngine(faulty, clock)
     account = f"t-{uuid.uuid4().hex[:12]}"
     await engine.accounts.create(account)
     queue = await make_queue(engine, account, bucket_size=2)
@@ -342,7 +342,7 @@ async def test_a_send_is_one_monoton_range_in_request_order_and_one_insert_per_b
 async def test_the_per_put_strategy_takes_a_monoton_for_each_message_of_a_send(
     store: CountingStore, clock: FakeClock, account: str
 ) -> None:
-    engine = QueueEngine(store, clock, monotons="per_put")  # type: ignore[arg-type]
+    engine = QueueEngine(store, clock, monotons="per_put")
     await make_queue(engine, account, bucket_size=10)
     store.reset()
     sent = await engine.send(account, "q", [OutgoingMessage(body=f"m{i}") for i in range(3)])

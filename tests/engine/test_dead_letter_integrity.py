@@ -153,7 +153,7 @@ async def test_a_move_cut_short_after_the_copy_is_finished_without_a_second_copy
     store: CountingStore, clock: FakeClock, account: str
 ) -> None:
     faulty = FaultyStore(store)
-    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
+    engine = QueueEngine(faulty, clock)
     await make_queue(engine, account, "dead")
     await make_queue(engine, account, "work", max_delivery_count=1, dlq_name="dead")
     await engine.put(account, "work", "poison")
@@ -185,6 +185,9 @@ class _DeletesTheDlqAfterTheCopy:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
+    def delete_after_a_copy_into(self, dlq: QueueId) -> None:
+        self.dlq = dlq
+
     async def insert_messages(self, queue: QueueId, *args: Any) -> bool:
         written: bool = await self.inner.insert_messages(queue, *args)
         if queue == self.dlq and self.engine is not None:
@@ -197,13 +200,13 @@ async def test_a_dlq_deleted_during_a_move_keeps_the_message(
     store: CountingStore, clock: FakeClock, account: str
 ) -> None:
     racing = _DeletesTheDlqAfterTheCopy(store)
-    engine = racing.engine = QueueEngine(racing, clock)  # type: ignore[arg-type]
+    engine = racing.engine = QueueEngine(racing, clock)
     dead = await make_queue(engine, account, "dead")
     await make_queue(engine, account, "work", max_delivery_count=1, dlq_name="dead")
     await engine.put(account, "work", "poison")
     assert await engine.get_next(account, "work", LEASE_S) is not None
     clock.advance(LEASE_S + 1)
-    racing.dlq = dead.id
+    racing.delete_after_a_copy_into(dead.id)
     assert await engine.get_next(account, "work", LEASE_S) is None
     assert racing.dlq is None, "the copy was not written"
     stats = await engine.statistics(account, "work")
@@ -224,7 +227,7 @@ async def test_a_dlq_gone_at_its_monoton_keeps_the_messages_and_the_receive_goes
     messages are held, as for a missing dead-letter queue, and the receive they came in
     answers without them (it failed with the dead-letter queue's not-found)."""
     racing = TargetGoneAtItsMonoton(store)
-    engine = racing.engine = QueueEngine(racing, clock)  # type: ignore[arg-type]
+    engine = racing.engine = QueueEngine(racing, clock)
     dead = await make_queue(engine, account, "dead")
     await engine.put(account, "dead", "known")  # this server knows its monoton (1)
     work = await make_queue(engine, account, "work", max_delivery_count=1, dlq_name="dead")
@@ -251,7 +254,7 @@ async def test_a_missing_dlq_is_logged_once_a_minute_per_queue(
     store: CountingStore, clock: FakeClock, account: str
 ) -> None:
     with capture_logs() as logs:
-        engine = QueueEngine(store, clock)  # type: ignore[arg-type]  # logs into the capture
+        engine = QueueEngine(store, clock)  # logs into the capture
         await _poisoned(engine, account, clock)
         await engine.queues.delete(account, "dead")
         clock.advance(LEASE_S + 1)

@@ -25,12 +25,12 @@ SAFETY_S = 20  # only bounds a test that would hang; nothing waits for it to pas
 
 @pytest.fixture
 def engine(store: CountingStore, clock: FakeClock) -> QueueEngine:
-    return QueueEngine(store, clock, tuning=MANUAL)  # type: ignore[arg-type]
+    return QueueEngine(store, clock, tuning=MANUAL)
 
 
 @pytest.fixture
 def other(store: CountingStore, clock: FakeClock) -> QueueEngine:
-    return QueueEngine(store, clock, tuning=MANUAL, instance_id="other")  # type: ignore[arg-type]
+    return QueueEngine(store, clock, tuning=MANUAL, instance_id="other")
 
 
 async def _queue(engine: QueueEngine, account: str) -> QueueId:

@@ -216,7 +216,7 @@ async def test_every_lwt_primitive_through_timeouts(
 ) -> None:
     store = TimeoutInjectingStore.beside(cassandra_store, lwt_retry=LwtRetry(base_s=0.001))
     clock = FakeClock()
-    engine = QueueEngine(store, clock)  # type: ignore[arg-type]
+    engine = QueueEngine(store, clock)
     store.inject(primitive, mode, every=2)
     ledger, account, queue = await workload(engine, clock)
     store.stop()

@@ -79,7 +79,7 @@ class _ReadTogether:
         return getattr(self._inner, name)
 
     async def read_queue(self, account: str, name: str) -> QueueDefinition | None:
-        row = await self._inner.read_queue(account, name)
+        row: QueueDefinition | None = await self._inner.read_queue(account, name)
         if self._waiting > 0:
             self._waiting -= 1
             if self._waiting == 0:
@@ -93,7 +93,7 @@ async def test_racing_updates_both_apply(
 ) -> None:
     await make_queue(engine, account)
     together = _ReadTogether(store, 2)
-    one, two = (QueueEngine(together, clock, instance_id=i) for i in ("one", "two"))  # type: ignore[arg-type]
+    one, two = (QueueEngine(together, clock, instance_id=i) for i in ("one", "two"))
     # Both read the same definition; the one whose compare-and-set loses reads again and
     # applies its change on top of the other's (without the options_rev condition, the
     # later write would silently undo the earlier one's change).

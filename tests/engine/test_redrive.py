@@ -286,7 +286,7 @@ async def test_a_target_gone_at_its_monoton_fails_the_move_and_keeps_the_message
     ends, and the message stays in the dead-letter queue, deliverable (once a claim was
     made, when it ends)."""
     racing = TargetGoneAtItsMonoton(store)
-    engine = racing.engine = QueueEngine(racing, clock)  # type: ignore[arg-type]
+    engine = racing.engine = QueueEngine(racing, clock)
     await _dead_letters(engine, account, clock, {"a": ["m0"]})  # this server knows a's monoton
     racing.target = await engine.queues.get(account, "a")
     racing.finalize_first = where == "copy"

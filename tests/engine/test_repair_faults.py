@@ -28,7 +28,7 @@ async def test_an_interrupted_move_is_finished_once(
     store: CountingStore, clock: FakeClock, account: str, primitive: str, after: bool, when: object
 ) -> None:
     faulty = FaultyStore(store)
-    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
+    engine = QueueEngine(faulty, clock)
     await sealed_bucket_with_late_write(engine, account, clock)
     clock.advance(15)
     faulty.fail_once(primitive, after=after, when=when)  # type: ignore[arg-type]
@@ -37,7 +37,7 @@ async def test_an_interrupted_move_is_finished_once(
     # The same owner's next poll, and a takeover by another server later: same outcome.
     clock.advance(5)
     await engine.repair(account, "q")
-    other = QueueEngine(faulty, clock, instance_id="other")  # type: ignore[arg-type]
+    other = QueueEngine(faulty, clock, instance_id="other")
     clock.advance(31)
     await other.repair(account, "q")
     assert await drain(engine, account, "q") == ["late"]

@@ -72,7 +72,7 @@ async def test_a_pointer_blocked_for_longer_than_finalize_plus_a_minute_is_logge
     await store.seal_bucket(queue.id, 0, clock.now())
     assert await store.cas_pointer(queue.id, "reader", 0, 6)
     log = _Recorder()
-    watch = StallWatch(EngineContext(store, clock, log=log))  # type: ignore[arg-type]
+    watch = StallWatch(EngineContext(store, clock, log=log))
 
     def stalls() -> list[dict[str, Any]]:
         return [f for level, e, f in log.events if e == "queue_pointer_stalled"]

@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -23,6 +24,8 @@ from cassieq.model import MessageRow, PopReceipt, QueueOptions
 from cassieq.store.base import Store
 from cassieq.store.cassandra import CassandraStore
 from cassieq.store.memory import MemoryStore
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -51,7 +54,7 @@ def machine_for(make_store: Callable[[], Store]) -> type[RuleBasedStateMachine]:
             self.held: dict[str, Held] = {}  # tag -> the latest delivery's receipt and lease
             self.slow_writers: list[int] = []  # monotons taken, not written yet (or ever)
 
-        def run(self, coro):  # type: ignore[no-untyped-def]
+        def run(self, coro: Coroutine[Any, Any, T]) -> T:
             return self.loop.run_until_complete(coro)
 
         def teardown(self) -> None:

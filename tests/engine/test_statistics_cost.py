@@ -19,7 +19,8 @@ async def test_a_deep_backlog_is_counted_without_reading_every_bucket(
     for _ in range(3):  # some delivered (one acked): the reader has moved on a little
         got = await engine.get_next(account, "q", 60)
         assert got is not None
-    await engine.ack(account, "q", got.receipt)
+        receipt = got.receipt
+    await engine.ack(account, "q", receipt)
     store.reset()
     stats = await engine.statistics(account, "q")
     assert (stats.published, stats.size, stats.in_flight, stats.acked) == (

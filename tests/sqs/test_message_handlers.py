@@ -7,6 +7,7 @@ clock moved (visibility, receipt handles across redeliveries) and the validation
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Awaitable
 from typing import Any
 
 import pytest
@@ -31,9 +32,9 @@ async def sqs(engine: QueueEngine, account: str) -> Caller:  # noqa: F811
     return Caller(engine, account)
 
 
-async def _code(call: object) -> str:
+async def _code(call: Awaitable[object]) -> str:
     with pytest.raises(SqsError) as info:
-        await call  # type: ignore[misc]
+        await call
     return info.value.code
 
 

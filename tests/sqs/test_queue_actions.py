@@ -7,7 +7,7 @@ import json
 import time
 import uuid
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -515,13 +515,14 @@ def test_boto3_queue_lifecycle_attributes_and_tags(live: Live) -> None:
 def test_boto3_unsupported_and_refused(live: Live) -> None:
     sqs = live.client()
     url = sqs.create_queue(QueueName="q")["QueueUrl"]
-    for call in (
+    unsupported: tuple[Callable[[], object], ...] = (
         lambda: sqs.create_queue(QueueName="q.fifo", Attributes={"FifoQueue": "true"}),
         lambda: sqs.add_permission(
             QueueUrl=url, Label="l", AWSAccountIds=["1"], Actions=["SendMessage"]
         ),
         lambda: sqs.remove_permission(QueueUrl=url, Label="l"),
-    ):
+    )
+    for call in unsupported:
         with pytest.raises(ClientError) as caught:
             call()
         assert _code(caught) == "AWS.SimpleQueueService.UnsupportedOperation"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -37,15 +38,15 @@ async def refused(req: SignedRequest, now: dt.datetime = NOW) -> SqsError:
     return caught.value
 
 
-def header_signed(**kw: object) -> SignedRequest:
-    args: dict[str, object] = {
+def header_signed(**kw: Any) -> SignedRequest:
+    args: dict[str, Any] = {
         "key_id": "acme",
         "secret": SECRET,
         "body": BODY,
         "headers": dict(JSON_HEADERS),
     }
     args.update(kw)
-    return signed("POST", str(args.pop("url", URL)), **args)  # type: ignore[arg-type]
+    return signed("POST", str(args.pop("url", URL)), **args)
 
 
 async def test_botocore_header_signature_is_accepted() -> None:

@@ -46,6 +46,7 @@ PRIMITIVES = frozenset(
     if not name.startswith("_")
 )
 COVERED: dict[str, list[str]] = {}  # primitive -> the tests that call it
+CLAIMS: dict[str, tuple[str, ...]] = {}  # test -> the primitives it covers
 
 
 def covers(*primitives: str) -> Callable[[F], F]:
@@ -54,7 +55,7 @@ def covers(*primitives: str) -> Callable[[F], F]:
     def mark(test: F) -> F:
         for name in primitives:
             COVERED.setdefault(name, []).append(test.__name__)
-        test.covers = primitives  # type: ignore[attr-defined]  # read by the store fixture
+        CLAIMS[test.__name__] = primitives
         return test
 
     return mark
@@ -84,7 +85,7 @@ def store(store: Store, request: pytest.FixtureRequest) -> Iterator[Store]:
     """The two-store fixture, recording calls: a test must call what it covers."""
     recording = Recording(store)
     yield cast(Store, recording)
-    claimed = set(getattr(request.function, "covers", ()))
+    claimed = set(CLAIMS.get(request.function.__name__, ()))
     assert claimed <= recording.called, f"covered but never called: {claimed - recording.called}"
 
 

@@ -7,6 +7,7 @@ import base64
 from collections.abc import Iterator
 
 import pytest
+from litestar import Litestar
 from litestar.testing import TestClient
 
 from cassieq.api.app import create_app
@@ -20,7 +21,7 @@ KEY = base64.urlsafe_b64encode(b"k" * 64).rstrip(b"=").decode()
 
 
 @pytest.fixture
-def client() -> Iterator[TestClient]:  # type: ignore[type-arg]
+def client() -> Iterator[TestClient[Litestar]]:
     app = create_app(Settings(admin_token=TOKEN), MemoryStore(), background=False)
     with TestClient(app=app) as c:
         created = c.post(
@@ -47,7 +48,7 @@ def test_an_empty_operator_token_never_opens_the_operator_routes() -> None:
             assert response.status_code == 403, (header, response.text)
 
 
-def test_non_utf8_json_is_a_422(client: TestClient) -> None:  # type: ignore[type-arg]
+def test_non_utf8_json_is_a_422(client: TestClient[Litestar]) -> None:
     # An invalid body: 422 {"errors": [...]} (wire contract), never a 500.
     bad = b'{"queueName":"\xff"}'
     headers = {"content-type": "application/json"}
@@ -59,7 +60,7 @@ def test_non_utf8_json_is_a_422(client: TestClient) -> None:  # type: ignore[typ
     assert client.post("/api/v1/permissions", content=bad, headers=admin).status_code == 422
 
 
-def test_out_of_range_times_are_refused_not_crashed(client: TestClient) -> None:  # type: ignore[type-arg]
+def test_out_of_range_times_are_refused_not_crashed(client: TestClient[Litestar]) -> None:
     for when in ("0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"):
         signed = {"Authorization": "Signed x", "x-cassieq-request-time": when}
         assert client.get("/api/v1/accounts/acme/queues", headers=signed).status_code == 401
@@ -77,7 +78,7 @@ def test_out_of_range_times_are_refused_not_crashed(client: TestClient) -> None:
         assert issued.status_code == 422  # an invalid body
 
 
-def test_names_with_a_trailing_newline_are_refused(client: TestClient) -> None:  # type: ignore[type-arg]
+def test_names_with_a_trailing_newline_are_refused(client: TestClient[Litestar]) -> None:
     assert (
         client.post("/api/v1/accounts/acme/queues", json={"queueName": "nl\n"}).status_code == 422
     )
@@ -85,7 +86,7 @@ def test_names_with_a_trailing_newline_are_refused(client: TestClient) -> None: 
     assert client.post("/api/v1/accounts", json="nl\n", headers=admin).status_code == 422
 
 
-def test_validation_errors_do_not_echo_the_query_string(client: TestClient) -> None:  # type: ignore[type-arg]
+def test_validation_errors_do_not_echo_the_query_string(client: TestClient[Litestar]) -> None:
     secret = "WyJzZWNyZXQtcmVjZWlwdCJd.SECRETSIG"
     response = client.put(
         "/api/v1/accounts/acme/queues/q/messages",

@@ -70,6 +70,11 @@ class Stand:
         return web.json_response({"acked": acked, "failed": failed})
 
 
+def _notes() -> list[str]:
+    """Where a workload writes its notes (these tests read none)."""
+    return []
+
+
 def message(body: str, receipt: str, count: int = 1) -> dict[str, Any]:
     return {
         "id": "1",
@@ -178,7 +183,7 @@ async def test_the_batch_ack_retries_only_entries_that_may_not_have_applied(
     _, got = await client.receive("A", LEASE, 10, 0)
     # r0 acked at once; r1 refused as stale (done: its row is read); r2 undecided, then acked.
     s.ack_script = {"r0": ["acked"], "r1": [409], "r2": [503, "acked"]}
-    workload = Workload(client, ChaosOptions(batch=10), "x", time.monotonic() + 30, [].append)
+    workload = Workload(client, ChaosOptions(batch=10), "x", time.monotonic() + 30, _notes().append)
     await workload._ack_batch(got, "A")
     assert s.ack_requests == [["r0", "r1", "r2"], ["r2"]]
     by_delivery = [
@@ -198,7 +203,7 @@ async def test_a_batch_consumer_leaves_a_delivery_unacked_like_v1(
     s.to_deliver = [message(f"m{i}", f"r{i}") for i in range(4)]
     s.ack_script = {f"r{i}": ["acked"] for i in range(4)}
     opts = ChaosOptions(batch=10, unacked_every=2, other_server_acks=0.0)
-    workload = Workload(client, opts, "x", time.monotonic() + 30, [].append)
+    workload = Workload(client, opts, "x", time.monotonic() + 30, _notes().append)
     consumer = asyncio.create_task(workload._batch_consumer(0, "A"))
     try:
         await asyncio.wait_for(s.ack_came.wait(), 10)

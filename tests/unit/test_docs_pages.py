@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
+from litestar import Litestar
 from litestar.testing import TestClient
 
 from cassieq.api.app import create_app
@@ -18,13 +19,13 @@ ASSET = re.compile(r"""<(?:script|link)[^>]*?(?:src|href)=["']([^"']+)["']""")
 
 
 @pytest.fixture
-def client() -> Iterator[TestClient]:  # type: ignore[type-arg]
+def client() -> Iterator[TestClient[Litestar]]:
     with TestClient(create_app(Settings(), MemoryStore(), background=False)) as c:
         yield c
 
 
 @pytest.mark.parametrize("page", ["/schema/swagger", "/schema/redoc"])
-def test_docs_pages_load_only_local_assets(client: TestClient, page: str) -> None:  # type: ignore[type-arg]
+def test_docs_pages_load_only_local_assets(client: TestClient[Litestar], page: str) -> None:
     html = client.get(page)
     assert html.status_code == 200
     assets = ASSET.findall(html.text)
@@ -37,12 +38,12 @@ def test_docs_pages_load_only_local_assets(client: TestClient, page: str) -> Non
     assert "fonts.googleapis" not in html.text
 
 
-def test_asset_routes_do_not_leave_their_directory(client: TestClient) -> None:  # type: ignore[type-arg]
+def test_asset_routes_do_not_leave_their_directory(client: TestClient[Litestar]) -> None:
     assert client.get("/schema/assets/redoc/..%2f..%2fdocs.py").status_code == 404
     assert client.get("/schema/assets/swagger/..%2f__init__.py").status_code == 404
 
 
-def test_security_schemes_are_declared_and_attached(client: TestClient) -> None:  # type: ignore[type-arg]
+def test_security_schemes_are_declared_and_attached(client: TestClient[Litestar]) -> None:
     doc = client.get("/schema/openapi.json").json()
     schemes = doc["components"]["securitySchemes"]
     assert schemes["Key"] == {

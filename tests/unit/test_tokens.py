@@ -20,7 +20,7 @@ def test_tokens_are_the_kernels_random_bytes_read_in_blocks(
         reads.append(n)
         return bytes(i % 256 for i in range(n))
 
-    monkeypatch.setattr(tokens.os, "urandom", urandom)
+    monkeypatch.setattr("cassieq.tokens.os.urandom", urandom)
     tokens._drop_block()
     first = tokens.new_token()
     second = tokens.new_token()
