@@ -20,7 +20,7 @@ from cassieq.api.http.server import listening_socket, uvicorn_config
 def served(app: Litestar, port: int = 0) -> Iterator[int]:
     """The port the app answers on (``port``, or a free one), for the block's duration."""
     sock = listening_socket("127.0.0.1", port)
-    port: int = sock.getsockname()[1]
+    port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn_config(app, host="127.0.0.1", port=port, log_level="warning"))
     # The socket listens before the thread starts: connections wait in its backlog until
     # uvicorn accepts them, so nobody waits for the server to come up.

@@ -92,7 +92,7 @@ async def test_deletion_passes_read_jobs_a_bounded_number_at_a_time(
     clock.advance(engine.ctx.tuning.deletion_grace_ms / 1000)
 
     sized = SizedReads(store.inner)
-    server = QueueEngine(sized, clock, instance_id="passes")  # type: ignore[arg-type]
+    server = QueueEngine(sized, clock, instance_id="passes")
     await run_jobs(server)
 
     for name in names[:30]:  # each job was done: the old versions' rows are gone
@@ -118,7 +118,7 @@ async def test_a_pass_walks_an_account_directory_a_page_at_a_time(
         await make_queue(engine, account, name)
 
     sized = SizedReads(store.inner)
-    server = QueueEngine(sized, clock, instance_id="passes")  # type: ignore[arg-type]
+    server = QueueEngine(sized, clock, instance_id="passes")
     repaired: list[str] = []
     run_once = server.repairer.run_once
 
@@ -140,7 +140,7 @@ async def test_a_failing_job_leaves_the_pass_alive_and_is_done_after_its_lease(
     store: CountingStore, clock: FakeClock, account: str
 ) -> None:
     faulty = FaultyStore(store.inner)
-    engine = QueueEngine(faulty, clock)  # type: ignore[arg-type]
+    engine = QueueEngine(faulty, clock)
     other = QueueEngine(store.inner, clock, instance_id="other")
     queue = await make_queue(engine, account, "doomed")
     await engine.put(account, "doomed", "x")
