@@ -8,7 +8,7 @@ from pathlib import Path
 from cassieq.cli.server import openapi_document
 from cassieq.tools.devcluster.client import stale_files
 
-API_SPEC = Path(__file__).resolve().parents[2] / "api_spec"
+API_SPEC = Path(__file__).resolve().parents[3] / "api_spec"
 SPEC = API_SPEC / "openapi.json"
 
 
