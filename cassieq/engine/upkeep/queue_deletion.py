@@ -1,21 +1,20 @@
 """Background removal of a deleted queue version's rows: the jobs queue's consumer.
 
-Each pass takes what jobs are visible in the jobs queue (engine/upkeep/deletion_jobs.py), a few
-at a time and at most MAX_JOBS_PER_PASS, so a pass stays bounded in time and in what it
-reads however many queues tenants delete; the rest wait for the next pass. A job is acked
-once done; one that fails (a node down, a timeout) is left to its lease, after which any
-server takes it again. Doing a job twice is harmless: every step is idempotent.
+Each pass takes what jobs are visible in the jobs queue (upkeep/deletion_jobs.py), a few at
+a time and at most MAX_JOBS_PER_PASS, so a pass stays bounded in time and in what it reads
+however many queues tenants delete; the rest wait for the next pass. A job is acked once
+done; one that fails (a node down, a timeout) is left to its lease, after which any server
+takes it again. Doing a job twice is harmless: every step is idempotent.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+from typing import Literal
 
 import msgspec
 
 from cassieq.engine.context import EngineContext
-from cassieq.engine.errors import StaleReceipt
 from cassieq.engine.life.ack import Acker
 from cassieq.engine.life.receive import Reader
 from cassieq.engine.upkeep.deletion_jobs import JOBS_QUEUE, DeletionLog, decode_job
@@ -34,6 +33,10 @@ JOB_LEASE_MS = 5 * 60_000
 # that draining it left there, until compaction purges them.
 LEGACY_PAGE = 64
 LEGACY_RECHECK_MS = 10 * 60_000
+Outcome = Literal["done", "dropped", "failed"]
+DONE: Outcome = "done"
+DROPPED: Outcome = "dropped"
+FAILED: Outcome = "failed"
 
 
 class Deleter:
@@ -62,35 +65,42 @@ class Deleter:
         while finished < MAX_JOBS_PER_PASS:
             want = min(JOBS_AT_ONCE, MAX_JOBS_PER_PASS - finished)
             taken = await self._reader.receive(JOBS_QUEUE, want, JOB_LEASE_MS)
-            results = await asyncio.gather(*(self._do(delivery) for delivery in taken))
-            finished += sum(results)
+            outcomes = await asyncio.gather(*map(self._do, taken))
+            done = [d for d, outcome in zip(taken, outcomes, strict=True) if outcome != FAILED]
+            if done:
+                await self._ack(done)
+            finished += outcomes.count(DONE)
             if len(taken) < want:
                 break  # no more visible now
         return finished
 
-    async def _do(self, delivery: Delivery) -> bool:
-        """Do one job and ack it; False (and left to its lease) when it failed."""
+    async def _ack(self, done: list[Delivery]) -> None:
+        """One conditional batch per bucket for the lot, not an LWT a job. A stale receipt
+        (the lease ran out and another server took the job, which does it again) is no
+        failure: the job is done either way; nor is an ack that cannot be settled (the jobs
+        are done again once their lease is over)."""
+        try:
+            await self._acker.ack_many(JOBS_QUEUE, [d.receipt for d in done])
+        except Exception as exc:
+            self._ctx.log.warning("deletion_jobs_ack_failed", jobs=len(done), error=repr(exc))
+
+    async def _do(self, delivery: Delivery) -> Outcome:
+        """Do one job: DONE; DROPPED, a message that is no job; FAILED, left to its lease
+        (after which any server takes it again)."""
         try:
             job = decode_job(delivery.message)
         except msgspec.DecodeError:
             # Never written by a server: nothing to do with it but drop it.
             self._ctx.log.error("deletion_job_unreadable", message=delivery.message[:200])
-            await self._ack(delivery)
-            return False
+            return DROPPED
         try:
             await self._run(job)
-            await self._ack(delivery)
         except Exception as exc:
             # One job that fails must not fail the pass (a failed pass on every server makes
-            # /ready say 503 everywhere): it is taken again once its lease is over.
+            # /ready say 503 everywhere).
             self._ctx.log.warning("deletion_job_failed", queue=str(job.queue), error=repr(exc))
-            return False
-        return True
-
-    async def _ack(self, delivery: Delivery) -> None:
-        # Stale: the lease ran out and another server took the job; it does it again.
-        with contextlib.suppress(StaleReceipt):
-            await self._acker.ack(JOBS_QUEUE, delivery.receipt)
+            return FAILED
+        return DONE
 
     async def _repair_jobs_queue(self) -> None:
         """Repair the jobs queue as the pass repairs a tenant's queue (no account lists it):

@@ -95,10 +95,12 @@ class UpkeepRows(CassandraBase):
                     for b in range(start, min(start + 64, buckets))
                 )
             )
-        await self._run(self._q.monoton_delete, (qid,))
-        await self._run(self._q.invisibility_delete, (qid,))
-        for kind in ("reader", "repair"):
-            await self._run(self._q.pointer_delete, (qid, kind))
+        # Side by side: a deletion job's latency is most of what a deletion pass waits for.
+        await asyncio.gather(
+            self._run(self._q.monoton_delete, (qid,)),
+            self._run(self._q.invisibility_delete, (qid,)),
+            *(self._run(self._q.pointer_delete, (qid, kind)) for kind in ("reader", "repair")),
+        )
 
     # ----------------------------------------------------------------- statistics
 
