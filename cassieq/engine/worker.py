@@ -63,9 +63,18 @@ class BackgroundWorker:
                 if self._next_repair.get(key, 0) > now:
                     continue
                 self._next_repair[key] = now + queue.options.repair_poll_seconds * 1000
-                await engine.repairer.run_once(queue)
+                await self._repair(queue)
         self._walks = {account: after for account, after in walks.items() if after}
         await engine.deleter.run_once()
+
+    async def _repair(self, queue: QueueDefinition) -> None:
+        """Repair one queue; a failure is that queue's, logged, and the pass goes on: one
+        tenant's queue whose repair keeps failing must not fail every server's pass (and
+        with it /ready everywhere) nor hold back the other queues' repairs."""
+        try:
+            await self._engine.repairer.run_once(queue)
+        except Exception:
+            self._engine.ctx.log.exception("repair_failed", queue=str(queue.id))
 
     async def _directory_slice(self, account: str) -> tuple[list[QueueDefinition], str]:
         """This tick's rows of the account's directory: up to DIRECTORY_PAGES_PER_TICK pages

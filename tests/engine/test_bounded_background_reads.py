@@ -31,6 +31,7 @@ from cassieq.model import (
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue
 from tests.engine.faults import FaultyStore
+from tests.engine.test_holes_and_repair import drain, sealed_bucket_with_late_write
 
 # The most rows one read of a pass may answer: a page of a directory (DIRECTORY_PAGE).
 BOUND = 200
@@ -156,6 +157,20 @@ async def test_a_failing_job_leaves_the_pass_alive_and_is_done_after_its_lease(
     clock.advance(10 * 60)  # past the lease of a job (5 minutes): anyone takes it again
     await run_jobs(other)
     assert await store.read_monoton(queue.id) == 0
+
+
+async def test_a_queue_whose_repair_fails_fails_neither_the_pass_nor_the_other_repairs(
+    store: CountingStore, clock: FakeClock, account: str
+) -> None:
+    faulty = FaultyStore(store.inner)
+    engine = QueueEngine(faulty, clock)
+    broken = await make_queue(engine, account, "broken")  # listed before "q"
+    await sealed_bucket_with_late_write(engine, account, clock, finalize_seconds=5)
+    faulty.fail_once("read_bucket", when=lambda qid, *_: qid == broken.id)
+    clock.advance(5)
+    await BackgroundWorker(engine).tick()
+    assert not faulty.armed("read_bucket")  # the broken queue's repair failed...
+    assert await drain(engine, account, "q") == ["late"]  # ...and q's was done all the same
 
 
 async def test_jobs_left_in_the_old_table_are_moved_to_the_jobs_queue_and_done(

@@ -64,7 +64,13 @@ class Deleter:
         finished = 0
         while finished < MAX_JOBS_PER_PASS:
             want = min(JOBS_AT_ONCE, MAX_JOBS_PER_PASS - finished)
-            taken = await self._reader.receive(JOBS_QUEUE, want, JOB_LEASE_MS)
+            try:
+                taken = await self._reader.receive(JOBS_QUEUE, want, JOB_LEASE_MS)
+            except Exception as exc:
+                # Contention every server shares (one queue): the jobs wait for the next
+                # pass, which this one's failure must not be (nor /ready's with it).
+                self._ctx.log.warning("deletion_jobs_receive_failed", error=repr(exc))
+                break
             outcomes = await asyncio.gather(*map(self._do, taken))
             done = [d for d, outcome in zip(taken, outcomes, strict=True) if outcome != FAILED]
             if done:
@@ -109,7 +115,10 @@ class Deleter:
         if now < self._next_repair:
             return
         self._next_repair = now + JOBS_QUEUE.options.repair_poll_seconds * 1000
-        await self._repairer.run_once(JOBS_QUEUE)
+        try:
+            await self._repairer.run_once(JOBS_QUEUE)
+        except Exception as exc:
+            self._ctx.log.warning("deletion_jobs_repair_failed", error=repr(exc))
 
     async def _drain_legacy(self) -> None:
         """Move a page of the old table's jobs into the jobs queue, then remove them there.
