@@ -31,6 +31,7 @@ from cassieq.model import (
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue
 from tests.engine.faults import FaultyStore
+from tests.engine.jobs import pending_jobs
 from tests.engine.test_holes_and_repair import drain, sealed_bucket_with_late_write
 
 # The most rows one read of a pass may answer: a page of a directory (DIRECTORY_PAGE).
@@ -76,10 +77,16 @@ async def churn(engine: QueueEngine, account: str, names: list[str], *, put: boo
     await asyncio.gather(*(one(name) for name in names))
 
 
-async def run_jobs(engine: QueueEngine) -> None:
-    """Deletion passes until one finds nothing left to do (other tests' jobs too)."""
+async def run_jobs(engine: QueueEngine, account: str) -> None:
+    """Deletion passes until one finishes nothing and none of ``account``'s jobs is left.
+
+    On the shared keyspace the jobs queue holds other tests' jobs too, some of which fail
+    (their queues were faulty on purpose) and stay leased: a pass that finishes nothing is
+    no proof that this test's jobs are done, so they are looked for."""
     for _ in range(PASSES):
-        if await engine.deleter.run_once() == 0:
+        finished = await engine.deleter.run_once()
+        mine = [j for j in await pending_jobs(engine) if j.queue.account == account]
+        if finished == 0 and not mine:
             return
     raise AssertionError(f"jobs still left after {PASSES} passes")
 
@@ -94,7 +101,7 @@ async def test_deletion_passes_read_jobs_a_bounded_number_at_a_time(
 
     sized = SizedReads(store.inner)
     server = QueueEngine(sized, clock, instance_id="passes")
-    await run_jobs(server)
+    await run_jobs(server, account)
 
     for name in names[:30]:  # each job was done: the old versions' rows are gone
         assert await store.read_monoton(QueueId(account, name, 1)) == 0
@@ -155,7 +162,7 @@ async def test_a_failing_job_leaves_the_pass_alive_and_is_done_after_its_lease(
     await other.deleter.run_once()  # the job is still the failed server's (its lease)
     assert await store.read_monoton(queue.id) == 1
     clock.advance(10 * 60)  # past the lease of a job (5 minutes): anyone takes it again
-    await run_jobs(other)
+    await run_jobs(other, account)
     assert await store.read_monoton(queue.id) == 0
 
 
@@ -189,7 +196,7 @@ async def test_jobs_left_in_the_old_table_are_moved_to_the_jobs_queue_and_done(
         queues.append(queue)
     clock.advance(engine.ctx.tuning.deletion_grace_ms / 1000)
 
-    await run_jobs(engine)
+    await run_jobs(engine, account)
     for queue in queues:
         assert await store.read_monoton(queue.id) == 0
     start = QueueId(account, "", 0)  # sorts before every job of the account
@@ -206,7 +213,7 @@ async def test_a_job_whose_delete_never_happened_keeps_the_queue(
     job = DeletionJob(queue=queue.id, bucket_size=20, created_at=clock.now())
     await engine.deletion_log.add(job)
     clock.advance(engine.ctx.tuning.deletion_grace_ms / 1000)
-    await run_jobs(engine)
+    await run_jobs(engine, account)
     got = await engine.get_next(account, "kept", 30)
     assert got is not None and got.message == "still here"
 
