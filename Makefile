@@ -26,6 +26,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy cassieq
+	$(BIN)/mypy tests
 	$(BIN)/lint-imports
 
 ## test: lint, build the docs (strict), start the local node and the three-node cluster, apply
