@@ -29,6 +29,11 @@ class Tuning:
     lease_ttl_ms: int = 30_000
     # Deletion jobs wait this long (well past queue_cache_ms) before removing rows.
     deletion_grace_ms: int = 10_000
+    # The engine's own queue of deletion jobs (engine/upkeep/deletion_jobs.py): every server
+    # of a keyspace must use the same one. Tests whose clock is not the wall clock use one of
+    # their own: beside a server on the wall clock, the two would judge each other's jobs
+    # written long after a seal (a late write, repair's) or not visible for weeks.
+    deletion_jobs_queue: str = "deletion-jobs"
     # How long the reader waits for a taken monoton's row before calling it a hole.
     hole_grace_ms: int = 2_000
     # How long a server trusts its last read of a queue's reader pointer and invisibility

@@ -17,7 +17,7 @@ import pytest
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.model import QueueOptions
 from cassieq.store.cassandra import CassandraStore, LwtRetry
-from tests.engine.jobs import pending_jobs
+from tests.engine.jobs import own_jobs_queue, pending_jobs
 from tests.lwt_faults import Mode, TimeoutInjectingStore
 
 MODES: list[Mode] = ["before", "after"]
@@ -33,7 +33,7 @@ async def test_a_deletion_job_is_done_once_through_a_lost_lwt_answer(
 ) -> None:
     lossy = TimeoutInjectingStore.beside(cassandra_store, lwt_retry=LwtRetry(base_s=0.001))
     clock = FakeClock()
-    engine = QueueEngine(lossy, clock)
+    engine = QueueEngine(lossy, clock, tuning=own_jobs_queue())
     account = f"jt-{uuid.uuid4().hex[:10]}"
     await engine.accounts.create(account)
     queue, _ = await engine.create_queue(account, "doomed", QueueOptions())

@@ -7,10 +7,11 @@ import uuid
 
 import pytest
 
-from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine import FakeClock, QueueEngine, Tuning
 from cassieq.model import QueueDefinition, QueueOptions
 from cassieq.store.base import Store
 from cassieq.store.counting import CountingStore
+from tests.engine.jobs import own_jobs_queue
 
 
 @pytest.fixture
@@ -25,14 +26,20 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def engine(store: CountingStore, clock: FakeClock) -> QueueEngine:
-    return QueueEngine(store, clock)
+def tuning() -> Tuning:
+    """The defaults, but deletion jobs in a jobs queue of the test's own (tests/engine/jobs.py)."""
+    return own_jobs_queue()
 
 
 @pytest.fixture
-def other(store: CountingStore, clock: FakeClock) -> QueueEngine:
+def engine(store: CountingStore, clock: FakeClock, tuning: Tuning) -> QueueEngine:
+    return QueueEngine(store, clock, tuning=tuning)
+
+
+@pytest.fixture
+def other(store: CountingStore, clock: FakeClock, tuning: Tuning) -> QueueEngine:
     """A second server on the same store (its own caches, leases and instance id)."""
-    return QueueEngine(store, clock, instance_id="other")
+    return QueueEngine(store, clock, tuning=tuning, instance_id="other")
 
 
 @pytest.fixture

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
-from cassieq.engine.context import Tuning
 from cassieq.engine.errors import AccountExists, AccountNotFound, QueueLimitReached
 from cassieq.model import QueueDefinition, QueueOptions, StatsSnapshot
 from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue
 from tests.engine.faults import FaultyStore, InjectedFault
+from tests.engine.jobs import own_jobs_queue
 
 
 def _snapshot(queue: QueueDefinition, now: int) -> StatsSnapshot:
@@ -173,7 +173,7 @@ async def test_a_queue_created_during_the_deletion_does_not_survive_it(
 
 
 async def test_an_account_has_a_queue_limit(store: CountingStore, clock: FakeClock) -> None:
-    engine = QueueEngine(store, clock, tuning=Tuning(max_queues_per_account=3))
+    engine = QueueEngine(store, clock, tuning=own_jobs_queue(max_queues_per_account=3))
     account = f"t-{uuid.uuid4().hex[:12]}"
     await engine.accounts.create(account)
     for name in ("a", "b", "c"):

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine import FakeClock, QueueEngine, Tuning
 from cassieq.engine import worker as background_module
 from cassieq.engine.upkeep.deletion_jobs import JOBS_QUEUE
 from cassieq.engine.worker import BackgroundWorker
@@ -80,9 +80,8 @@ async def churn(engine: QueueEngine, account: str, names: list[str], *, put: boo
 async def run_jobs(engine: QueueEngine, account: str) -> None:
     """Deletion passes until one finishes nothing and none of ``account``'s jobs is left.
 
-    On the shared keyspace the jobs queue holds other tests' jobs too, some of which fail
-    (their queues were faulty on purpose) and stay leased: a pass that finishes nothing is
-    no proof that this test's jobs are done, so they are looked for."""
+    A pass that finishes nothing is no proof that the jobs are done (one failed on purpose
+    stays leased), so they are looked for."""
     for _ in range(PASSES):
         finished = await engine.deleter.run_once()
         mine = [j for j in await pending_jobs(engine) if j.queue.account == account]
@@ -100,7 +99,7 @@ async def test_deletion_passes_read_jobs_a_bounded_number_at_a_time(
     clock.advance(engine.ctx.tuning.deletion_grace_ms / 1000)
 
     sized = SizedReads(store.inner)
-    server = QueueEngine(sized, clock, instance_id="passes")
+    server = QueueEngine(sized, clock, tuning=engine.ctx.tuning, instance_id="passes")
     await run_jobs(server, account)
 
     for name in names[:30]:  # each job was done: the old versions' rows are gone
@@ -126,7 +125,7 @@ async def test_a_pass_walks_an_account_directory_a_page_at_a_time(
         await make_queue(engine, account, name)
 
     sized = SizedReads(store.inner)
-    server = QueueEngine(sized, clock, instance_id="passes")
+    server = QueueEngine(sized, clock, tuning=engine.ctx.tuning, instance_id="passes")
     repaired: list[str] = []
     run_once = server.repairer.run_once
 
@@ -145,11 +144,11 @@ async def test_a_pass_walks_an_account_directory_a_page_at_a_time(
 
 
 async def test_a_failing_job_leaves_the_pass_alive_and_is_done_after_its_lease(
-    store: CountingStore, clock: FakeClock, account: str
+    store: CountingStore, clock: FakeClock, tuning: Tuning, account: str
 ) -> None:
     faulty = FaultyStore(store.inner)
-    engine = QueueEngine(faulty, clock)
-    other = QueueEngine(store.inner, clock, instance_id="other")
+    engine = QueueEngine(faulty, clock, tuning=tuning)
+    other = QueueEngine(store.inner, clock, tuning=tuning, instance_id="other")
     queue = await make_queue(engine, account, "doomed")
     await engine.put(account, "doomed", "x")
     await engine.queues.delete(account, "doomed")
@@ -167,10 +166,10 @@ async def test_a_failing_job_leaves_the_pass_alive_and_is_done_after_its_lease(
 
 
 async def test_a_queue_whose_repair_fails_fails_neither_the_pass_nor_the_other_repairs(
-    store: CountingStore, clock: FakeClock, account: str
+    store: CountingStore, clock: FakeClock, tuning: Tuning, account: str
 ) -> None:
     faulty = FaultyStore(store.inner)
-    engine = QueueEngine(faulty, clock)
+    engine = QueueEngine(faulty, clock, tuning=tuning)
     broken = await make_queue(engine, account, "broken")  # listed before "q"
     await sealed_bucket_with_late_write(engine, account, clock, finalize_seconds=5)
     faulty.fail_once("read_bucket", when=lambda qid, *_: qid == broken.id)

@@ -16,7 +16,7 @@ buckets are finalized and dropped whole (a partition nobody reads again), never 
 See docs/design/background-reads.md.
 
 The queue lives under an account name no tenant can have (names are ``[a-zA-Z0-9_.-]+``)
-and has no row in the queue directory: its definition is this constant, so no listing
+and has no row in the queue directory: its definition is ``jobs_queue()``, so no listing
 shows it and no tenant request reaches it. Its layout (bucket size, version) must never
 change: stored jobs are found by it.
 """
@@ -32,23 +32,32 @@ from cassieq.model import DeletionJob, QueueDefinition, QueueOptions
 JOBS_ACCOUNT = "~cassieq"
 # A job is never dead-lettered nor expired: it is retried until done.
 _NEVER = 2**31 - 1
-JOBS_QUEUE = QueueDefinition(
-    account=JOBS_ACCOUNT,
-    name="deletion-jobs",
-    version=1,
-    status="active",
-    options=QueueOptions(
-        bucket_size=100,
-        max_delivery_count=_NEVER,
-        repair_poll_seconds=5,
-        finalize_seconds=15,
-        delete_buckets_after_finalize=True,
-        # Servers take jobs side by side: a random visible one each, not all the oldest.
-        strict_fifo=False,
-        message_retention_seconds=_NEVER,
-    ),
-    created_at=0,
-)
+JOBS_QUEUE_NAME = "deletion-jobs"
+
+
+def jobs_queue(name: str = JOBS_QUEUE_NAME) -> QueueDefinition:
+    """The jobs queue named ``name`` (Tuning.deletion_jobs_queue): every server of a keyspace
+    uses the default one."""
+    return QueueDefinition(
+        account=JOBS_ACCOUNT,
+        name=name,
+        version=1,
+        status="active",
+        options=QueueOptions(
+            bucket_size=100,
+            max_delivery_count=_NEVER,
+            repair_poll_seconds=5,
+            finalize_seconds=15,
+            delete_buckets_after_finalize=True,
+            # Servers take jobs side by side: a random visible one each, not all the oldest.
+            strict_fifo=False,
+            message_retention_seconds=_NEVER,
+        ),
+        created_at=0,
+    )
+
+
+JOBS_QUEUE = jobs_queue()
 
 _decode = msgspec.json.Decoder(DeletionJob).decode
 
@@ -67,6 +76,7 @@ class DeletionLog:
     def __init__(self, ctx: EngineContext, publisher: Publisher) -> None:
         self._ctx = ctx
         self._publisher = publisher
+        self.queue = jobs_queue(ctx.tuning.deletion_jobs_queue)
 
     async def add(self, job: DeletionJob) -> None:
         """Put the job, visible once ``deletion_grace_ms`` after its creation is over: the
@@ -74,4 +84,4 @@ class DeletionLog:
         version from their cached definition."""
         ctx = self._ctx
         delay_ms = max(0, job.created_at + ctx.tuning.deletion_grace_ms - ctx.clock.now())
-        await self._publisher.put(JOBS_QUEUE, encode_job(job), delay_ms)
+        await self._publisher.put(self.queue, encode_job(job), delay_ms)

@@ -17,7 +17,7 @@ import msgspec
 from cassieq.engine.context import EngineContext
 from cassieq.engine.life.ack import Acker
 from cassieq.engine.life.receive import Reader
-from cassieq.engine.upkeep.deletion_jobs import JOBS_QUEUE, DeletionLog, decode_job
+from cassieq.engine.upkeep.deletion_jobs import DeletionLog, decode_job
 from cassieq.engine.upkeep.repair import Repairer
 from cassieq.model import DeletionJob, Delivery, QueueId
 
@@ -65,7 +65,7 @@ class Deleter:
         while finished < MAX_JOBS_PER_PASS:
             want = min(JOBS_AT_ONCE, MAX_JOBS_PER_PASS - finished)
             try:
-                taken = await self._reader.receive(JOBS_QUEUE, want, JOB_LEASE_MS)
+                taken = await self._reader.receive(self._log.queue, want, JOB_LEASE_MS)
             except Exception as exc:
                 # Contention every server shares (one queue): the jobs wait for the next
                 # pass, which this one's failure must not be (nor /ready's with it).
@@ -86,7 +86,7 @@ class Deleter:
         failure: the job is done either way; nor is an ack that cannot be settled (the jobs
         are done again once their lease is over)."""
         try:
-            await self._acker.ack_many(JOBS_QUEUE, [d.receipt for d in done])
+            await self._acker.ack_many(self._log.queue, [d.receipt for d in done])
         except Exception as exc:
             self._ctx.log.warning("deletion_jobs_ack_failed", jobs=len(done), error=repr(exc))
 
@@ -114,9 +114,9 @@ class Deleter:
         now = self._ctx.clock.now()
         if now < self._next_repair:
             return
-        self._next_repair = now + JOBS_QUEUE.options.repair_poll_seconds * 1000
+        self._next_repair = now + self._log.queue.options.repair_poll_seconds * 1000
         try:
-            await self._repairer.run_once(JOBS_QUEUE)
+            await self._repairer.run_once(self._log.queue)
         except Exception as exc:
             self._ctx.log.warning("deletion_jobs_repair_failed", error=repr(exc))
 
