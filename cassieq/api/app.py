@@ -12,6 +12,7 @@ from litestar.datastructures import State
 
 from cassieq.api.admin.debug import DebugController
 from cassieq.api.admin.metrics import metrics
+from cassieq.api.dependencies import dependencies
 from cassieq.api.docs import asset_routes, document_security, openapi_config
 from cassieq.api.errors import EXCEPTION_HANDLERS
 from cassieq.api.health import health, root
@@ -160,6 +161,8 @@ def create_app(
             console_router(),
         ],
         state=State({"cassieq": state, "console_history": history}),
+        # Handlers name the parts they use (cassieq.api.dependencies).
+        dependencies=dependencies(state),
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
         # JSON bodies are depth-checked before they are decoded (cassieq.api.http.bodies).

@@ -9,9 +9,11 @@ import asyncio
 import msgspec
 import structlog
 from litestar import Response, get
-from litestar.datastructures import State
 
-from cassieq.api.state import AppState
+from cassieq.api.dependencies import AppSettings, Background, Engine
+from cassieq.config import Settings
+from cassieq.engine import QueueEngine
+from cassieq.engine.worker import LoopHealth
 
 log = structlog.get_logger("cassieq.api")
 
@@ -31,18 +33,23 @@ class Readiness(msgspec.Struct, frozen=True):
 
 
 @get("/ready", include_in_schema=False)
-async def ready(state: State) -> Response[Readiness]:
-    app: AppState = state.cassieq
-    cassandra, schema = await _store_checks(app)
-    checks = {"cassandra": cassandra, "schema": schema, "background": _background(app)}
+async def ready(
+    engine: Engine, settings: AppSettings, background: Background
+) -> Response[Readiness]:
+    cassandra, schema = await _store_checks(engine)
+    checks = {
+        "cassandra": cassandra,
+        "schema": schema,
+        "background": _background(engine, settings, background),
+    }
     failed = [name for name, check in checks.items() if not check.ok]
     body = Readiness(status="not ready" if failed else "ready", failed=failed, checks=checks)
     return Response(body, status_code=503 if failed else 200)
 
 
-async def _store_checks(app: AppState) -> tuple[Check, Check]:
+async def _store_checks(engine: QueueEngine) -> tuple[Check, Check]:
     try:
-        status = await asyncio.wait_for(app.engine.schema_status(), CHECK_TIMEOUT_S)
+        status = await asyncio.wait_for(engine.schema_status(), CHECK_TIMEOUT_S)
     except Exception as exc:
         # No quorum, timeouts, no connection: whatever the driver says, it is not ready.
         # /ready is open to anyone: the error's text (hosts, addresses) goes to the log only.
@@ -52,14 +59,13 @@ async def _store_checks(app: AppState) -> tuple[Check, Check]:
     return Check(ok=True, detail=status.answers), Check(ok=status.ok, detail=status.detail)
 
 
-def _background(app: AppState) -> Check:
-    health = app.background
+def _background(engine: QueueEngine, settings: Settings, health: LoopHealth) -> Check:
     if not health.enabled:
         return Check(ok=True, detail="not run by this app")
     if health.last_success_ms is None:
         return Check(ok=False, detail=f"no pass completed yet ({health.failures} failed)")
-    age_s = (app.engine.now() - health.last_success_ms) / 1000
-    limit = app.settings.ready_background_max_age_seconds
+    age_s = (engine.now() - health.last_success_ms) / 1000
+    limit = settings.ready_background_max_age_seconds
     if age_s > limit:
         return Check(
             ok=False,

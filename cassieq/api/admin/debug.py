@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import Controller, get
-from litestar.datastructures import State
 from litestar.params import FromPath, PathParameter
 
 from cassieq.api.admin.dto import MessageDebugBody, MonotonBody, PointersBody, TombstoneBody
+from cassieq.api.dependencies import Engine
 from cassieq.api.errors import errors
 from cassieq.api.security import admin_guard
-from cassieq.api.state import AppState
 from cassieq.api.v1.dto import QueueDefinitionBody
+from cassieq.engine import QueueEngine
 from cassieq.engine.errors import NotFound
 from cassieq.model import MessageRow, QueueDefinition
 
@@ -34,10 +34,9 @@ class DebugController(Controller):
         summary="Queues of an account",
         responses=ERRORS,
     )
-    async def queues(self, state: State, account: FromPath[str]) -> list[QueueDefinitionBody]:
-        app: AppState = state.cassieq
-        await app.engine.account(account)
-        return [QueueDefinitionBody.of(q) for q in await app.engine.list_queues(account)]
+    async def queues(self, engine: Engine, account: FromPath[str]) -> list[QueueDefinitionBody]:
+        await engine.account(account)
+        return [QueueDefinitionBody.of(q) for q in await engine.list_queues(account)]
 
     @get(
         f"{BASE}/buckets/current/messages",
@@ -46,12 +45,11 @@ class DebugController(Controller):
         responses=ERRORS,
     )
     async def current_bucket(
-        self, state: State, account: FromPath[str], queue: FromPath[str]
+        self, engine: Engine, account: FromPath[str], queue: FromPath[str]
     ) -> list[MessageDebugBody]:
-        app: AppState = state.cassieq
-        q = await _queue(app, account, queue)
-        pointers = await app.engine.inspect_pointers(q)
-        snap = await app.engine.inspect_bucket(q, pointers.reader)
+        q = await _queue(engine, account, queue)
+        pointers = await engine.inspect_pointers(q)
+        snap = await engine.inspect_bucket(q, pointers.reader)
         return [_message(m) for m in snap.messages]
 
     @get(
@@ -61,11 +59,10 @@ class DebugController(Controller):
         responses=ERRORS,
     )
     async def bucket(
-        self, state: State, account: FromPath[str], queue: FromPath[str], bucket: Position
+        self, engine: Engine, account: FromPath[str], queue: FromPath[str], bucket: Position
     ) -> list[MessageDebugBody]:
-        app: AppState = state.cassieq
-        q = await _queue(app, account, queue)
-        return [_message(m) for m in (await app.engine.inspect_bucket(q, bucket)).messages]
+        q = await _queue(engine, account, queue)
+        return [_message(m) for m in (await engine.inspect_bucket(q, bucket)).messages]
 
     @get(
         f"{BASE}/buckets/{{bucket:int}}/tombstone",
@@ -74,11 +71,10 @@ class DebugController(Controller):
         responses=ERRORS,
     )
     async def tombstone(
-        self, state: State, account: FromPath[str], queue: FromPath[str], bucket: Position
+        self, engine: Engine, account: FromPath[str], queue: FromPath[str], bucket: Position
     ) -> TombstoneBody:
-        app: AppState = state.cassieq
-        q = await _queue(app, account, queue)
-        snap = await app.engine.inspect_bucket(q, bucket)
+        q = await _queue(engine, account, queue)
+        snap = await engine.inspect_bucket(q, bucket)
         if snap.sealed_at is None:
             raise NotFound(f"bucket {bucket} is not sealed")
         return TombstoneBody(
@@ -92,11 +88,10 @@ class DebugController(Controller):
         responses=ERRORS,
     )
     async def message(
-        self, state: State, account: FromPath[str], queue: FromPath[str], monoton: Position
+        self, engine: Engine, account: FromPath[str], queue: FromPath[str], monoton: Position
     ) -> MessageDebugBody:
-        app: AppState = state.cassieq
-        q = await _queue(app, account, queue)
-        row = await app.engine.inspect_message(q, monoton)
+        q = await _queue(engine, account, queue)
+        row = await engine.inspect_message(q, monoton)
         if row is None:
             raise NotFound(f"no message at monoton {monoton}")
         return _message(row)
@@ -108,11 +103,10 @@ class DebugController(Controller):
         responses=ERRORS,
     )
     async def monoton(
-        self, state: State, account: FromPath[str], queue: FromPath[str]
+        self, engine: Engine, account: FromPath[str], queue: FromPath[str]
     ) -> MonotonBody:
-        app: AppState = state.cassieq
-        q = await _queue(app, account, queue)
-        return MonotonBody(value=(await app.engine.inspect_pointers(q)).monoton)
+        q = await _queue(engine, account, queue)
+        return MonotonBody(value=(await engine.inspect_pointers(q)).monoton)
 
     @get(
         f"{BASE}/pointers",
@@ -121,11 +115,10 @@ class DebugController(Controller):
         responses=ERRORS,
     )
     async def pointers(
-        self, state: State, account: FromPath[str], queue: FromPath[str]
+        self, engine: Engine, account: FromPath[str], queue: FromPath[str]
     ) -> PointersBody:
-        app: AppState = state.cassieq
-        q = await _queue(app, account, queue)
-        p = await app.engine.inspect_pointers(q)
+        q = await _queue(engine, account, queue)
+        p = await engine.inspect_pointers(q)
         invisibility = p.invisibility
         return PointersBody(
             reader=p.reader,
@@ -137,8 +130,8 @@ class DebugController(Controller):
         )
 
 
-async def _queue(app: AppState, account: FromPath[str], queue: FromPath[str]) -> QueueDefinition:
-    return await app.engine.queue(account, queue, fresh=True)
+async def _queue(engine: QueueEngine, account: str, queue: str) -> QueueDefinition:
+    return await engine.queue(account, queue, fresh=True)
 
 
 def _message(m: MessageRow) -> MessageDebugBody:

@@ -16,6 +16,7 @@ import structlog
 from litestar import Request, Response, route
 from litestar.exceptions import HTTPException
 
+from cassieq.api.dependencies import Engine, Receipts
 from cassieq.api.sqs import errors, json_codec, query_codec
 from cassieq.api.sqs.actions.messages import ACTIONS as MESSAGE_ACTIONS
 from cassieq.api.sqs.actions.queues import ACTIONS as QUEUE_ACTIONS
@@ -25,7 +26,8 @@ from cassieq.api.sqs.dispatch import ORIGINAL_PATH, SQS_PATH
 from cassieq.api.sqs.errors import SqsError
 from cassieq.api.sqs.model import API_VERSION, operation
 from cassieq.api.sqs.sigv4 import SignedRequest, verify
-from cassieq.api.state import AppState
+from cassieq.auth.receipt_keys import ReceiptSigner
+from cassieq.engine import QueueEngine
 from cassieq.engine.errors import (
     Contention,
     EngineError,
@@ -54,12 +56,14 @@ def actions() -> dict[str, Handler]:
     include_in_schema=False,
     request_max_body_size=MAX_BODY_BYTES,
 )
-async def sqs_endpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def sqs_endpoint(
+    request: Request[Any, Any, Any], engine: Engine, receipts: Receipts
+) -> Response[bytes]:
     request_id = str(uuid.uuid4())
     protocol: Protocol = "json" if "x-amz-target" in request.headers else "query"
     seen = _Seen()
     try:
-        return await _answer(request, protocol, request_id, seen)
+        return await _answer(request, engine, receipts, protocol, request_id, seen)
     except SqsError as error:
         log.info("sqs_error", action=seen.action, code=error.code, status=error.status)
         return _error(error, protocol, request_id)
@@ -81,15 +85,19 @@ class _Seen:
 
 
 async def _answer(
-    request: Request[Any, Any, Any], protocol: Protocol, request_id: str, seen: _Seen
+    request: Request[Any, Any, Any],
+    engine: QueueEngine,
+    receipts: ReceiptSigner,
+    protocol: Protocol,
+    request_id: str,
+    seen: _Seen,
 ) -> Response[bytes]:
     body = await _body(request)
     signed = _signed_request(request, body)
-    app: AppState = request.app.state.cassieq
     verified = await verify(
         signed,
-        lambda key_id: secrets_for(app.engine, key_id),
-        datetime.fromtimestamp(app.engine.now() / 1000, UTC),
+        lambda key_id: secrets_for(engine, key_id),
+        datetime.fromtimestamp(engine.now() / 1000, UTC),
     )
     seen.account = verified.account
     flat: dict[str, str] = {}
@@ -113,7 +121,7 @@ async def _answer(
         _queue_url_from_path(request, flat)
         params = query_codec.decode(op.input_shape, flat)
     call = SqsCall(
-        engine=app.engine,
+        engine=engine,
         account=verified.account,
         key_name=verified.key_name,
         action=action,
@@ -121,7 +129,7 @@ async def _answer(
         base_url=_base_url(request),
         region=verified.region,
         protocol=protocol,
-        receipts=app.receipts,
+        receipts=receipts,
     )
     result = await _run(handler, call)
     headers = {"x-amzn-RequestId": request_id}

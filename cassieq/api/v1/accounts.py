@@ -7,14 +7,13 @@ from typing import Any
 
 import msgspec
 from litestar import Controller, Request, Response, delete, get, post
-from litestar.datastructures import State
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import FromPath, JSONBody
 
+from cassieq.api.dependencies import Engine
 from cassieq.api.errors import errors
 from cassieq.api.http.bodies import check_json_depth
 from cassieq.api.security import admin_guard
-from cassieq.api.state import AppState
 from cassieq.api.v1.dto import AccountBody, KeyCreateRequest
 from cassieq.engine.errors import InvalidArgument
 from cassieq.model import MAX_NAME_LENGTH, NAME_PATTERN
@@ -52,9 +51,8 @@ class AccountController(Controller):
     guards = [admin_guard]
 
     @get(operation_id="listAccounts", summary="List accounts", responses=errors(401, 403))
-    async def list_accounts(self, state: State) -> list[AccountBody]:
-        app: AppState = state.cassieq
-        return [AccountBody.of(a) for a in await app.engine.list_accounts()]
+    async def list_accounts(self, engine: Engine) -> list[AccountBody]:
+        return [AccountBody.of(a) for a in await engine.list_accounts()]
 
     @post(
         operation_id="createAccount",
@@ -63,10 +61,9 @@ class AccountController(Controller):
         operation_class=_AccountNameBody,
         responses=errors(400, 401, 403, 409, 413),
     )
-    async def create_account(self, state: State, request: Request[Any, Any, Any]) -> AccountBody:
-        app: AppState = state.cassieq
+    async def create_account(self, engine: Engine, request: Request[Any, Any, Any]) -> AccountBody:
         name = _account_name(await request.body())
-        return AccountBody.of(await app.engine.create_account(name))
+        return AccountBody.of(await engine.create_account(name))
 
     @get(
         "/{account:str}",
@@ -74,9 +71,8 @@ class AccountController(Controller):
         summary="Show an account",
         responses=errors(401, 403, 404),
     )
-    async def get_account(self, state: State, account: FromPath[str]) -> AccountBody:
-        app: AppState = state.cassieq
-        return AccountBody.of(await app.engine.account(account))
+    async def get_account(self, engine: Engine, account: FromPath[str]) -> AccountBody:
+        return AccountBody.of(await engine.account(account))
 
     @delete(
         "/{account:str}",
@@ -85,9 +81,8 @@ class AccountController(Controller):
         status_code=204,
         responses=errors(401, 403),
     )
-    async def delete_account(self, state: State, account: FromPath[str]) -> None:
-        app: AppState = state.cassieq
-        await app.engine.delete_account(account)
+    async def delete_account(self, engine: Engine, account: FromPath[str]) -> None:
+        await engine.delete_account(account)
 
     @post(
         "/{account:str}/keys",
@@ -97,10 +92,9 @@ class AccountController(Controller):
         responses=errors(400, 401, 403, 404, 409, 413),
     )
     async def add_key(
-        self, state: State, account: FromPath[str], data: JSONBody[KeyCreateRequest]
+        self, engine: Engine, account: FromPath[str], data: JSONBody[KeyCreateRequest]
     ) -> Response[bytes]:
-        app: AppState = state.cassieq
-        key = await app.engine.add_key(account, data.key_name)
+        key = await engine.add_key(account, data.key_name)
         # A JSON string, like every body of the contract (Litestar would send str as text).
         return Response(msgspec.json.encode(key), status_code=201, media_type="application/json")
 
@@ -112,10 +106,9 @@ class AccountController(Controller):
         responses=errors(401, 403, 404),
     )
     async def delete_key(
-        self, state: State, account: FromPath[str], key_name: FromPath[str]
+        self, engine: Engine, account: FromPath[str], key_name: FromPath[str]
     ) -> None:
-        app: AppState = state.cassieq
-        await app.engine.delete_key(account, key_name)
+        await engine.delete_key(account, key_name)
 
 
 class _LooseAccountName(msgspec.Struct, frozen=True, rename="camel"):

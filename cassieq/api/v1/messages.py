@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, delete, get, post, put
-from litestar.datastructures import State
 from litestar.exceptions import HTTPException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import (
@@ -19,12 +18,14 @@ from litestar.openapi.spec import (
 )
 from litestar.params import FromPath, JSONBody, QueryParameter
 
+from cassieq.api.dependencies import Engine, Receipts
 from cassieq.api.errors import errors, errors_response
 from cassieq.api.http.empty import EmptyResponse, empty
 from cassieq.api.security import account_guard
-from cassieq.api.state import AppState
 from cassieq.api.v1.dto import GetMessageBody, UpdateMessageBody, UpdateMessageRequest
+from cassieq.auth.receipt_keys import ReceiptSigner
 from cassieq.auth.receipts import ReceiptOfAnotherQueue
+from cassieq.engine import QueueEngine
 from cassieq.engine.errors import StaleReceipt
 from cassieq.model import MAX_MESSAGE_BYTES, PopReceipt
 from cassieq.model import AuthorizationLevel as L
@@ -67,7 +68,7 @@ class MessageController(Controller):
     )
     async def put_message(
         self,
-        state: State,
+        engine: Engine,
         request: Request[Any, Any, Any],
         account: FromPath[str],
         queue: FromPath[str],
@@ -93,7 +94,6 @@ class MessageController(Controller):
             ),
         ] = None,
     ) -> Response[Any]:
-        app: AppState = state.cassieq
         if initial_invisibility_seconds is not None and initial_invisiblity_time is not None:
             return errors_response(
                 400,
@@ -113,7 +113,7 @@ class MessageController(Controller):
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             return errors_response(422, "the message must be UTF-8 text")
-        await app.engine.put(account, queue, text, initial_s)
+        await engine.put(account, queue, text, initial_s)
         return EmptyResponse(201)
 
     @get(
@@ -128,20 +128,20 @@ class MessageController(Controller):
     )
     async def next_message(
         self,
-        state: State,
+        engine: Engine,
+        receipts: Receipts,
         account: FromPath[str],
         queue: FromPath[str],
         invisibility_time_seconds: Annotated[
             int, QueryParameter(name="invisibilityTimeSeconds", ge=0, le=7 * 24 * 3600)
         ] = 30,
     ) -> Response[GetMessageBody | None]:
-        app: AppState = state.cassieq
-        got = await app.engine.get_next(account, queue, invisibility_time_seconds)
+        got = await engine.get_next(account, queue, invisibility_time_seconds)
         if got is None:
             return Response(None, status_code=204)
         return Response(
             GetMessageBody(
-                pop_receipt=await app.receipts.encode(account, queue, got.receipt),
+                pop_receipt=await receipts.encode(account, queue, got.receipt),
                 message=got.message,
                 delivery_count=got.delivery_count,
                 message_tag=got.tag,
@@ -156,7 +156,8 @@ class MessageController(Controller):
     )
     async def update_message(
         self,
-        state: State,
+        engine: Engine,
+        receipts: Receipts,
         account: FromPath[str],
         queue: FromPath[str],
         data: JSONBody[UpdateMessageRequest],
@@ -164,15 +165,14 @@ class MessageController(Controller):
             str, QueryParameter(name="popReceipt", min_length=1, max_length=1024)
         ],
     ) -> UpdateMessageBody:
-        app: AppState = state.cassieq
-        receipt = await _receipt_for(app, account, queue, pop_receipt)
+        receipt = await _receipt_for(engine, receipts, account, queue, pop_receipt)
         if data.message is not None:
             _check_size(len(data.message.encode()))
-        new = await app.engine.update(
+        new = await engine.update(
             account, queue, receipt, data.message, data.new_invisibility_seconds
         )
         return UpdateMessageBody(
-            pop_receipt=await app.receipts.encode(account, queue, new), message_tag=new.tag
+            pop_receipt=await receipts.encode(account, queue, new), message_tag=new.tag
         )
 
     @delete(
@@ -184,24 +184,28 @@ class MessageController(Controller):
     )
     async def ack_message(
         self,
-        state: State,
+        engine: Engine,
+        receipts: Receipts,
         account: FromPath[str],
         queue: FromPath[str],
         pop_receipt: Annotated[
             str, QueryParameter(name="popReceipt", min_length=1, max_length=1024)
         ],
     ) -> None:
-        app: AppState = state.cassieq
-        await app.engine.ack(account, queue, await _receipt_for(app, account, queue, pop_receipt))
+        await engine.ack(
+            account, queue, await _receipt_for(engine, receipts, account, queue, pop_receipt)
+        )
 
 
-async def _receipt_for(app: AppState, account: str, queue: str, token: str) -> PopReceipt:
+async def _receipt_for(
+    engine: QueueEngine, receipts: ReceiptSigner, account: str, queue: str, token: str
+) -> PopReceipt:
     """The queue is looked up before the receipt, as CassieQ does: a receipt on an unknown
     queue's URL is a 404; a genuine receipt of another queue is stale there (409); only a
     malformed or forged one is a bad parameter (400)."""
-    await app.engine.queue(account, queue)
+    await engine.queue(account, queue)
     try:
-        return await app.receipts.decode(account, queue, token)
+        return await receipts.decode(account, queue, token)
     except ReceiptOfAnotherQueue as exc:
         raise StaleReceipt(str(exc)) from None
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from litestar import Controller, get, post
-from litestar.datastructures import State
 from litestar.params import JSONBody
 
+from cassieq.api.dependencies import Engine
 from cassieq.api.errors import errors
 from cassieq.api.security import admin_guard
-from cassieq.api.state import AppState
 from cassieq.api.v1.dto import LevelBody, PermissionBody, PermissionRequest
 from cassieq.auth.access import SHORT_FORMS
 from cassieq.auth.signing import BadTime, canonical_time, parse_time, query_string_to_sign, sign
@@ -29,9 +28,8 @@ class PermissionController(Controller):
         status_code=201,
         responses=errors(400, 401, 403, 404, 413),
     )
-    async def grant(self, state: State, data: JSONBody[PermissionRequest]) -> PermissionBody:
-        app: AppState = state.cassieq
-        account = await app.engine.account(data.account_name)
+    async def grant(self, engine: Engine, data: JSONBody[PermissionRequest]) -> PermissionBody:
+        account = await engine.account(data.account_name)
         key = account.keys.get(data.key_name)
         if key is None:
             raise KeyNotFound(f"account {data.account_name!r} has no key named {data.key_name!r}")

@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import Controller, Response, delete, get, post
-from litestar.datastructures import State
 from litestar.params import FromPath, JSONBody, QueryParameter
 
+from cassieq.api.dependencies import Engine
 from cassieq.api.errors import errors
 from cassieq.api.http.empty import EmptyResponse, empty
 from cassieq.api.security import account_guard
-from cassieq.api.state import AppState
 from cassieq.api.v1.dto import (
     QueueCreateOptions,
     QueueDefinitionBody,
@@ -33,9 +32,10 @@ class QueueController(Controller):
         summary="List the account's queues",
         responses=errors(*AUTH_ERRORS),
     )
-    async def list_queues(self, state: State, account: FromPath[str]) -> list[QueueDefinitionBody]:
-        app: AppState = state.cassieq
-        return [QueueDefinitionBody.of(q) for q in await app.engine.list_queues(account)]
+    async def list_queues(
+        self, engine: Engine, account: FromPath[str]
+    ) -> list[QueueDefinitionBody]:
+        return [QueueDefinitionBody.of(q) for q in await engine.list_queues(account)]
 
     @post(
         operation_id="createQueue",
@@ -53,15 +53,14 @@ class QueueController(Controller):
     )
     async def create_queue(
         self,
-        state: State,
+        engine: Engine,
         account: FromPath[str],
         data: JSONBody[QueueCreateOptions],
         error_if_exists: Annotated[bool, QueryParameter(name="errorIfExists")] = False,
     ) -> Response[bytes]:
-        app: AppState = state.cassieq
         # CassieQ ignores dlqName on create (fixed here): the engine refuses a dead-letter
         # queue that does not exist (422), and an account's queue beyond its limit (409).
-        _, created = await app.engine.create_queue(
+        _, created = await engine.create_queue(
             account, data.queue_name, data.options(), error_if_exists=error_if_exists
         )
         # CassieQ answers an empty body: its clients read it as "true" (GET shows the queue).
@@ -75,10 +74,9 @@ class QueueController(Controller):
         responses=errors(*AUTH_ERRORS, 404),
     )
     async def get_queue(
-        self, state: State, account: FromPath[str], queue: FromPath[str]
+        self, engine: Engine, account: FromPath[str], queue: FromPath[str]
     ) -> QueueDefinitionBody:
-        app: AppState = state.cassieq
-        return QueueDefinitionBody.of(await app.engine.queue(account, queue, fresh=True))
+        return QueueDefinitionBody.of(await engine.queue(account, queue, fresh=True))
 
     @delete(
         "/{queue:str}",
@@ -90,10 +88,9 @@ class QueueController(Controller):
         responses={200: empty("Deleted (empty body)"), **errors(*AUTH_ERRORS, 404)},
     )
     async def delete_queue(
-        self, state: State, account: FromPath[str], queue: FromPath[str]
+        self, engine: Engine, account: FromPath[str], queue: FromPath[str]
     ) -> Response[bytes]:
-        app: AppState = state.cassieq
-        await app.engine.delete_queue(account, queue)
+        await engine.delete_queue(account, queue)
         return EmptyResponse(200)
 
     @get(
@@ -104,7 +101,6 @@ class QueueController(Controller):
         responses=errors(*AUTH_ERRORS, 404),
     )
     async def statistics(
-        self, state: State, account: FromPath[str], queue: FromPath[str]
+        self, engine: Engine, account: FromPath[str], queue: FromPath[str]
     ) -> StatisticsSizeBody:
-        app: AppState = state.cassieq
-        return StatisticsSizeBody(size=(await app.engine.statistics(account, queue)).size)
+        return StatisticsSizeBody(size=(await engine.statistics(account, queue)).size)

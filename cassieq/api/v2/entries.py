@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cassieq.api.state import AppState
 from cassieq.api.v2.dto_messages import FailedEntry
+from cassieq.auth.receipt_keys import ReceiptSigner
 from cassieq.auth.receipts import InvalidReceipt
 from cassieq.engine.errors import (
     Conflict,
@@ -31,7 +31,7 @@ DUPLICATE = ReceiptFailure(409, "the same receipt is earlier in this request")
 
 
 async def decode_receipts(
-    app: AppState, account: str, queue: str, tokens: list[str]
+    receipts: ReceiptSigner, account: str, queue: str, tokens: list[str]
 ) -> list[PopReceipt | ReceiptFailure]:
     """Each token as the receipt it signs, or why it is none (in request order).
 
@@ -42,7 +42,7 @@ async def decode_receipts(
     out: list[PopReceipt | ReceiptFailure] = []
     for token in tokens:
         try:
-            receipt = await app.receipts.decode(account, queue, token)
+            receipt = await receipts.decode(account, queue, token)
         except InvalidReceipt as exc:  # forged, edited, or a ReceiptOfAnotherQueue
             out.append(ReceiptFailure(400, str(exc)))
             continue

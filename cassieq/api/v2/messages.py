@@ -10,12 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Controller, post
-from litestar.datastructures import State
 from litestar.params import FromPath, JSONBody
 
+from cassieq.api.dependencies import Engine, Receipts
 from cassieq.api.errors import errors_v2
 from cassieq.api.security import account_guard
-from cassieq.api.state import AppState
 from cassieq.api.v2.dto_messages import (
     MAX_BATCH,
     AckRequest,
@@ -33,6 +32,7 @@ from cassieq.api.v2.dto_messages import (
 )
 from cassieq.api.v2.entries import ReceiptFailure, decode_receipts, failure_of
 from cassieq.api.v2.times import iso_time
+from cassieq.auth.receipt_keys import ReceiptSigner
 from cassieq.model import (
     MAX_MESSAGE_BYTES,
     Delivery,
@@ -63,12 +63,11 @@ class MessageV2Controller(Controller):
     )
     async def send(
         self,
-        state: State,
+        engine: Engine,
         account: FromPath[str],
         queue: FromPath[str],
         data: JSONBody[SendRequest],
     ) -> SendResponse:
-        app: AppState = state.cassieq
         # The queue's maxMessageBytes and delaySeconds are the engine's to apply.
         outgoing = [
             OutgoingMessage(
@@ -78,7 +77,7 @@ class MessageV2Controller(Controller):
             )
             for entry in data.messages
         ]
-        sent = await app.engine.send(account, queue, outgoing)
+        sent = await engine.send(account, queue, outgoing)
         return SendResponse(
             messages=[SentEntry(id=str(s.monoton), message_tag=s.tag) for s in sent]
         )
@@ -93,13 +92,13 @@ class MessageV2Controller(Controller):
     )
     async def receive(
         self,
-        state: State,
+        engine: Engine,
+        receipts: Receipts,
         account: FromPath[str],
         queue: FromPath[str],
         data: JSONBody[ReceiveRequest],
     ) -> ReceiveResponse:
-        app: AppState = state.cassieq
-        deliveries = await app.engine.receive(
+        deliveries = await engine.receive(
             account,
             queue,
             max_messages=data.max_messages,
@@ -107,7 +106,7 @@ class MessageV2Controller(Controller):
             wait_s=data.wait_seconds,
         )
         return ReceiveResponse(
-            messages=[await _received(app, account, queue, d) for d in deliveries]
+            messages=[await _received(receipts, account, queue, d) for d in deliveries]
         )
 
     @post(
@@ -120,16 +119,16 @@ class MessageV2Controller(Controller):
     )
     async def ack(
         self,
-        state: State,
+        engine: Engine,
+        receipts: Receipts,
         account: FromPath[str],
         queue: FromPath[str],
         data: JSONBody[AckRequest],
     ) -> AckResponse:
-        app: AppState = state.cassieq
-        await app.engine.queue(account, queue)  # an unknown queue is a 404, as in v1
-        decoded = await decode_receipts(app, account, queue, data.pop_receipts)
+        await engine.queue(account, queue)  # an unknown queue is a 404, as in v1
+        decoded = await decode_receipts(receipts, account, queue, data.pop_receipts)
         valid = [r for r in decoded if isinstance(r, PopReceipt)]
-        outcomes = iter(await app.engine.ack_batch(account, queue, valid))
+        outcomes = iter(await engine.ack_batch(account, queue, valid))
         acked: list[str] = []
         failed: list[FailedEntry] = []
         for token, receipt in zip(data.pop_receipts, decoded, strict=True):
@@ -153,14 +152,14 @@ class MessageV2Controller(Controller):
     )
     async def visibility(
         self,
-        state: State,
+        engine: Engine,
+        receipts: Receipts,
         account: FromPath[str],
         queue: FromPath[str],
         data: JSONBody[VisibilityRequest],
     ) -> VisibilityResponse:
-        app: AppState = state.cassieq
         tokens = [e.pop_receipt for e in data.entries]
-        decoded = await decode_receipts(app, account, queue, tokens)
+        decoded = await decode_receipts(receipts, account, queue, tokens)
         changes = [
             VisibilityChange(
                 receipt=r,
@@ -172,7 +171,7 @@ class MessageV2Controller(Controller):
             for r, e in zip(decoded, data.entries, strict=True)
             if isinstance(r, PopReceipt)
         ]
-        outcomes = iter(await app.engine.change_visibility(account, queue, changes))
+        outcomes = iter(await engine.change_visibility(account, queue, changes))
         updated: list[UpdatedEntry] = []
         failed: list[FailedEntry] = []
         for token, receipt in zip(tokens, decoded, strict=True):
@@ -182,7 +181,7 @@ class MessageV2Controller(Controller):
                 updated.append(
                     UpdatedEntry(
                         pop_receipt=token,
-                        new_pop_receipt=await app.receipts.encode(account, queue, outcome),
+                        new_pop_receipt=await receipts.encode(account, queue, outcome),
                         message_tag=outcome.tag,
                     )
                 )
@@ -192,12 +191,14 @@ class MessageV2Controller(Controller):
         return VisibilityResponse(updated=updated, failed=failed)
 
 
-async def _received(app: AppState, account: str, queue: str, d: Delivery) -> ReceivedMessage:
+async def _received(
+    receipts: ReceiptSigner, account: str, queue: str, d: Delivery
+) -> ReceivedMessage:
     return ReceivedMessage(
         id=str(d.receipt.monoton),
         body=d.message,
         attributes=d.attributes,
-        pop_receipt=await app.receipts.encode(account, queue, d.receipt),
+        pop_receipt=await receipts.encode(account, queue, d.receipt),
         delivery_count=d.delivery_count + 1,  # v2 counts this delivery (SQS's receive count)
         message_tag=d.tag,
         # A delivery always has one (this delivery's time, on the first); rows from before

@@ -6,12 +6,11 @@ from typing import Any
 
 import msgspec
 from litestar import Controller, post
-from litestar.datastructures import State
 from litestar.params import FromPath
 
+from cassieq.api.dependencies import Engine
 from cassieq.api.errors import errors_v2
 from cassieq.api.security import account_guard
-from cassieq.api.state import AppState
 from cassieq.model import AuthorizationLevel as L
 
 
@@ -33,9 +32,10 @@ class PurgeController(Controller):
         status_code=202,
         responses=errors_v2(400, 401, 403, 404, 503),
     )
-    async def purge(self, state: State, account: FromPath[str], queue: FromPath[str]) -> PurgedBody:
-        app: AppState = state.cassieq
-        return PurgedBody(purged=await app.engine.purge(account, queue))
+    async def purge(
+        self, engine: Engine, account: FromPath[str], queue: FromPath[str]
+    ) -> PurgedBody:
+        return PurgedBody(purged=await engine.purge(account, queue))
 
 
 PURGE_ROUTES: list[Any] = [PurgeController]

@@ -10,13 +10,12 @@ import asyncio
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, delete, get, patch, put
-from litestar.datastructures import State
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
+from cassieq.api.dependencies import Engine
 from cassieq.api.errors import errors_v2
 from cassieq.api.security import account_guard, authorize_for
-from cassieq.api.state import AppState
 from cassieq.api.v2.dto_queues import (
     PeekBody,
     PeekedMessageBody,
@@ -56,17 +55,16 @@ class QueueV2Controller(Controller):
     )
     async def put_queue(
         self,
-        state: State,
+        engine: Engine,
         account: FromPath[str],
         queue: FromPath[str],
         data: JSONBody[QueueOptionsBody],
     ) -> Response[QueueBody]:
-        app: AppState = state.cassieq
         options = data.options()
         dlq = options.dlq_name
-        if dlq is not None and await app.engine.find_queue(account, dlq, fresh=True) is None:
+        if dlq is not None and await engine.find_queue(account, dlq, fresh=True) is None:
             raise InvalidArgument(f"deadLetterQueue {dlq!r} must name an existing queue")
-        definition, created = await app.engine.create_queue(account, queue, options)
+        definition, created = await engine.create_queue(account, queue, options)
         if not created and definition.options != options:
             raise QueueExists(f"queue {queue!r} already exists with other options")
         return Response(QueueBody.of(definition), status_code=201 if created else 200)
@@ -82,20 +80,19 @@ class QueueV2Controller(Controller):
     async def update_queue(
         self,
         request: Request[Any, Any, Any],
-        state: State,
+        engine: Engine,
         account: FromPath[str],
         queue: FromPath[str],
         data: JSONBody[QueueOptionsPatch],
     ) -> QueueBody:
-        app: AppState = state.cassieq
         changes = data.changes()
-        current = await app.engine.queue(account, queue, fresh=True)
+        current = await engine.queue(account, queue, fresh=True)
         if drops_messages(current.options, changes):
             # A change that can end messages is a delete of them: the create level that
             # lets a client shape a queue does not cover it (#40: a `c` grant's PATCH of the
             # retention to 60 s expired a whole queue).
             await authorize_for(request, L.DELETE_QUEUE, queue)
-        return QueueBody.of(await app.engine.update_queue(account, queue, changes))
+        return QueueBody.of(await engine.update_queue(account, queue, changes))
 
     @get(
         operation_id="getQueueV2",
@@ -104,10 +101,9 @@ class QueueV2Controller(Controller):
         responses=errors_v2(401, 403, 404),
     )
     async def get_queue(
-        self, state: State, account: FromPath[str], queue: FromPath[str]
+        self, engine: Engine, account: FromPath[str], queue: FromPath[str]
     ) -> QueueBody:
-        app: AppState = state.cassieq
-        return QueueBody.of(await app.engine.queue(account, queue, fresh=True))
+        return QueueBody.of(await engine.queue(account, queue, fresh=True))
 
     @delete(
         operation_id="deleteQueueV2",
@@ -117,10 +113,9 @@ class QueueV2Controller(Controller):
         responses=errors_v2(401, 403, 404),
     )
     async def delete_queue(
-        self, state: State, account: FromPath[str], queue: FromPath[str]
+        self, engine: Engine, account: FromPath[str], queue: FromPath[str]
     ) -> None:
-        app: AppState = state.cassieq
-        await app.engine.delete_queue(account, queue)
+        await engine.delete_queue(account, queue)
 
     @get(
         "/statistics",
@@ -134,7 +129,7 @@ class QueueV2Controller(Controller):
     )
     async def statistics(
         self,
-        state: State,
+        engine: Engine,
         account: FromPath[str],
         queue: FromPath[str],
         detail: Annotated[
@@ -145,12 +140,11 @@ class QueueV2Controller(Controller):
             ),
         ] = False,
     ) -> StatisticsV2Body:
-        app: AppState = state.cassieq
         if not detail:
-            return StatisticsV2Body.of(await app.engine.statistics(account, queue), None)
+            return StatisticsV2Body.of(await engine.statistics(account, queue), None)
         # Independent reads: side by side.
         stats, snapshot = await asyncio.gather(
-            app.engine.statistics(account, queue), app.engine.statistics_snapshot(account, queue)
+            engine.statistics(account, queue), engine.statistics_snapshot(account, queue)
         )
         return StatisticsV2Body.of(stats, snapshot)
 
@@ -166,7 +160,7 @@ class QueueV2Controller(Controller):
     )
     async def peek(
         self,
-        state: State,
+        engine: Engine,
         account: FromPath[str],
         queue: FromPath[str],
         limit: Annotated[int, QueryParameter(ge=1, le=MAX_PEEK)] = 10,
@@ -178,9 +172,8 @@ class QueueV2Controller(Controller):
             ),
         ] = None,
     ) -> PeekBody:
-        app: AppState = state.cassieq
         cursor = None if after is None else int(after)
-        messages, following = await app.engine.peek(account, queue, limit, cursor)
+        messages, following = await engine.peek(account, queue, limit, cursor)
         return PeekBody(
             messages=[PeekedMessageBody.of(m) for m in messages],
             next=None if following is None else str(following),

@@ -6,12 +6,11 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, get, post
-from litestar.datastructures import State
 from litestar.params import FromPath, JSONBody
 
+from cassieq.api.dependencies import Engine
 from cassieq.api.errors import errors_v2
 from cassieq.api.security import account_guard, authorize_for
-from cassieq.api.state import AppState
 from cassieq.api.v1.dto import Name
 from cassieq.engine.life.redrive import MAX_PER_SECOND
 from cassieq.model import AuthorizationLevel as L
@@ -57,19 +56,18 @@ class RedriveController(Controller):
     async def start(
         self,
         request: Request[Any, Any, Any],
-        state: State,
+        engine: Engine,
         account: FromPath[str],
         queue: FromPath[str],
         data: JSONBody[RedriveRequest | None] = None,
     ) -> RedriveStarted:
-        app: AppState = state.cassieq
         body = data or RedriveRequest()
         # The credentials must grant putting into where the messages go as well: the
         # target named, or (none named) each message's source queue, which only an
         # account-wide grant covers (#40: a `p` grant on the dead-letter queue alone moved
         # its messages into queues it had no grant for).
         await authorize_for(request, L.PUT_MESSAGE, body.to)
-        task = await app.engine.start_redrive(account, queue, body.to, body.max_per_second)
+        task = await engine.start_redrive(account, queue, body.to, body.max_per_second)
         return RedriveStarted(task_id=task.id)
 
     @get(
@@ -80,10 +78,9 @@ class RedriveController(Controller):
         responses=errors_v2(400, 401, 403, 404),
     )
     async def status(
-        self, state: State, account: FromPath[str], queue: FromPath[str], task_id: FromPath[str]
+        self, engine: Engine, account: FromPath[str], queue: FromPath[str], task_id: FromPath[str]
     ) -> RedriveStatus:
-        app: AppState = state.cassieq
-        return RedriveStatus.of(await app.engine.redrive_status(account, queue, task_id))
+        return RedriveStatus.of(await engine.redrive_status(account, queue, task_id))
 
 
 REDRIVE_ROUTES: list[Any] = [RedriveController]
