@@ -17,6 +17,7 @@ from litestar import Request, Response, Router, get, post
 from litestar.params import FromPath, Parameter
 from litestar.response import Redirect
 
+from cassieq.api.dependencies import Engine
 from cassieq.api.security import loopback_on_admin_port
 from cassieq.api.state import AppState
 from cassieq.api.web_console.chart import Series, line_chart
@@ -31,6 +32,7 @@ from cassieq.api.web_console.session import (
     session_of,
 )
 from cassieq.auth.access import admin_token_matches
+from cassieq.engine import QueueEngine
 from cassieq.model import QueueDefinition, Statistics
 
 PEEK_LIMIT = 20
@@ -120,29 +122,27 @@ async def login(request: Request[Any, Any, Any]) -> Response[Any]:
 
 
 @post("/logout", include_in_schema=False, status_code=303)
-async def logout(request: Request[Any, Any, Any]) -> Response[Any]:
-    state = _state(request)
-    if session_of(request, await session_key(state)) is not None:
+async def logout(request: Request[Any, Any, Any], engine: Engine) -> Response[Any]:
+    if session_of(request, await session_key(_state(request))) is not None:
         # Only a signed-in operator ends the sessions (a stranger's POST must not log the
         # operator out): a new key, so no cookie signed with the old one opens the console.
-        await state.engine.end_console_sessions()
+        await engine.end_console_sessions()
     response = Redirect("/console/login", status_code=303)
     response.set_cookie(session_cookie(request, ""))
     return response
 
 
 @get("/", include_in_schema=False)
-async def overview(request: Request[Any, Any, Any]) -> Response[Any]:
+async def overview(request: Request[Any, Any, Any], engine: Engine) -> Response[Any]:
     gate = await _gate(request)
     if isinstance(gate, Response):
         return gate
     session, cookie = gate
-    engine = _state(request).engine
     every = sorted(await engine.list_accounts(), key=lambda a: a.name)
     accounts = every[:OVERVIEW_ACCOUNTS]
     queues = {a.name: await engine.list_queues(a.name) for a in accounts}
     wanted = [q for a in accounts for q in queues[a.name]][:OVERVIEW_STATS]
-    stats = await _statistics(request, wanted)
+    stats = await _statistics(engine, _history(request), wanted)
     page = _page("overview.html", accounts=accounts, queues=queues, stats=stats,
                  session=session, shown=OVERVIEW_STATS,
                  more_accounts=len(every) - len(accounts))  # fmt: skip
@@ -150,9 +150,8 @@ async def overview(request: Request[Any, Any, Any]) -> Response[Any]:
 
 
 async def _statistics(
-    request: Request[Any, Any, Any], wanted: list[QueueDefinition]
+    engine: QueueEngine, history: History, wanted: list[QueueDefinition]
 ) -> dict[QueueKey, Statistics]:
-    engine, history = _state(request).engine, _history(request)
     out: dict[QueueKey, Statistics] = {}
     for start in range(0, len(wanted), STATS_AT_ONCE):
         chunk = wanted[start : start + STATS_AT_ONCE]
@@ -166,6 +165,7 @@ async def _statistics(
 @get("/accounts/{account:str}/queues/{queue:str}", include_in_schema=False)
 async def queue_page(
     request: Request[Any, Any, Any],
+    engine: Engine,
     account: FromPath[str],
     queue: FromPath[str],
     after: Annotated[int | None, Parameter(ge=0, le=2**63 - 1)] = None,
@@ -175,11 +175,11 @@ async def queue_page(
     if isinstance(gate, Response):
         return gate
     session, cookie = gate
-    engine, history = _state(request).engine, _history(request)
+    history = _history(request)
     definition = await engine.queue(account, queue, fresh=True)
     key = (account, queue)
     history.viewed(key)
-    stats = (await _statistics(request, [definition]))[key]
+    stats = (await _statistics(engine, history, [definition]))[key]
     siblings = await engine.list_queues(account)
     view = await pointer_view(engine, definition)
     messages, next_after = await engine.peek(account, queue, PEEK_LIMIT, after)
@@ -217,7 +217,7 @@ async def queue_page(
 
 @post("/accounts/{account:str}/queues/{queue:str}/redrive", include_in_schema=False)
 async def redrive(
-    request: Request[Any, Any, Any], account: FromPath[str], queue: FromPath[str]
+    request: Request[Any, Any, Any], engine: Engine, account: FromPath[str], queue: FromPath[str]
 ) -> Response[Any]:
     gate = await _gate(request)
     if isinstance(gate, Response):
@@ -228,7 +228,7 @@ async def redrive(
         # A new session (dev mode, no cookie) was never shown a form: no valid token.
         message = "The form's CSRF token is missing or stale: reload the page."
         return _page("message.html", 403, title="Refused", message=message)
-    started = await _state(request).engine.start_redrive(account, queue, None, None)
+    started = await engine.start_redrive(account, queue, None, None)
     return Redirect(
         f"/console/accounts/{quote(account)}/queues/{quote(queue)}",
         query_params={"task": started.id},
