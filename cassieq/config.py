@@ -53,6 +53,16 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # for puts of other servers (one store read); every second check is a receive instead,
     # which finds messages visible again (ended leases and delays).
     long_poll_check_ms: Annotated[int, msgspec.Meta(ge=100, le=60_000)] = 1_000
+    # Receives (v2, SQS) waiting at once on one server, and of those how many one account
+    # may hold: beyond either a receive answers at once (messages or []), never waits, so
+    # long polls cannot take every request slot, nor one tenant all the long-poll slots.
+    long_poll_max_waiting: Annotated[int, msgspec.Meta(ge=1)] = 800
+    long_poll_max_waiting_per_account: Annotated[int, msgspec.Meta(ge=1)] = 200
+    # Per-account request budget (a token bucket, per server): requests per second and the
+    # burst above it. Beyond, 429 with Retry-After (SQS: ThrottlingException). The defaults
+    # stay above what one server serves on small hardware; set them from measured capacity.
+    account_requests_per_second: Annotated[float, msgspec.Meta(gt=0)] = 5_000.0
+    account_request_burst: Annotated[int, msgspec.Meta(ge=1)] = 10_000
     log_format: LogFormat = "console"
     log_level: LogLevel = "info"
     # One structlog event per HTTP request (method, path without its query string, route,
@@ -82,9 +92,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # its body within the second of the head: else 408 and the connection is closed.
     http_header_timeout_seconds: Annotated[float, msgspec.Meta(gt=0)] = 10.0
     http_body_timeout_seconds: Annotated[float, msgspec.Meta(gt=0)] = 30.0
+    # A new connection must send its first request's whole head within this (else it is
+    # closed): sockets opened and left silent to hold the server's resources go quickly.
+    http_first_request_timeout_seconds: Annotated[float, msgspec.Meta(gt=0)] = 3.0
     # An idle connection between requests is closed after this.
     http_keep_alive_seconds: Annotated[int, msgspec.Meta(ge=1)] = 5
-    # Open connections, and requests in progress, beyond which a request is answered 503.
+    # Requests in progress beyond which a request is answered 503. Open connections are not
+    # counted: idle sockets must not lock legitimate clients out.
     http_max_concurrency: Annotated[int, msgspec.Meta(ge=1)] = 1000
     # Request bodies other than a put's (which is the message: at most 256 KiB); 413 beyond.
     # 1 MiB holds the largest update (a 256 KiB message) even with every character escaped

@@ -86,6 +86,8 @@ def create_app(
         tuning=Tuning(
             max_queues_per_account=settings.max_queues_per_account,
             long_poll_check_ms=settings.long_poll_check_ms,
+            long_poll_max_waiting=settings.long_poll_max_waiting,
+            long_poll_max_waiting_per_account=settings.long_poll_max_waiting_per_account,
         ),
         key_encryption_key=key_encryption_key(settings.key_encryption_key),
     )

@@ -55,6 +55,10 @@ class Tuning:
     # those looks a waiter tries a real receive instead (messages visible again).
     long_poll_check_ms: int = 1_000
     long_poll_probe_ticks: int = 2
+    # Receives waiting at once on this server, in all and per account (life/long_poll_slots):
+    # beyond, a receive answers at once instead of waiting.
+    long_poll_max_waiting: int = 800
+    long_poll_max_waiting_per_account: int = 200
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from cassieq.engine.hints import BucketHints
 from cassieq.engine.inspect import Inspector, Pointers
 from cassieq.engine.life.ack import Acker
 from cassieq.engine.life.long_poll import Waiters
+from cassieq.engine.life.long_poll_slots import LongPollSlots
 from cassieq.engine.life.monotons import MonotonStrategy
 from cassieq.engine.life.peek import MAX_LIMIT as MAX_PEEK
 from cassieq.engine.life.peek import Peeker
@@ -83,6 +84,9 @@ class QueueEngine:
         self.accounts = Accounts(self.ctx, self.queues, self.secrets, key_encryption_key)
         self.leases = Leases(self.ctx)
         self.waiters = Waiters(self.ctx)
+        self.long_poll_slots = LongPollSlots(
+            self.ctx.tuning.long_poll_max_waiting, self.ctx.tuning.long_poll_max_waiting_per_account
+        )
         self.publisher.on_written = self.waiters.written
         deliverer = Deliverer(self.ctx, self.publisher, self.queues)
         invisibility = InvisibilitySide(self.ctx, deliverer)
@@ -174,7 +178,10 @@ class QueueEngine:
 
         if wait_s <= 0:
             return await receive()
-        return await self.waiters.receive(definition.id, receive, wait_s, max_messages)
+        with self.long_poll_slots.hold(account) as may_wait:
+            if not may_wait:  # this account's share of waiting receives, or all, are taken
+                return await receive()
+            return await self.waiters.receive(definition.id, receive, wait_s, max_messages)
 
     async def ack_batch(
         self, account: str, queue: str, receipts: list[PopReceipt]

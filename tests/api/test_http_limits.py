@@ -229,33 +229,39 @@ def test_an_idle_connection_is_closed_after_the_keep_alive_time(store: Store) ->
 
 def test_beyond_the_concurrency_limit_requests_are_answered_503(store: Store) -> None:
     limit = 3
-    with live_server(store, http_max_concurrency=limit, http_keep_alive_seconds=60) as live:
-        request = live.head("GET", "/health")
+    settings = {"http_max_concurrency": limit, "http_body_timeout_seconds": 60}
+    with live_server(store, **settings) as live:
+        # Requests in progress: each head is whole and its body is still to come. The
+        # 100 Continue says the app is at work on it (reading the body), until the body or
+        # the connection ends.
+        put = live.head("POST", live.messages, "Content-Length: 10", "Expect: 100-continue")
         held: list[socket.socket] = []
         deadline = time.monotonic() + SLACK_S
-        # Connections of the fixture's own calls may not be closed server-side yet: hold
-        # `limit` connections that were served (a 503 closes its connection: try again).
         while len(held) < limit and time.monotonic() < deadline:
             conn = live.connect()
-            conn.sendall(request)
-            if status_of(read_response(conn)) == 200:
+            conn.sendall(put)
+            conn.settimeout(SLACK_S)
+            if conn.recv(25).startswith(b"HTTP/1.1 100 "):
                 held.append(conn)
-            else:
+            else:  # the fixture's own requests were not all over yet: 503, again
                 conn.close()
         assert len(held) == limit
         with live.connect() as extra:
-            extra.sendall(request)
+            extra.sendall(live.head("GET", "/health"))
             raw = read_until_closed(extra, SLACK_S)  # answered, then closed
         assert status_of(raw) == 503, raw
         assert b"retry-after: 1" in raw.lower()
         assert _error(raw) == {
             "code": 503,
             "message": "HTTP 503 Service Unavailable",
-            "detail": f"the server is at its limit of {limit} connections or requests",
+            "detail": f"the server is at its limit of {limit} requests in progress",
         }
-        # Once a connection is released, requests are served again (as soon as the server
-        # has seen it go: until then each try is answered 503).
-        held.pop().close()
+        # Once a request ends, requests are served again (as soon as the server has seen
+        # it end: until then each try is answered 503).
+        done = held.pop()
+        done.sendall(b"abcdefghij")
+        assert status_of(read_response(done)) == 201
+        done.close()
         once = live.head("GET", "/health", "Connection: close")
         statuses: list[int] = []
         while time.monotonic() < deadline and statuses[-1:] != [200]:

@@ -5,13 +5,16 @@ received cancels it): a client that trickles a request's head, or its body, hold
 connection and its buffers for ever (200 such connections were all still open after 90 s).
 ASGI middleware cannot help: the app runs once the head is complete. So, per connection:
 
-- the head (request line and headers) must arrive within ``header_timeout_s`` of its first
-  byte (of the connection, for the first request); the body within ``body_timeout_s`` of
-  the head. Else 408 and the connection is closed;
+- a new connection's first head must be whole within ``first_request_timeout_s`` of the
+  connection (at most ``header_timeout_s``); a later head within ``header_timeout_s`` of
+  its first byte; the body within ``body_timeout_s`` of the head. Else 408 (or, if
+  nothing was sent, no answer) and the connection is closed. 1,010 silent sockets held
+  every slot of the old per-connection cap for the header timeout (issue 40, finding 4);
 - a head larger than ``max_header_bytes`` (h11's buffer limit) or with more than
   ``max_headers`` fields: 431;
-- beyond ``max_concurrency`` open connections or requests in progress: 503 (uvicorn's
-  ``limit_concurrency`` check, answered here in the API's JSON shape);
+- beyond ``max_concurrency`` requests in progress: 503 (uvicorn's ``limit_concurrency``
+  check, answered here in the API's JSON shape). Open connections are not counted: a
+  socket that asks nothing must not take a legitimate client's place;
 - a request with both Content-Length and Transfer-Encoding, or a malformed Host: 400, and
   the connection closed.
 
@@ -54,6 +57,7 @@ class HttpLimits:
     header_timeout_s: float
     body_timeout_s: float
     max_concurrency: int
+    first_request_timeout_s: float = 3.0
 
     @classmethod
     def of(cls, s: Settings) -> HttpLimits:
@@ -63,7 +67,15 @@ class HttpLimits:
             header_timeout_s=s.http_header_timeout_seconds,
             body_timeout_s=s.http_body_timeout_seconds,
             max_concurrency=s.http_max_concurrency,
+            first_request_timeout_s=min(
+                s.http_first_request_timeout_seconds, s.http_header_timeout_seconds
+            ),
         )
+
+    def timeout_for(self, reading: str) -> float:
+        if reading == "first":
+            return self.first_request_timeout_s
+        return self.header_timeout_s if reading == "head" else self.body_timeout_s
 
 
 def protocol_class(limits: HttpLimits) -> type[LimitedH11Protocol]:
@@ -109,7 +121,8 @@ class LimitedH11Protocol(H11Protocol):
         self.app = _Gate(self.app, self.limits, server_state)
         self.limit_concurrency = None  # _Gate answers it, in the API's shape
         self._deadline: asyncio.TimerHandle | None = None
-        self._reading: str | None = None  # "head" or "body": what the deadline is for
+        # "first" (the connection's first head), "head" or "body": what the deadline is for
+        self._reading: str | None = None
         self._refused = False
 
     # -- read deadlines
@@ -119,7 +132,9 @@ class LimitedH11Protocol(H11Protocol):
         # The pieces of an answer go out in one send (cork.py). Flow control stays on the
         # socket's own transport, which uvicorn's FlowControl was given just now.
         self.transport = CorkedTransport(self.transport, self.loop)
-        self._watch("head")  # a connection that never sends a byte is a slow head too
+        # A connection that never sends a byte is a slow head too; its first head has the
+        # shorter deadline (it counts from the connection, not from a first byte).
+        self._watch("first")
 
     def data_received(self, data: bytes) -> None:
         if self._refused:
@@ -143,8 +158,10 @@ class LimitedH11Protocol(H11Protocol):
         if state is h11.SEND_BODY:
             self._watch("body")
         elif state is h11.IDLE and (new_bytes or self.conn.trailing_data[0]):
-            # Bytes of the next head came (even blank lines): it is being read.
-            self._watch("head")
+            # Bytes of the next head came (even blank lines): it is being read. The first
+            # head's deadline holds from the connection: bytes do not restart it.
+            if self._reading != "first":
+                self._watch("head")
         elif state is not h11.IDLE:
             self._watch(None)  # the request is all in: the app's time is not bounded here
 
@@ -156,18 +173,18 @@ class LimitedH11Protocol(H11Protocol):
             self._deadline = None
         self._reading = reading
         if reading is not None:
-            timeout = (
-                self.limits.header_timeout_s if reading == "head" else self.limits.body_timeout_s
-            )
+            timeout = self.limits.timeout_for(reading)
             self._deadline = self.loop.call_later(timeout, self._expired, reading)
 
     def _expired(self, reading: str) -> None:
         self._deadline = None
         if self.transport.is_closing():
             return
-        timeout = self.limits.header_timeout_s if reading == "head" else self.limits.body_timeout_s
+        timeout = self.limits.timeout_for(reading)
         log.info("request_read_timeout", reading=reading, timeout_s=timeout)
         cycle = self.cycle
+        if reading == "first":
+            reading = "head"
         if (reading == "head" and not self.conn.trailing_data[0]) or (
             reading == "body" and cycle is not None and cycle.response_complete
         ):
@@ -253,10 +270,11 @@ class _Gate:
                 detail = f"the request has more than {self.limits.max_headers} header fields"
                 await _answer(send, 431, detail)
                 return
-            # The request's own task and connection are counted: more than the limit.
+            # Requests in progress, this one's own task included: more than the limit. Not
+            # connections: idle ones are bounded by the read deadlines instead.
             limit = self.limits.max_concurrency
-            if len(self.server.connections) > limit or len(self.server.tasks) > limit:
-                detail = f"the server is at its limit of {limit} connections or requests"
+            if len(self.server.tasks) > limit:
+                detail = f"the server is at its limit of {limit} requests in progress"
                 await _answer(send, 503, detail, (b"retry-after", b"1"))
                 return
         await self.app(scope, receive, send)
