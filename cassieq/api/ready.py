@@ -10,7 +10,7 @@ import msgspec
 import structlog
 from litestar import Response, get
 
-from cassieq.api.dependencies import AppSettings, Background, Engine
+from cassieq.api.dependencies import App
 from cassieq.config import Settings
 from cassieq.engine import QueueEngine
 from cassieq.engine.worker import LoopHealth
@@ -33,14 +33,12 @@ class Readiness(msgspec.Struct, frozen=True):
 
 
 @get("/ready", include_in_schema=False)
-async def ready(
-    engine: Engine, settings: AppSettings, background: Background
-) -> Response[Readiness]:
-    cassandra, schema = await _store_checks(engine)
+async def ready(app: App) -> Response[Readiness]:
+    cassandra, schema = await _store_checks(app.engine)
     checks = {
         "cassandra": cassandra,
         "schema": schema,
-        "background": _background(engine, settings, background),
+        "background": _background(app.engine, app.settings, app.background),
     }
     failed = [name for name, check in checks.items() if not check.ok]
     body = Readiness(status="not ready" if failed else "ready", failed=failed, checks=checks)

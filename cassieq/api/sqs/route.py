@@ -16,7 +16,7 @@ import structlog
 from litestar import Request, Response, route
 from litestar.exceptions import HTTPException
 
-from cassieq.api.dependencies import Engine, Receipts
+from cassieq.api.dependencies import App
 from cassieq.api.sqs import errors, json_codec, query_codec
 from cassieq.api.sqs.actions.messages import ACTIONS as MESSAGE_ACTIONS
 from cassieq.api.sqs.actions.queues import ACTIONS as QUEUE_ACTIONS
@@ -56,14 +56,12 @@ def actions() -> dict[str, Handler]:
     include_in_schema=False,
     request_max_body_size=MAX_BODY_BYTES,
 )
-async def sqs_endpoint(
-    request: Request[Any, Any, Any], engine: Engine, receipts: Receipts
-) -> Response[bytes]:
+async def sqs_endpoint(request: Request[Any, Any, Any], app: App) -> Response[bytes]:
     request_id = str(uuid.uuid4())
     protocol: Protocol = "json" if "x-amz-target" in request.headers else "query"
     seen = _Seen()
     try:
-        return await _answer(request, engine, receipts, protocol, request_id, seen)
+        return await _answer(request, app.engine, app.receipts, protocol, request_id, seen)
     except SqsError as error:
         log.info("sqs_error", action=seen.action, code=error.code, status=error.status)
         return _error(error, protocol, request_id)

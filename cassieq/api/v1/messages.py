@@ -18,7 +18,7 @@ from litestar.openapi.spec import (
 )
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from cassieq.api.dependencies import Engine, Receipts
+from cassieq.api.dependencies import App, Engine
 from cassieq.api.errors import errors, errors_response
 from cassieq.api.http.empty import EmptyResponse, empty
 from cassieq.api.security import account_guard
@@ -128,20 +128,19 @@ class MessageController(Controller):
     )
     async def next_message(
         self,
-        engine: Engine,
-        receipts: Receipts,
+        app: App,
         account: FromPath[str],
         queue: FromPath[str],
         invisibility_time_seconds: Annotated[
             int, QueryParameter(name="invisibilityTimeSeconds", ge=0, le=7 * 24 * 3600)
         ] = 30,
     ) -> Response[GetMessageBody | None]:
-        got = await engine.get_next(account, queue, invisibility_time_seconds)
+        got = await app.engine.get_next(account, queue, invisibility_time_seconds)
         if got is None:
             return Response(None, status_code=204)
         return Response(
             GetMessageBody(
-                pop_receipt=await receipts.encode(account, queue, got.receipt),
+                pop_receipt=await app.receipts.encode(account, queue, got.receipt),
                 message=got.message,
                 delivery_count=got.delivery_count,
                 message_tag=got.tag,
@@ -156,8 +155,7 @@ class MessageController(Controller):
     )
     async def update_message(
         self,
-        engine: Engine,
-        receipts: Receipts,
+        app: App,
         account: FromPath[str],
         queue: FromPath[str],
         data: JSONBody[UpdateMessageRequest],
@@ -165,14 +163,14 @@ class MessageController(Controller):
             str, QueryParameter(name="popReceipt", min_length=1, max_length=1024)
         ],
     ) -> UpdateMessageBody:
-        receipt = await _receipt_for(engine, receipts, account, queue, pop_receipt)
+        receipt = await _receipt_for(app.engine, app.receipts, account, queue, pop_receipt)
         if data.message is not None:
             _check_size(len(data.message.encode()))
-        new = await engine.update(
+        new = await app.engine.update(
             account, queue, receipt, data.message, data.new_invisibility_seconds
         )
         return UpdateMessageBody(
-            pop_receipt=await receipts.encode(account, queue, new), message_tag=new.tag
+            pop_receipt=await app.receipts.encode(account, queue, new), message_tag=new.tag
         )
 
     @delete(
@@ -184,16 +182,17 @@ class MessageController(Controller):
     )
     async def ack_message(
         self,
-        engine: Engine,
-        receipts: Receipts,
+        app: App,
         account: FromPath[str],
         queue: FromPath[str],
         pop_receipt: Annotated[
             str, QueryParameter(name="popReceipt", min_length=1, max_length=1024)
         ],
     ) -> None:
-        await engine.ack(
-            account, queue, await _receipt_for(engine, receipts, account, queue, pop_receipt)
+        await app.engine.ack(
+            account,
+            queue,
+            await _receipt_for(app.engine, app.receipts, account, queue, pop_receipt),
         )
 
 

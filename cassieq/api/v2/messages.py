@@ -12,7 +12,7 @@ from typing import Any
 from litestar import Controller, post
 from litestar.params import FromPath, JSONBody
 
-from cassieq.api.dependencies import Engine, Receipts
+from cassieq.api.dependencies import App, Engine
 from cassieq.api.errors import errors_v2
 from cassieq.api.security import account_guard
 from cassieq.api.v2.dto_messages import (
@@ -92,13 +92,12 @@ class MessageV2Controller(Controller):
     )
     async def receive(
         self,
-        engine: Engine,
-        receipts: Receipts,
+        app: App,
         account: FromPath[str],
         queue: FromPath[str],
         data: JSONBody[ReceiveRequest],
     ) -> ReceiveResponse:
-        deliveries = await engine.receive(
+        deliveries = await app.engine.receive(
             account,
             queue,
             max_messages=data.max_messages,
@@ -106,7 +105,7 @@ class MessageV2Controller(Controller):
             wait_s=data.wait_seconds,
         )
         return ReceiveResponse(
-            messages=[await _received(receipts, account, queue, d) for d in deliveries]
+            messages=[await _received(app.receipts, account, queue, d) for d in deliveries]
         )
 
     @post(
@@ -119,16 +118,15 @@ class MessageV2Controller(Controller):
     )
     async def ack(
         self,
-        engine: Engine,
-        receipts: Receipts,
+        app: App,
         account: FromPath[str],
         queue: FromPath[str],
         data: JSONBody[AckRequest],
     ) -> AckResponse:
-        await engine.queue(account, queue)  # an unknown queue is a 404, as in v1
-        decoded = await decode_receipts(receipts, account, queue, data.pop_receipts)
+        await app.engine.queue(account, queue)  # an unknown queue is a 404, as in v1
+        decoded = await decode_receipts(app.receipts, account, queue, data.pop_receipts)
         valid = [r for r in decoded if isinstance(r, PopReceipt)]
-        outcomes = iter(await engine.ack_batch(account, queue, valid))
+        outcomes = iter(await app.engine.ack_batch(account, queue, valid))
         acked: list[str] = []
         failed: list[FailedEntry] = []
         for token, receipt in zip(data.pop_receipts, decoded, strict=True):
@@ -152,14 +150,13 @@ class MessageV2Controller(Controller):
     )
     async def visibility(
         self,
-        engine: Engine,
-        receipts: Receipts,
+        app: App,
         account: FromPath[str],
         queue: FromPath[str],
         data: JSONBody[VisibilityRequest],
     ) -> VisibilityResponse:
         tokens = [e.pop_receipt for e in data.entries]
-        decoded = await decode_receipts(receipts, account, queue, tokens)
+        decoded = await decode_receipts(app.receipts, account, queue, tokens)
         changes = [
             VisibilityChange(
                 receipt=r,
@@ -171,7 +168,7 @@ class MessageV2Controller(Controller):
             for r, e in zip(decoded, data.entries, strict=True)
             if isinstance(r, PopReceipt)
         ]
-        outcomes = iter(await engine.change_visibility(account, queue, changes))
+        outcomes = iter(await app.engine.change_visibility(account, queue, changes))
         updated: list[UpdatedEntry] = []
         failed: list[FailedEntry] = []
         for token, receipt in zip(tokens, decoded, strict=True):
@@ -181,7 +178,7 @@ class MessageV2Controller(Controller):
                 updated.append(
                     UpdatedEntry(
                         pop_receipt=token,
-                        new_pop_receipt=await receipts.encode(account, queue, outcome),
+                        new_pop_receipt=await app.receipts.encode(account, queue, outcome),
                         message_tag=outcome.tag,
                     )
                 )
