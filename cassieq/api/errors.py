@@ -152,7 +152,7 @@ def _auth_error(request: Request[Any, Any, Any], exc: AuthError) -> Response[Any
     headers: dict[str, str] | None = None
     if exc.status == 401:
         v2 = _path(request).startswith(V2_PREFIX)
-        schemes = "Key, Signed, CQ2-HMAC-SHA256, Bearer" if v2 else "Key, Signed, Bearer"
+        schemes = "Key, CQ2-HMAC-SHA256, Bearer" if v2 else "Key, Signed, Bearer"
         headers = {"WWW-Authenticate": f'{schemes} realm="cassieq"'}
     elif exc.status == 503:  # the v2 replay cache is full: room comes back within the skew
         headers = {"Retry-After": "1"}

@@ -62,7 +62,8 @@ async def authorize_for(
     if scheme == V2_SCHEME and request.path.startswith(V2_PREFIX):
         await _authorize_v2(connection, state, request, credential)
         return
-    authorize(request, level, queue)
+    # v1's Signed only on v1: on v2 it would bypass the replay protection (#40 finding 10).
+    authorize(request, level, queue, v1_signed=not request.path.startswith(V2_PREFIX))
 
 
 # Where a request keeps the v2 signature it had remembered by the replay cache.

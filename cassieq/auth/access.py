@@ -54,7 +54,25 @@ class AccessRequest:
     clock_ahead_seconds: float = 5.0
 
 
-def authorize(req: AccessRequest, level: AuthorizationLevel, queue: str | None) -> None:
+# Why v1's ``Signed`` is refused on /api/v2 (#40 finding 10), said in the 401's detail.
+V1_SIGNED_ON_V2 = (
+    "v1 'Signed' is not accepted on /api/v2: it signs neither the query nor the body, so a "
+    "captured request could be re-sent with others for its whole clock skew; sign with "
+    "'CQ2-HMAC-SHA256 Key=<keyName>, Signature=<sig>' and the x-cassieq-date header "
+    "(api-v2.md, \"v2 signature\"), or send 'Key <key>' over TLS"
+)
+
+
+def authorize(
+    req: AccessRequest,
+    level: AuthorizationLevel,
+    queue: str | None,
+    *,
+    v1_signed: bool = True,
+) -> None:
+    """``v1_signed``: whether v1's ``Signed`` scheme is accepted. /api/v1 accepts it
+    (CassieQ's contract, with its 60 s window); /api/v2 does not: there v2's replay
+    protection would cover only the clients that chose CQ2."""
     if "sig" in req.query or "auth" in req.query:
         _signed_query(req, level, queue)
         return
@@ -65,8 +83,15 @@ def authorize(req: AccessRequest, level: AuthorizationLevel, queue: str | None) 
         raise Unauthenticated("credentials required: Authorization header or a signed query string")
     if scheme == "Key" and credential:
         _key(req, credential)
+    elif scheme == "Signed" and credential and not v1_signed:
+        raise Unauthenticated(V1_SIGNED_ON_V2)
     elif scheme == "Signed" and credential:
         _signed_request(req, credential)
+    elif not v1_signed:
+        raise Unauthenticated(
+            "unsupported Authorization scheme: use 'CQ2-HMAC-SHA256 Key=<keyName>, "
+            "Signature=<sig>' or 'Key <key>'"
+        )
     else:
         raise Unauthenticated("unsupported Authorization scheme: use 'Key <key>' or 'Signed <sig>'")
 

@@ -18,10 +18,10 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from urllib.parse import quote
 
-from cassieq.auth.signing import canonical_time, sign
+from cassieq.auth.signing import sign
 
 SCHEME = "CQ2-HMAC-SHA256"
 DATE_HEADER = "x-cassieq-date"
@@ -90,6 +90,11 @@ def sign_v2(
     ``path`` is the URL path without the query (e.g. ``/api/v2/accounts/a/queues/q/messages``);
     ``query`` the parameters the request sends; ``body`` its exact bytes. Sign each request
     anew: the server refuses a signature it has seen (replay cache)."""
-    date = canonical_time(now)
+    # To the microsecond (the date is signed as sent, any ISO form): two identical requests
+    # signed within one second, as a drain's receives, must not carry the same signature,
+    # or the second would be refused as a replay of the first. A whole second is written
+    # without its fraction.
+    at = now.astimezone(UTC)
+    date = at.strftime("%Y-%m-%dT%H:%M:%S.%fZ" if at.microsecond else "%Y-%m-%dT%H:%M:%SZ")
     signature = sign(key, string_to_sign(account, method, path, query, date, body))
     return {"Authorization": f"{SCHEME} Key={key_name}, Signature={signature}", DATE_HEADER: date}

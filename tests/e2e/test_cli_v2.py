@@ -133,9 +133,9 @@ def test_the_cli_signs_v2_requests_with_the_v2_signature_given_the_key_name(
     assert sorted(m["body"] for m in got) == ["s1", "s2"]
     # Each v2 request carried a CQ2 signature the server remembered (put, receive).
     assert live.replay_entries == before + 2
-    # Without the name the CLI signs as v1 does (accepted on v2 too): nothing remembered.
+    # Without the name the CLI signs with CQ2 as the primary key (v2 refuses v1's Signed).
     assert live.ok("put", "jobs", "s3")["put"] == 1
-    assert live.replay_entries == before + 2
+    assert live.replay_entries == before + 3
     wrong = live.run("put", "jobs", "s4", CASSIEQ_KEY_NAME="secondary")
     assert wrong.returncode == 1 and "401" in wrong.stderr and "invalid signature" in wrong.stderr
     assert size(live) == 3

@@ -62,9 +62,10 @@ def segment(name: str) -> str:
 
 
 class _Signed(httpx.Auth):
-    """Requests are signed, so the key itself never travels. With the key's name known,
-    /api/v2 requests carry the v2 signature, which covers query and body too; else (and on
-    v1) v1's ``Signed``, which v2 accepts as well."""
+    """Requests are signed, so the key itself never travels: /api/v2 requests carry the v2
+    signature, which covers query and body too, with the key's name (``primary`` unless
+    given, as ``grant``'s default: v2 refuses v1's ``Signed``); /api/v1 requests v1's
+    ``Signed``."""
 
     requires_request_body = True  # the v2 signature hashes the body
 
@@ -73,11 +74,12 @@ class _Signed(httpx.Auth):
 
     def auth_flow(self, request: httpx.Request):  # type: ignore[no-untyped-def]
         path, method = request.url.path, request.method
-        if self._key_name and path.startswith("/api/v2/"):
+        if path.startswith("/api/v2/"):
             query = request.url.params.multi_items()
             now = datetime.now(UTC)
+            name = self._key_name or "primary"
             headers = sign_v2(
-                self._account, self._key_name, self._key, method, path, query, request.content, now
+                self._account, name, self._key, method, path, query, request.content, now
             )
         else:
             headers = signed_headers(self._account, self._key, method, path)
@@ -125,9 +127,9 @@ _OPTIONS = [
         "signing_key_name",
         envvar="CASSIEQ_KEY_NAME",
         default=None,
-        help="The name of --key, e.g. primary ($CASSIEQ_KEY_NAME): /api/v2 requests then "
-        "carry the v2 signature (query and body signed too); grant: the key to sign with "
-        "(default primary).",
+        help="The name of --key ($CASSIEQ_KEY_NAME, default primary): /api/v2 requests carry "
+        "the v2 signature made with it (query and body signed too); grant: the key to sign "
+        "with.",
     ),
     click.option(
         "--admin-token", envvar="CASSIEQ_ADMIN_TOKEN", default=None, help="($CASSIEQ_ADMIN_TOKEN)"

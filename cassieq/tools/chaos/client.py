@@ -338,6 +338,10 @@ class ChaosClient:
         return call, raw
 
     def _signed(self, method: str, path: str) -> dict[str, str]:
+        if path.startswith("/api/v2/"):
+            # v2 refuses v1's Signed (#40 finding 10). The key itself is enough here (a local
+            # cluster): a CQ2 signature would add the replay cache's room to what is tested.
+            return {"Authorization": f"Key {self._key}"}
         return signed_headers(self.account, self._key, method, path)
 
     def _operator(self) -> dict[str, str]:
