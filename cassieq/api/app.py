@@ -20,6 +20,7 @@ from cassieq.api.http.allow_header import AllowHeader
 from cassieq.api.http.bodies import CassieqRequest
 from cassieq.api.http.cors import Cors
 from cassieq.api.metrics import Metrics, RequestTimer
+from cassieq.api.rate_limit import AccountBudgets
 from cassieq.api.ready import ready
 from cassieq.api.sqs.dispatch import SqsDispatch
 from cassieq.api.sqs.route import sqs_endpoint
@@ -104,6 +105,7 @@ def create_app(
         open_admin_port=open_admin_port,
         background=worker.health,
         metrics=Metrics(settings, engine, worker.health),
+        budgets=AccountBudgets.of(settings),
     )
     history = History(engine)
 

@@ -11,6 +11,7 @@ from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
 from cassieq.api.errors import V2_PREFIX
+from cassieq.api.rate_limit import spend_or_429
 from cassieq.api.state import AppState
 from cassieq.auth.access import (
     AccessRequest,
@@ -32,6 +33,8 @@ async def account_guard(
         return
     queue = connection.path_params.get("queue")
     await authorize_for(connection, handler.opt["level"], None if queue is None else str(queue))
+    # Authenticated: now the account's request budget is spent (never by strangers).
+    spend_or_429(connection, str(connection.path_params.get("account", "")))
 
 
 async def authorize_for(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from cassieq.api.rate_limit import AccountBudgets
 from cassieq.auth.receipt_keys import ReceiptSigner
 from cassieq.auth.replay import ReplayCache
 from cassieq.config import Settings
@@ -29,3 +30,5 @@ class AppState:
     # The background loop's health (/ready, /metrics) and this app's Prometheus registry.
     background: LoopHealth = field(default_factory=LoopHealth)
     metrics: Metrics | None = None
+    # Each account's request budget on this server (cassieq.api.rate_limit).
+    budgets: AccountBudgets = field(default_factory=lambda: AccountBudgets.of(Settings()))

@@ -13,7 +13,7 @@ import uuid
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.context import Tuning
 from cassieq.model import Delivery, OutgoingMessage
-from cassieq.store.counting import CountingStore
+from cassieq.store.base import Store
 from tests.engine.conftest import make_queue
 
 SLOTS = Tuning(
@@ -41,7 +41,7 @@ async def _waits(engine: QueueEngine, account: str, waiters: int) -> None:
     await asyncio.wait_for(engine.waiters.watching(queue, waiters), PROMPT_S)
 
 
-async def test_an_account_beyond_its_share_is_answered_at_once(store: CountingStore) -> None:
+async def test_an_account_beyond_its_share_is_answered_at_once(store: Store) -> None:
     engine = QueueEngine(store, FakeClock(), tuning=SLOTS)
     a, b = await _tenant(engine), await _tenant(engine)
     held = [_waiting(engine, a) for _ in range(3)]
@@ -62,7 +62,7 @@ async def test_an_account_beyond_its_share_is_answered_at_once(store: CountingSt
     assert engine.long_poll_slots.waiting() == 0  # every slot given back
 
 
-async def test_the_total_bounds_every_account_together(store: CountingStore) -> None:
+async def test_the_total_bounds_every_account_together(store: Store) -> None:
     engine = QueueEngine(store, FakeClock(), tuning=SLOTS)
     a, b, c = await _tenant(engine), await _tenant(engine), await _tenant(engine)
     held = [_waiting(engine, a) for _ in range(3)]

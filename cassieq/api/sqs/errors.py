@@ -19,6 +19,7 @@ class SqsError(Exception):
         status: int = 400,
         query_code: str | None = None,
         sender: bool = True,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
@@ -26,6 +27,7 @@ class SqsError(Exception):
         self.status = status
         self.query_code = query_code or code
         self.sender = sender
+        self.headers = headers or {}  # sent with the error (Retry-After)
 
 
 # --- parameters -------------------------------------------------------------------------
@@ -248,6 +250,14 @@ def internal_error() -> SqsError:
         "We encountered an internal error. Please try again.",
         status=500,
         sender=False,
+    )
+
+
+def throttling(message: str, retry_after: str) -> SqsError:
+    """The account is over its request budget (cassieq.api.rate_limit): botocore and the
+    other AWS SDKs retry ThrottlingException with back-off."""
+    return SqsError(
+        "ThrottlingException", message, status=429, headers={"Retry-After": retry_after}
     )
 
 

@@ -17,6 +17,7 @@ from litestar import Request, Response, route
 from litestar.exceptions import HTTPException
 
 from cassieq.api.dependencies import App
+from cassieq.api.rate_limit import over_budget
 from cassieq.api.sqs import errors, json_codec, query_codec
 from cassieq.api.sqs.actions.messages import ACTIONS as MESSAGE_ACTIONS
 from cassieq.api.sqs.actions.queues import ACTIONS as QUEUE_ACTIONS
@@ -98,6 +99,8 @@ async def _answer(
         datetime.fromtimestamp(engine.now() / 1000, UTC),
     )
     seen.account = verified.account
+    if over := over_budget(request, verified.account):  # the account's request budget
+        raise errors.throttling(*over)
     flat: dict[str, str] = {}
     if protocol == "json":
         action = json_codec.action_of(request.headers["x-amz-target"])
@@ -212,7 +215,7 @@ def _base_url(request: Request[Any, Any, Any]) -> str:
 
 
 def _error(error: SqsError, protocol: Protocol, request_id: str) -> Response[bytes]:
-    headers = {"x-amzn-RequestId": request_id}
+    headers = {"x-amzn-RequestId": request_id, **error.headers}
     if protocol == "json":
         body, extra = json_codec.encode_error(error)
         return Response(
