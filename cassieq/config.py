@@ -47,6 +47,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     replay_cache_max_entries_per_account: Annotated[int, msgspec.Meta(ge=1)] = 50_000
     # How far ahead of the server's clock a v2 x-cassieq-date may be (within the skew).
     clock_ahead_seconds: Annotated[int, msgspec.Meta(ge=0)] = 5
+    # The region of the SQS endpoint: a SigV4 signature scoped to another is refused (as AWS
+    # refuses one made for another region), and ARNs name it.
+    sqs_region: Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9-]{1,64}$")] = "us-east-1"
     # Active queues one account may have; a create beyond it answers 409.
     max_queues_per_account: int = 1_000
     # Long polling: how often a queue with waiting v2 receives on this server is checked

@@ -47,7 +47,9 @@ def sqs_store(request: pytest.FixtureRequest) -> Store:
 @pytest.fixture(scope="module")
 def sqs_server(sqs_store: Store) -> Iterator[SqsServer]:
     # One server per store for the module: each test uses its own names or only reads.
-    app = create_app(Settings(admin_token=TOKEN), sqs_store, background=False)
+    # The region its clients sign for (CASSIEQ_SQS_REGION: another region is refused).
+    settings = Settings(admin_token=TOKEN, sqs_region="eu-west-1")
+    app = create_app(settings, sqs_store, background=False)
     with served(app) as port:
         base = f"http://127.0.0.1:{port}"
         name, keys = new_account(base, TOKEN)

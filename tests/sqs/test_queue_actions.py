@@ -37,7 +37,7 @@ from tests.engine.conftest import hold_redrives
 from tests.sqs.live_sqs import new_account
 
 BASE = "http://127.0.0.1:9324"
-REGION = "eu-west-1"
+REGION = "us-east-1"  # the server's CASSIEQ_SQS_REGION (its default)
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,13 +29,15 @@ async def lookup(access_key_id: str) -> Sequence[Secret]:
     return []
 
 
-async def check(req: SignedRequest, now: dt.datetime = NOW) -> Verified:
-    return await verify(req, lookup, now)
+async def check(req: SignedRequest, now: dt.datetime = NOW, region: str = "us-east-1") -> Verified:
+    return await verify(req, lookup, now, region=region)
 
 
-async def refused(req: SignedRequest, now: dt.datetime = NOW) -> SqsError:
+async def refused(
+    req: SignedRequest, now: dt.datetime = NOW, region: str = "us-east-1"
+) -> SqsError:
     with pytest.raises(SqsError) as caught:
-        await check(req, now)
+        await check(req, now, region)
     return caught.value
 
 
@@ -50,8 +53,12 @@ def header_signed(**kw: Any) -> SignedRequest:
 
 
 async def test_botocore_header_signature_is_accepted() -> None:
-    verified = await check(header_signed(region="eu-west-3"))
+    verified = await check(header_signed(region="eu-west-3"), region="eu-west-3")
     assert verified == Verified("acme", "primary", "eu-west-3", "acme")
+    # Signed for another region than the server's: refused (#40), naming both.
+    error = await refused(header_signed(region="eu-west-3"), region="us-east-1")
+    assert (error.code, error.status) == ("SignatureDoesNotMatch", 403)
+    assert "'eu-west-3'" in error.message and "'us-east-1'" in error.message
 
 
 async def test_query_protocol_form_post_with_queue_path_is_accepted() -> None:
@@ -109,11 +116,16 @@ async def test_tampered_requests_are_refused(change: str) -> None:
     assert (error.code, error.status) == ("SignatureDoesNotMatch", 403)
 
 
-async def test_wrong_secret_and_unknown_key() -> None:
-    error = await refused(header_signed(secret="not-the-secret"))
-    assert error.code == "SignatureDoesNotMatch"
-    error = await refused(header_signed(key_id="nobody"))
-    assert (error.code, error.status) == ("InvalidClientTokenId", 403)
+async def test_wrong_secret_and_unknown_key_get_the_same_answer() -> None:
+    wrong = await refused(header_signed(secret="not-the-secret"))
+    unknown = await refused(header_signed(key_id="nobody"))
+    # The same code, words and status: which access key ids exist cannot be probed (#40).
+    assert (wrong.code, wrong.message, wrong.status) == (
+        unknown.code,
+        unknown.message,
+        unknown.status,
+    )
+    assert (wrong.code, wrong.status) == ("SignatureDoesNotMatch", 403)
 
 
 async def test_no_credentials_is_missing_authentication_token() -> None:
@@ -181,8 +193,14 @@ async def test_date_header_instead_of_x_amz_date() -> None:
 
 async def test_content_sha256_header_must_match_the_body() -> None:
     req = header_signed(headers={**JSON_HEADERS, "X-Amz-Content-SHA256": "UNSIGNED-PAYLOAD"})
-    # Unsigned payload: the body is not covered, as AWS allows.
-    assert await check(dataclasses.replace(req, body=b"{}"))
+    # Unsigned payload: refused (#40), else a capture would work with any body.
+    unsigned = await refused(dataclasses.replace(req, body=b"{}"))
+    assert (unsigned.code, unsigned.status) == ("SignatureDoesNotMatch", 403)
+    assert "UNSIGNED-PAYLOAD" in unsigned.message
+    hashed = header_signed(
+        headers={**JSON_HEADERS, "X-Amz-Content-SHA256": hashlib.sha256(BODY).hexdigest()}
+    )
+    assert await check(hashed)
     wrong = header_signed(headers={**JSON_HEADERS, "X-Amz-Content-SHA256": "ab" * 32})
     error = await refused(wrong)
     assert "x-amz-content-sha256" in error.message

@@ -40,6 +40,12 @@ def decode(shape: Shape | None, body: bytes) -> dict[str, Any]:
             raise errors.serialization_error("The JSON document nests too deeply.") from None
         except msgspec.DecodeError:
             raise errors.serialization_error("The request body is not valid JSON.") from None
+        except UnicodeDecodeError:
+            # msgspec raises this one (not a DecodeError) for a string's bytes that are not
+            # UTF-8: refused, never stored as U+FFFD, nor a 500.
+            raise errors.serialization_error(
+                "The request body is not valid UTF-8: JSON text must be UTF-8 encoded."
+            ) from None
     if not isinstance(raw, dict):
         raise errors.serialization_error("The request body must be a JSON object.")
     if shape is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote_to_bytes
 from xml.sax.saxutils import escape
 
 from botocore.model import Shape
@@ -25,6 +26,36 @@ MAX_PARAMETERS = 2000  # 10 entries x 10 attributes x a few names each is far be
 MAX_NAME_LENGTH = 256
 MAX_NAME_DOTS = 10
 _XML_ESCAPES = {"\r": "&#xD;", '"': "&quot;"}  # a CR would be lost to XML's line endings
+
+
+def form_pairs(raw: bytes, where: str) -> list[tuple[str, str]]:
+    """``application/x-www-form-urlencoded`` pairs (a query string or a form body), as
+    ``parse_qsl(keep_blank_values=True)`` reads them, but each name and value decoded as
+    strict UTF-8 after percent-decoding: a parameter whose bytes are not UTF-8 is refused,
+    naming it (parse_qsl would store U+FFFD in its place, a message body changed silently)."""
+    pairs = []
+    for piece in raw.split(b"&"):
+        if not piece:
+            continue
+        name, _, value = piece.partition(b"=")
+        pairs.append((_utf8(name, where, None), _utf8(value, where, name)))
+    return pairs
+
+
+def _utf8(raw: bytes, where: str, name: bytes | None) -> str:
+    try:
+        return unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        shown = "A parameter name" if name is None else f"The value of parameter {_shown(name)}"
+        raise errors.invalid_parameter_value(
+            f"{shown} in the {where} is not valid UTF-8 once percent-decoded "
+            f"(byte 0x{exc.object[exc.start]:02X} at offset {exc.start} of the decoded text)."
+        ) from None
+
+
+def _shown(name: bytes) -> str:
+    # The name as far as it is readable: enough to find the parameter, never the whole input.
+    return unquote_to_bytes(name.replace(b"+", b" ")).decode("utf-8", "replace")[:100]
 
 
 def decode(shape: Shape | None, flat: Mapping[str, str]) -> dict[str, Any]:

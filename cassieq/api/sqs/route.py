@@ -10,7 +10,6 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import parse_qsl
 
 import structlog
 from litestar import Request, Response, route
@@ -62,7 +61,9 @@ async def sqs_endpoint(request: Request[Any, Any, Any], app: App) -> Response[by
     protocol: Protocol = "json" if "x-amz-target" in request.headers else "query"
     seen = _Seen()
     try:
-        return await _answer(request, app.engine, app.receipts, protocol, request_id, seen)
+        return await _answer(
+            request, app.engine, app.receipts, app.settings.sqs_region, protocol, request_id, seen
+        )
     except SqsError as error:
         log.info("sqs_error", action=seen.action, code=error.code, status=error.status)
         return _error(error, protocol, request_id)
@@ -87,6 +88,7 @@ async def _answer(
     request: Request[Any, Any, Any],
     engine: QueueEngine,
     receipts: ReceiptSigner,
+    region: str,
     protocol: Protocol,
     request_id: str,
     seen: _Seen,
@@ -97,6 +99,7 @@ async def _answer(
         signed,
         lambda key_id: secrets_for(engine, key_id),
         datetime.fromtimestamp(engine.now() / 1000, UTC),
+        region=region,
     )
     seen.account = verified.account
     if over := over_budget(request, verified.account):  # the account's request budget
@@ -184,16 +187,13 @@ def _signed_request(request: Request[Any, Any, Any], body: bytes) -> SignedReque
 def _query_parameters(signed: SignedRequest) -> dict[str, str]:
     """The query and (form-encoded) body parameters, less the signature's own."""
     flat: dict[str, str] = {}
-    for key, value in parse_qsl(signed.raw_query, keep_blank_values=True):
+    # Decoded strictly: a byte sequence that is not UTF-8 is refused, never stored as U+FFFD.
+    for key, value in query_codec.form_pairs(signed.raw_query.encode("latin-1"), "query string"):
         if not key.startswith("X-Amz-"):
             flat[key] = value
     content_type = (signed.header("content-type") or "").split(";")[0].strip().lower()
     if signed.body and content_type == _FORM:
-        try:
-            text = signed.body.decode("utf-8")
-        except UnicodeDecodeError:
-            raise errors.invalid_parameter_value("The request body is not UTF-8.") from None
-        flat.update(parse_qsl(text, keep_blank_values=True))
+        flat.update(query_codec.form_pairs(signed.body, "body"))
     version = flat.get("Version")
     if version is not None and version != API_VERSION:
         raise SqsError("NoSuchVersion", f"An incorrect version was specified ({version[:20]}).")

@@ -6,11 +6,21 @@ query parameters, ``X-Amz-Expires`` at most 7 days). The canonical request is re
 the request as received: the path normalised and URI-encoded once more (non-S3 services sign
 the encoded path), the query decoded and re-encoded (RFC 3986) and sorted, the signed headers
 lower-cased, whitespace-collapsed and sorted, the payload hashed (or the client's
-``X-Amz-Content-SHA256``, which must then match the body unless it is UNSIGNED-PAYLOAD).
+``X-Amz-Content-SHA256``, which must then match the body).
+
+Stricter than SigV4 itself, so that a captured request cannot be turned into another one
+(#40 finding 10): a header-signed request must sign its payload (``UNSIGNED-PAYLOAD`` is
+refused: botocore sends it only for operations modelled with an unsigned body, and SQS has
+none, so boto3 and the AWS SDKs always sign SQS payloads); ``host`` must be signed, and so must
+``x-amz-target`` (it names the action) and ``content-type`` (it decides how the body is
+read) when the request carries them (every AWS SDK signs every header it sends but a few
+such as ``user-agent``); the credential scope must name this server's region
+(``CASSIEQ_SQS_REGION``) and the ``sqs`` service.
 
 Errors as real SQS answers them: no credentials -> MissingAuthenticationToken (403); a
-malformed header or query -> IncompleteSignature (400); an unknown access key id ->
-InvalidClientTokenId (403); a wrong signature, a wrong scope, a request time more than
+malformed header or query, or a header that must be signed and is not -> IncompleteSignature
+(400); a wrong signature, an access key id that names no key (the same code and words: keys
+and accounts cannot be probed), a wrong scope, an unsigned payload, a request time more than
 15 minutes from ours -> SignatureDoesNotMatch (403, "Signature expired: ..." as AWS words
 the skew); a presigned URL past its expiry -> RequestExpired (400, SQS's Common Errors).
 """
@@ -31,6 +41,10 @@ ALGORITHM = "AWS4-HMAC-SHA256"
 SERVICE = "sqs"
 TERMINATOR = "aws4_request"
 UNSIGNED_PAYLOAD = "UNSIGNED-PAYLOAD"
+# Signed with when the access key id names no key: that case costs what a real check does.
+_STAND_IN = "cassieq-no-such-key"
+# Headers that change what a request does: signed whenever the request carries them.
+_MUST_SIGN_WHEN_SENT = ("x-amz-target", "content-type")
 MAX_SKEW = timedelta(minutes=15)
 MAX_EXPIRES_S = 7 * 24 * 3600
 _AMZ_FORMAT = "%Y%m%dT%H%M%SZ"
@@ -101,23 +115,27 @@ def has_credentials(req: SignedRequest) -> bool:
     )
 
 
-async def verify(req: SignedRequest, lookup: SecretLookup, now: datetime) -> Verified:
-    """The account and key that signed ``req``; an SqsError otherwise."""
+async def verify(
+    req: SignedRequest, lookup: SecretLookup, now: datetime, *, region: str
+) -> Verified:
+    """The account and key that signed ``req`` for ``region`` (the server's); an SqsError
+    otherwise."""
     parsed = _parse(req)
-    _check_scope(parsed)
+    _check_scope(parsed, region)
+    _check_signed_headers(req, parsed)
     signed_at = _parse_amz_date(parsed.amz_date)
     _check_time(parsed, signed_at, now)
     canonical = canonical_request(req, parsed.signed_headers, _payload_hash(req, parsed))
     candidates = await lookup(parsed.access_key_id)
-    if not candidates:
-        raise errors.invalid_client_token_id()
     scope = f"{parsed.scope_date}/{parsed.region}/{parsed.service}/{parsed.terminator}"
     to_sign = string_to_sign(parsed.amz_date, scope, canonical)
     given = parsed.signature.encode("utf-8", "replace")
-    for secret in candidates:
+    # An access key id that names no key costs one signature too, and is answered as a wrong
+    # signature (#40): neither the code nor the time tells which accounts and keys exist.
+    for secret in candidates or [Secret("", "", _STAND_IN)]:
         expected = signature(secret.secret, parsed.scope_date, parsed.region, to_sign)
         # Constant time: a byte-by-byte timing must not reveal a signature's prefix.
-        if hmac.compare_digest(expected.encode("ascii"), given):
+        if hmac.compare_digest(expected.encode("ascii"), given) and candidates:
             return Verified(secret.account, secret.key_name, parsed.region, parsed.access_key_id)
     raise errors.signature_does_not_match()
 
@@ -176,19 +194,32 @@ def canonical_query(raw_query: str, *, presigned: bool) -> str:
     for key, value in query_pairs(raw_query):
         if presigned and key == "X-Amz-Signature":
             continue
-        pairs.append((quote(key, safe="-_.~"), quote(value, safe="-_.~")))
+        pairs.append((_encode(key), _encode(value)))
     return "&".join(f"{k}={v}" for k, v in sorted(pairs))
 
 
 def query_pairs(raw_query: str) -> list[tuple[str, str]]:
-    """The query's (name, value) pairs, percent-decoded ('+' stays '+': RFC 3986, as SigV4)."""
+    """The query's (name, value) pairs, percent-decoded ('+' stays '+': RFC 3986, as SigV4).
+
+    Bytes that are not UTF-8 are kept (surrogate escapes) and encoded back as they came, so
+    the signature covers the bytes sent: with U+FFFD in their place, two different queries
+    had one canonical form, and a valid request with such a byte could not be verified (the
+    parameters are then refused as not UTF-8, by name)."""
     pairs = []
     for piece in raw_query.split("&"):
         if not piece:
             continue
         key, _, value = piece.partition("=")
-        pairs.append((unquote(key, errors="replace"), unquote(value, errors="replace")))
+        pairs.append((_decode(key), _decode(value)))
     return pairs
+
+
+def _decode(text: str) -> str:
+    return unquote(text, errors="surrogateescape")
+
+
+def _encode(text: str) -> str:
+    return quote(text, safe="-_.~", errors="surrogateescape")
 
 
 def _remove_dot_segments(path: str) -> str:
@@ -334,7 +365,7 @@ def _parse_amz_date(value: str) -> datetime:
     return when.replace(tzinfo=UTC)
 
 
-def _check_scope(p: _Parsed) -> None:
+def _check_scope(p: _Parsed, region: str) -> None:
     if p.terminator != TERMINATOR:
         raise errors.signature_does_not_match_because(
             f"Credential should be scoped with a valid terminator: '{TERMINATOR}', not "
@@ -344,10 +375,32 @@ def _check_scope(p: _Parsed) -> None:
         raise errors.signature_does_not_match_because(
             f"Credential should be scoped to correct service: '{SERVICE}'."
         )
+    if p.region != region:
+        # A signature is for one region, as at AWS: one made for another endpoint's region
+        # is not valid here (the SDK's region_name must be this server's).
+        raise errors.signature_does_not_match_because(
+            f"Credential should be scoped to a valid region, not '{p.region[:40]}': this "
+            f"endpoint's region is '{region}' (the server's CASSIEQ_SQS_REGION)."
+        )
     if not p.amz_date.startswith(p.scope_date) or len(p.scope_date) != 8:
         raise errors.signature_does_not_match_because(
             f"Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date "
             f"from HTTP: '{p.scope_date[:40]}' != '{p.amz_date[:8]}'."
+        )
+
+
+def _check_signed_headers(req: SignedRequest, p: _Parsed) -> None:
+    """``x-amz-target`` names the action and ``content-type`` decides how the body is read:
+    left unsigned, a captured request's action could be swapped. A presigned URL's empty
+    body is not read, so its ``content-type`` (which some HTTP clients add) changes nothing."""
+    for name in _MUST_SIGN_WHEN_SENT:
+        if name in p.signed_headers or not req.header_values(name):
+            continue
+        if name == "content-type" and p.presigned and not req.body:
+            continue
+        raise errors.incomplete_signature(
+            f"'{name}' is in the request, so it must be one of the signed headers "
+            f"(it decides what the request does); signed: {';'.join(p.signed_headers)[:200]}."
         )
 
 
@@ -383,8 +436,13 @@ def _payload_hash(req: SignedRequest, p: _Parsed) -> str:
     if p.presigned or claimed is None:
         return actual
     if claimed == UNSIGNED_PAYLOAD:
-        # The client chose not to sign the body (botocore: only over https); as AWS allows.
-        return claimed
+        # AWS allows it over https for services that model an unsigned body (S3); SQS has no
+        # such operation, so no SDK sends it here. Accepted, a captured request would work
+        # with any body for 15 minutes.
+        raise errors.signature_does_not_match_because(
+            "The payload must be signed: 'x-amz-content-sha256: UNSIGNED-PAYLOAD' is not "
+            "accepted by this endpoint; send the body's SHA-256 there, or no such header."
+        )
     if not hmac.compare_digest(claimed.lower().encode("utf-8", "replace"), actual.encode()):
         raise errors.signature_does_not_match_because(
             "The provided 'x-amz-content-sha256' header does not match what was computed."
