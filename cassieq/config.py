@@ -66,6 +66,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # stay above what one server serves on small hardware; set them from measured capacity.
     account_requests_per_second: Annotated[float, msgspec.Meta(gt=0)] = 5_000.0
     account_request_burst: Annotated[int, msgspec.Meta(ge=1)] = 10_000
+    # A 429 is held this long before it is sent, for up to the second number of one
+    # account's requests at a time: a client that ignores Retry-After then costs the server
+    # a few answers a second, not its event loop (0: answered at once).
+    account_throttle_hold_seconds: Annotated[float, msgspec.Meta(ge=0, le=10)] = 1.0
+    account_throttle_hold_per_account: Annotated[int, msgspec.Meta(ge=0)] = 32
     log_format: LogFormat = "console"
     log_level: LogLevel = "info"
     # One structlog event per HTTP request (method, path without its query string, route,

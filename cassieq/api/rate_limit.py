@@ -11,15 +11,24 @@ Only authenticated requests spend: anyone may name an account in a path, and a b
 strangers could spend would be a lockout of its own. The bucket is spent after the
 credentials are checked (cassieq.api.security and the SQS route call ``spend``).
 
+An answer of 429 is held ``hold_s`` before it is sent, for up to ``hold_per_account``
+requests of one account at a time; beyond, at once. Answered at once, a client that ignores
+Retry-After (a flood of closed-loop clients) sends its next request right away, and the
+server spends its event loop answering 429s while the other tenants' requests wait their
+turn behind them: measured, tenant B's p95 under such a flood was still 3 to 10 times its
+p95 alone. Held, 32 flooding connections cost the server 32 answers a second, and the held
+requests are bounded per account (they count against the server's concurrency cap).
+
 Memory stays bounded by the accounts that are in use: a bucket full again is the same as no
 bucket, and such buckets are dropped as the table grows.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,17 +48,56 @@ class _Bucket:
 
 
 class AccountBudgets:
-    def __init__(self, rate: float, burst: int, now: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        rate: float,
+        burst: int,
+        now: Callable[[], float] = time.monotonic,
+        *,
+        hold_s: float = 0.0,
+        hold_per_account: int = 32,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.rate = rate
         self.burst = burst
         self._now = now
+        self.hold_s = hold_s
+        self.hold_per_account = hold_per_account
+        self._holding: dict[str, int] = {}
+        self._sleep = sleep
         self._buckets: dict[str, _Bucket] = {}
         self._sweep_at = _SWEEP_AT
         self.throttled = 0  # requests answered 429 (for metrics and benches)
 
     @classmethod
     def of(cls, settings: Settings) -> AccountBudgets:
-        return cls(settings.account_requests_per_second, settings.account_request_burst)
+        return cls(
+            settings.account_requests_per_second,
+            settings.account_request_burst,
+            hold_s=settings.account_throttle_hold_seconds,
+            hold_per_account=settings.account_throttle_hold_per_account,
+        )
+
+    async def spend_or_hold(self, account: str) -> float:
+        """``spend``; when none is left, first hold the request (see the module's doc):
+        then 0.0 or the seconds still to wait after the hold."""
+        wait = self.spend(account)
+        holding = self._holding.get(account, 0)
+        if not wait or self.hold_s <= 0 or holding >= self.hold_per_account:
+            return wait
+        # The whole hold, not only until a token is back (at a rate of 100/s that is 10 ms,
+        # and 32 flooding connections would take turns at it): the answer is a 429 anyway.
+        held = self.hold_s
+        self._holding[account] = holding + 1
+        try:
+            await self._sleep(held)  # the hold itself: no synchronisation waits on it
+        finally:
+            left = self._holding[account] - 1
+            if left:
+                self._holding[account] = left
+            else:
+                del self._holding[account]
+        return max(wait - held, 1e-3)
 
     def spend(self, account: str) -> float:
         """Take one request from the account's budget: 0.0, or (none left) the seconds
@@ -92,22 +140,22 @@ def detail(account: str, budgets: AccountBudgets) -> str:
     )
 
 
-def spend_or_429(connection: ASGIConnection[Any, Any, Any, Any], account: str) -> None:
+async def spend_or_429(connection: ASGIConnection[Any, Any, Any, Any], account: str) -> None:
     """For the v1 and v2 guards: spend one request of ``account``'s budget, or raise 429
     (answered in the API's error shape by cassieq.api.errors)."""
     budgets: AccountBudgets = connection.app.state.cassieq.budgets
-    wait = budgets.spend(account)
+    wait = await budgets.spend_or_hold(account)
     if wait:
         raise TooManyRequestsException(
             detail=detail(account, budgets), headers={"Retry-After": retry_after(wait)}
         )
 
 
-def over_budget(
+async def over_budget(
     connection: ASGIConnection[Any, Any, Any, Any], account: str
 ) -> tuple[str, str] | None:
     """For the SQS route, once SigV4 is verified: spend one request of ``account``'s
     budget; None, or (none left) the detail and the Retry-After of its ThrottlingException."""
     budgets: AccountBudgets = connection.app.state.cassieq.budgets
-    wait = budgets.spend(account)
+    wait = await budgets.spend_or_hold(account)
     return (detail(account, budgets), retry_after(wait)) if wait else None

@@ -34,7 +34,7 @@ async def account_guard(
     queue = connection.path_params.get("queue")
     await authorize_for(connection, handler.opt["level"], None if queue is None else str(queue))
     # Authenticated: now the account's request budget is spent (never by strangers).
-    spend_or_429(connection, str(connection.path_params.get("account", "")))
+    await spend_or_429(connection, str(connection.path_params.get("account", "")))
 
 
 async def authorize_for(

@@ -1,4 +1,4 @@
-"""``cassieq bench``: the benchmark command."""
+"""``cassieq bench``: the benchmark command, and ``cassieq bench fairness`` (two tenants)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from cassieq.cli.common import err as _err
 from cassieq.config import Settings
 
 
-@click.command()
+@click.group(invoke_without_command=True)
+@click.pass_context
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--clients", default="1,8,32", show_default=True, help="Concurrencies to measure.")
 @click.option("--seconds", type=float, default=5.0, show_default=True, help="Per measurement.")
@@ -47,6 +48,7 @@ from cassieq.config import Settings
     help="Rounds of v1 v2 v2 v1 HTTP e2e turns on one server, for #15's ratio.",
 )
 def bench(
+    ctx: click.Context,
     as_json: bool,
     clients: str,
     seconds: float,
@@ -60,7 +62,12 @@ def bench(
     idle_seconds: float,
     paired_rounds: int,
 ) -> None:
-    """Measure the engine and the HTTP API against the LWT ceiling (real Cassandra)."""
+    """Measure the engine and the HTTP API against the LWT ceiling (real Cassandra).
+
+    Without a subcommand: the whole benchmark. `cassieq bench fairness`: one tenant's
+    latency alone and under another's flood."""
+    if ctx.invoked_subcommand is not None:
+        return
     import asyncio
     import json
 
@@ -91,3 +98,69 @@ def bench(
         )
     )
     click.echo(json.dumps(result, indent=2) if as_json else table(result))
+
+
+@bench.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option(
+    "--seconds",
+    type=click.FloatRange(min=1),
+    default=20.0,
+    show_default=True,
+    help="Per turn (B alone, then B under A's flood).",
+)
+@click.option("--b-clients", type=click.IntRange(1), default=2, show_default=True)
+@click.option(
+    "--b-rate",
+    type=click.FloatRange(min=0, min_open=True),
+    default=50.0,
+    show_default=True,
+    help="Tenant B's puts per second (all its clients).",
+)
+@click.option("--a-clients", type=click.IntRange(1), default=32, show_default=True)
+@click.option(
+    "--account-rate",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="The server's CASSIEQ_ACCOUNT_REQUESTS_PER_SECOND (default: the setting's).",
+)
+@click.option(
+    "--account-burst",
+    type=click.IntRange(1),
+    default=None,
+    help="The server's CASSIEQ_ACCOUNT_REQUEST_BURST (default: the setting's).",
+)
+@click.option(
+    "--keyspace",
+    default="cassieq_bench_fairness",
+    show_default=True,
+    help="Dropped and re-created by every run.",
+)
+def fairness(
+    as_json: bool,
+    seconds: float,
+    b_clients: int,
+    b_rate: float,
+    a_clients: int,
+    account_rate: float | None,
+    account_burst: int | None,
+    keyspace: str,
+) -> None:
+    """Tenant B's put latency alone, then while tenant A floods puts (issue 40's fairness)."""
+    import asyncio
+    import json
+
+    from cassieq.logs import configure_logging
+    from cassieq.tools.bench.fairness import FairnessSettings, fairness_table, run_fairness
+
+    configure_logging("console", "warning")
+    fair = FairnessSettings(
+        seconds=seconds,
+        b_clients=b_clients,
+        b_rate=b_rate,
+        a_clients=a_clients,
+        account_rate=account_rate,
+        account_burst=account_burst,
+    )
+    result = asyncio.run(run_fairness(Settings.from_env(), keyspace=keyspace, fair=fair, say=_err))
+    click.echo(json.dumps(result, indent=2) if as_json else fairness_table(result))

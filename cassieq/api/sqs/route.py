@@ -102,7 +102,7 @@ async def _answer(
         region=region,
     )
     seen.account = verified.account
-    if over := over_budget(request, verified.account):  # the account's request budget
+    if over := await over_budget(request, verified.account):  # the account's request budget
         raise errors.throttling(*over)
     flat: dict[str, str] = {}
     if protocol == "json":

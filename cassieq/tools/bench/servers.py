@@ -9,7 +9,7 @@ import secrets
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 
 import httpx
@@ -23,11 +23,16 @@ class Server:
     url: str
     account: str
     key: str
+    token: str = ""  # the operator token the process was started with
 
 
 @contextlib.asynccontextmanager
 async def server_process(
-    settings: Settings, keyspace: str, *, account: tuple[str, str] | None = None
+    settings: Settings,
+    keyspace: str,
+    *,
+    account: tuple[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[Server]:
     """A `cassieq serve` in its own process, with an account of its own, or ``account``
     (name, key) made on another server of the keyspace (keys are the keyspace's, so any
@@ -42,6 +47,7 @@ async def server_process(
         "CASSIEQ_LOG_LEVEL": "warning",
         "CASSIEQ_CASSANDRA_HOSTS": ",".join(settings.cassandra_hosts),
         "CASSIEQ_CASSANDRA_PORT": str(settings.cassandra_port),
+        **(env or {}),
     }
     process = await asyncio.to_thread(
         subprocess.Popen,
@@ -55,7 +61,7 @@ async def server_process(
         await _wait_for(url)
         if account is None:
             account = await _create_account(url, token)
-        yield Server(url, *account)
+        yield Server(url, *account, token=token)
     finally:
         process.terminate()
         await asyncio.to_thread(process.wait, 30)
