@@ -21,7 +21,8 @@ from cassandra.policies import WriteType
 from cassandra.query import BatchStatement
 
 from cassieq.store.cassandra import CassandraStore
-from cassieq.store.counting import LWT_PRIMITIVES as STORE_LWTS
+from cassieq.store.observer import LWT_PRIMITIVES as STORE_LWTS
+from cassieq.store.observer import LwtTally
 
 Mode = Literal["before", "after"]
 
@@ -126,6 +127,9 @@ class TimeoutInjectingStore(CassandraStore):
 
     def __init__(self, session: Any, keyspace: str, **kwargs: Any) -> None:
         super().__init__(session, keyspace, **kwargs)
+        # Its LWT outcomes (the store holds its observers weakly: this attribute keeps it).
+        self.lwt_tally = LwtTally()
+        self.add_lwt_observer(self.lwt_tally)
         self._plan: _Plan | None = None
         self.seen: Counter[str] = Counter()  # LWTs sent, by primitive
         self.injected: Counter[str] = Counter()  # timeouts raised, by primitive

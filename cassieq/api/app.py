@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 
 from litestar import Litestar, Router
@@ -19,7 +19,7 @@ from cassieq.api.health import health, root
 from cassieq.api.http.allow_header import AllowHeader
 from cassieq.api.http.bodies import CassieqRequest
 from cassieq.api.http.cors import Cors
-from cassieq.api.metrics import Metrics, RequestTimer
+from cassieq.api.metrics import Metrics, MetricsObserver, RequestTimer
 from cassieq.api.rate_limit import AccountBudgets
 from cassieq.api.ready import ready
 from cassieq.api.sqs.dispatch import SqsDispatch
@@ -35,7 +35,7 @@ from cassieq.auth.keyring import key_encryption_key
 from cassieq.auth.receipt_keys import ReceiptSecrets, ReceiptSigner
 from cassieq.auth.replay import ReplayCache
 from cassieq.config import Settings
-from cassieq.engine import Clock, QueueEngine
+from cassieq.engine import Clock, Observer, QueueEngine
 from cassieq.engine.context import Tuning
 from cassieq.engine.worker import BackgroundWorker
 from cassieq.store.base import Store, StoreError
@@ -80,7 +80,10 @@ def create_app(
     background: bool = True,
     background_tick_seconds: float = 1.0,
     open_admin_port: bool = False,
+    observers: Sequence[Observer] = (),
 ) -> Litestar:
+    """``observers``: the engine's besides the metrics' own (tests count calls with one)."""
+    events = MetricsObserver()  # the engine's events, for /metrics
     engine = QueueEngine(
         store,
         clock,
@@ -91,6 +94,7 @@ def create_app(
             long_poll_max_waiting_per_account=settings.long_poll_max_waiting_per_account,
         ),
         key_encryption_key=key_encryption_key(settings.key_encryption_key),
+        observers=[events, *observers],
     )
     receipts = ReceiptSigner(receipt_secrets(settings, engine), engine.now)
     worker = BackgroundWorker(engine, tick_seconds=background_tick_seconds)
@@ -104,7 +108,7 @@ def create_app(
         ),
         open_admin_port=open_admin_port,
         background=worker.health,
-        metrics=Metrics(settings, engine, worker.health),
+        metrics=Metrics(settings, engine, worker.health, events),
         budgets=AccountBudgets.of(settings),
     )
     history = History(engine)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from cassieq.engine.clock import Clock
+from cassieq.engine.observe import Observers
 from cassieq.store.base import Store
 
 
@@ -67,6 +68,8 @@ class EngineContext:
     clock: Clock
     tuning: Tuning = field(default_factory=Tuning)
     instance_id: str = field(default_factory=lambda: secrets.token_hex(8))
+    # The engine's observers' hooks (observe.py), called where each event happens.
+    observers: Observers = field(default_factory=Observers)
     log: structlog.typing.FilteringBoundLogger = field(
         default_factory=lambda: structlog.get_logger("cassieq.engine")
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 
 from cassieq.engine.clock import Clock, SystemClock
 from cassieq.engine.context import EngineContext, Tuning
@@ -21,6 +22,7 @@ from cassieq.engine.life.receive import Reader
 from cassieq.engine.life.redeliver import InvisibilitySide
 from cassieq.engine.life.redrive import DEFAULT_PER_SECOND, MAX_PER_SECOND, Redriver
 from cassieq.engine.life.take import Deliverer
+from cassieq.engine.observe import Observer, Observers
 from cassieq.engine.stats import StatisticsReader
 from cassieq.engine.tenancy.accounts import Accounts
 from cassieq.engine.tenancy.keyspace_secrets import (
@@ -52,7 +54,6 @@ from cassieq.model import (
     VisibilityChange,
 )
 from cassieq.store.base import SchemaStatus, Store
-from cassieq.store.observer import LwtTally
 
 MAX_INVISIBILITY_S = 7 * 24 * 3600
 
@@ -67,12 +68,16 @@ class QueueEngine:
         monotons: MonotonStrategy = "grouped",
         instance_id: str | None = None,
         key_encryption_key: bytes | None = None,
+        observers: Sequence[Observer] = (),
     ) -> None:
+        # Instrumentation (metrics, tests' call counts): hooks the parts call (observe.py).
+        hub = Observers(observers)
         self.ctx = EngineContext(
-            store=store,
+            store=hub.attach(store),
             clock=clock or SystemClock(),
             tuning=tuning or Tuning(),
             instance_id=instance_id or secrets.token_hex(8),
+            observers=hub,
         )
         self.secrets = KeyspaceSecrets(self.ctx)
         hints = BucketHints(self.ctx)
@@ -351,11 +356,6 @@ class QueueEngine:
     async def stop_redrives(self) -> None:
         """End this server's redrive tasks (they say "interrupted")."""
         await self.redriver.close()
-
-    @property
-    def lwt_tally(self) -> LwtTally:
-        """The store's LWT outcomes since this server started (for metrics)."""
-        return self.ctx.store.lwt_tally
 
     async def schema_status(self) -> SchemaStatus:
         """Readiness: whether the store answers and has this server's schema."""

@@ -29,7 +29,7 @@ from cassieq.model import (
     StatsSnapshot,
     message_bytes,
 )
-from cassieq.store.observer import LwtTally
+from cassieq.store.observer import LwtObserver
 
 PointerKind = Literal["reader", "repair"]
 T = TypeVar("T")
@@ -118,9 +118,11 @@ class SchemaStatus:
 
 
 class Store(Protocol):
-    # This store's LWT outcomes since it started (the memory store decides every
-    # compare-and-set at once: it has none to report).
-    lwt_tally: LwtTally
+    def add_lwt_observer(self, observer: LwtObserver) -> None:
+        """Tell ``observer`` the outcome of every LWT this store sends from now on, while
+        the observer lives (held weakly: engines come and go on one store). The memory store
+        decides every compare-and-set at once and reports none."""
+        ...
 
     async def schema_status(self) -> SchemaStatus:
         """Whether every schema file this server was built with is applied; raises what the

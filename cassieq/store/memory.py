@@ -31,7 +31,7 @@ from cassieq.store.base import (
     check_ack_entries,
     check_cas_entries,
 )
-from cassieq.store.observer import LwtTally
+from cassieq.store.observer import LwtObserver, LwtObservers
 
 
 @dataclass
@@ -43,7 +43,9 @@ class _Bucket:
 
 class MemoryStore:
     def __init__(self) -> None:
-        self.lwt_tally = LwtTally()
+        # Kept for the protocol's sake: this store decides every compare-and-set at once,
+        # under no contention but its own, and reports no LWT outcomes.
+        self._lwt_observers = LwtObservers()
         self._accounts: dict[str, Account] = {}
         self._queues: dict[tuple[str, str], QueueDefinition] = {}
         self._monotons: dict[QueueId, int] = {}
@@ -56,6 +58,9 @@ class MemoryStore:
         self._secrets: dict[str, KeyspaceSecret] = {}
         self._deleting: dict[str, tuple[int, int]] = {}  # created_at, marked at
         self._redrive_tasks: dict[tuple[QueueId, str], RedriveTask] = {}
+
+    def add_lwt_observer(self, observer: LwtObserver) -> None:
+        self._lwt_observers.add(observer)
 
     async def schema_status(self) -> SchemaStatus:
         # Memory has no schema to fall behind: always the one this server was built with.

@@ -18,10 +18,9 @@ from litestar.testing import TestClient
 from cassieq.api.app import create_app
 from cassieq.auth.receipts import ReceiptCodec, UnverifiedReceipt
 from cassieq.config import Settings
-from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine import CallCounter, FakeClock, QueueEngine
 from cassieq.engine.tenancy.keyspace_secrets import RECEIPT_SECRET
 from cassieq.store.base import Store
-from cassieq.store.counting import CountingStore
 from cassieq.store.memory import MemoryStore
 
 TOKEN = "receipt-test-operator-token-" + "x" * 16
@@ -37,9 +36,18 @@ def shared_store(store: Store) -> Store:
 
 @contextmanager
 def server(
-    store: Store, settings: Settings | None = None, clock: FakeClock | None = None
+    store: Store,
+    settings: Settings | None = None,
+    clock: FakeClock | None = None,
+    calls: CallCounter | None = None,
 ) -> Iterator[Client]:
-    app = create_app(settings or Settings(admin_token=TOKEN), store, clock=clock, background=False)
+    app = create_app(
+        settings or Settings(admin_token=TOKEN),
+        store,
+        clock=clock,
+        background=False,
+        observers=[] if calls is None else [calls],
+    )
     with TestClient(app=app) as client:
         client.headers["Authorization"] = f"Bearer {TOKEN}"
         yield client
@@ -201,8 +209,8 @@ def test_a_receipt_of_a_newer_secret_makes_a_server_read_the_secrets_again() -> 
     """Another server may sign with a secret rotated a moment ago: one that does not verify
     makes this server re-read the secrets (at most once a second, so forged receipts do
     not each cost a read)."""
-    store, clock = CountingStore(MemoryStore()), FakeClock()
-    with server(store, clock=clock) as a:
+    store, clock, calls = MemoryStore(), FakeClock(), CallCounter()
+    with server(store, clock=clock, calls=calls) as a:
         path, key = account_with_message(a)
         receipt = take(a, path, key)
         account = path.split("/")[4]
@@ -213,13 +221,13 @@ def test_a_receipt_of_a_newer_secret_makes_a_server_read_the_secrets_again() -> 
         )
         newer = ReceiptCodec(rotated.value).encode(account, "q", popped)
         clock.advance(2)  # well within the minute between regular re-reads
-        store.reset()
+        calls.reset()
         assert ack(a, path, key, newer) == 204
-        assert store.calls["read_secret"] == 1
+        assert calls.calls["read_secret"] == 1
         forged = ReceiptCodec("f" * 40).encode(account, "q", popped)
         for _ in range(5):
             assert ack(a, path, key, forged) == 400
-        assert store.calls["read_secret"] == 1  # within the second: no more reads
+        assert calls.calls["read_secret"] == 1  # within the second: no more reads
         clock.advance(1)
         assert ack(a, path, key, forged) == 400
-        assert store.calls["read_secret"] == 2
+        assert calls.calls["read_secret"] == 2

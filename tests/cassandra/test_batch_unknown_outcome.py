@@ -18,7 +18,7 @@ import pytest
 from cassieq.model import MessageRow, QueueId
 from cassieq.store.base import LwtUndecided
 from cassieq.store.cassandra import CassandraStore, LwtRetry
-from cassieq.store.counting import LWT_PRIMITIVES as STORE_LWTS
+from cassieq.store.observer import LWT_PRIMITIVES as STORE_LWTS
 from tests.lwt_faults import Mode, TimeoutInjectingStore, prepared_queries, primitive_of
 from tests.store.rows import message, taken
 

@@ -7,17 +7,17 @@ import uuid
 
 import pytest
 
-from cassieq.engine import FakeClock, QueueEngine, Tuning
+from cassieq.engine import CallCounter, FakeClock, QueueEngine, Tuning
 from cassieq.model import QueueDefinition, QueueOptions
 from cassieq.store.base import Store
-from cassieq.store.counting import CountingStore
 from tests.engine.jobs import own_jobs_queue
 
 
 @pytest.fixture
-def store(store: Store) -> CountingStore:
-    """The two-store fixture of tests/conftest.py, counting the calls the engine makes."""
-    return CountingStore(store)
+def calls() -> CallCounter:
+    """Counts the store calls (and LWT outcomes) of ``engine`` and ``other``: the observer
+    tests of costs install (engine/observe.py)."""
+    return CallCounter()
 
 
 @pytest.fixture
@@ -32,14 +32,14 @@ def tuning() -> Tuning:
 
 
 @pytest.fixture
-def engine(store: CountingStore, clock: FakeClock, tuning: Tuning) -> QueueEngine:
-    return QueueEngine(store, clock, tuning=tuning)
+def engine(store: Store, clock: FakeClock, tuning: Tuning, calls: CallCounter) -> QueueEngine:
+    return QueueEngine(store, clock, tuning=tuning, observers=[calls])
 
 
 @pytest.fixture
-def other(store: CountingStore, clock: FakeClock, tuning: Tuning) -> QueueEngine:
+def other(store: Store, clock: FakeClock, tuning: Tuning, calls: CallCounter) -> QueueEngine:
     """A second server on the same store (its own caches, leases and instance id)."""
-    return QueueEngine(store, clock, tuning=tuning, instance_id="other")
+    return QueueEngine(store, clock, tuning=tuning, instance_id="other", observers=[calls])
 
 
 @pytest.fixture

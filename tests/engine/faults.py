@@ -6,11 +6,12 @@ Not a stand-in for the database: every call still goes to the real store.
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine import FakeClock, Observer, QueueEngine
 from cassieq.model import QueueDefinition, QueueId
 from tests.engine.conftest import make_queue
 
@@ -104,6 +105,8 @@ class FaultyStore:
 
     def __getattr__(self, name: str) -> Any:
         target = getattr(self.inner, name)
+        if not inspect.iscoroutinefunction(target):
+            return target  # add_lwt_observer: not a call to the database
 
         async def call(*args: Any, **kwargs: Any) -> Any:
             self.calls.append((name, args))
@@ -130,13 +133,20 @@ class FaultyStore:
 
 
 async def faulty_queue(
-    store: Any, clock: FakeClock, account: str, count: int, **options: Any
+    store: Any,
+    clock: FakeClock,
+    account: str,
+    count: int,
+    *,
+    observers: Sequence[Observer] = (),
+    **options: Any,
 ) -> tuple[FaultyStore, QueueEngine, QueueDefinition, list[str]]:
-    """An engine on a faulty store and a queue "q" (with ``options``) holding ``count``
-    messages, m0, m1, ...; and their payloads. Another server wrote them: the engine
-    knows them only by reading the buckets (its own puts would be its snapshots)."""
+    """An engine (with ``observers``) on a faulty store and a queue "q" (with ``options``)
+    holding ``count`` messages, m0, m1, ...; and their payloads. Another server wrote them:
+    the engine knows them only by reading the buckets (its own puts would be its
+    snapshots)."""
     faulty = FaultyStore(store)
-    engine = QueueEngine(faulty, clock)
+    engine = QueueEngine(faulty, clock, observers=observers)
     queue = await make_queue(engine, account, **options)
     writer = QueueEngine(store, clock, instance_id="writer")
     payloads = [f"m{i}" for i in range(count)]

@@ -13,7 +13,7 @@ import pytest
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.errors import AccountExists, AccountNotFound, QueueLimitReached
 from cassieq.model import QueueDefinition, QueueOptions, StatsSnapshot
-from cassieq.store.counting import CountingStore
+from cassieq.store.base import Store
 from tests.engine.conftest import make_queue
 from tests.engine.faults import FaultyStore, InjectedFault
 from tests.engine.jobs import own_jobs_queue
@@ -89,7 +89,7 @@ async def test_another_server_stops_serving_the_old_queues_within_its_cache_time
 
 
 async def test_a_deletion_cut_short_is_finished_by_deleting_again(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     faulty = FaultyStore(store)
     engine = QueueEngine(faulty, clock)
@@ -117,7 +117,7 @@ async def test_a_deletion_cut_short_is_finished_by_deleting_again(
 
 
 async def test_a_deletion_cut_short_after_the_account_row_leaves_nothing_behind(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     faulty = FaultyStore(store)
     engine = QueueEngine(faulty, clock)
@@ -160,7 +160,7 @@ class _DeletesTheAccountBeforeTheInsert:
 
 
 async def test_a_queue_created_during_the_deletion_does_not_survive_it(
-    store: CountingStore, clock: FakeClock
+    store: Store, clock: FakeClock
 ) -> None:
     racing = _DeletesTheAccountBeforeTheInsert(store, clock)
     engine = racing.engine = QueueEngine(racing, clock)
@@ -172,7 +172,7 @@ async def test_a_queue_created_during_the_deletion_does_not_survive_it(
     assert await engine.queues.list(account) == []  # the new account does not get it
 
 
-async def test_an_account_has_a_queue_limit(store: CountingStore, clock: FakeClock) -> None:
+async def test_an_account_has_a_queue_limit(store: Store, clock: FakeClock) -> None:
     engine = QueueEngine(store, clock, tuning=own_jobs_queue(max_queues_per_account=3))
     account = f"t-{uuid.uuid4().hex[:12]}"
     await engine.accounts.create(account)

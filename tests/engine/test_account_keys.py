@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from cassieq.auth.keyring import KeyCipher, is_sealed, parse_key_encryption_key
-from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine import CallCounter, FakeClock, QueueEngine
 from cassieq.engine.context import Tuning
 from cassieq.engine.errors import AccountNotFound
 from cassieq.engine.tenancy.keyspace_secrets import KEY_ENCRYPTION_SECRET, secret_bytes
 from cassieq.model import Account
-from cassieq.store.counting import CountingStore
+from cassieq.store.base import Store
 from cassieq.store.memory import MemoryStore
 from tests.conftest import CassandraNode
 
@@ -26,9 +26,9 @@ def _name() -> str:
     return f"k-{uuid.uuid4().hex[:12]}"
 
 
-async def _raw(store: CountingStore, name: str) -> dict[str, str]:
+async def _raw(store: Store, name: str) -> dict[str, str]:
     """The keys as the store holds them (no engine in between)."""
-    stored = await store.inner.read_account(name)
+    stored = await store.read_account(name)
     assert stored is not None
     return dict(stored.keys)
 
@@ -37,7 +37,7 @@ async def _raw(store: CountingStore, name: str) -> dict[str, str]:
 
 
 async def test_keys_are_stored_sealed_and_given_back_in_plaintext(
-    engine: QueueEngine, store: CountingStore
+    engine: QueueEngine, store: Store
 ) -> None:
     name = _name()
     created = await engine.accounts.create(name)
@@ -73,24 +73,24 @@ async def test_a_select_of_the_accounts_table_shows_no_usable_key(
 
 
 async def test_a_plaintext_row_is_sealed_on_read(
-    engine: QueueEngine, store: CountingStore, clock: FakeClock
+    calls: CallCounter, engine: QueueEngine, store: Store, clock: FakeClock
 ) -> None:
     name, key = _name(), secrets.token_urlsafe(64)
     # As an older version stored it.
-    assert await store.inner.insert_account(
+    assert await store.insert_account(
         Account(name=name, keys={"primary": key}, created_at=clock.now())
     )
     assert (await _raw(store, name))["primary"] == key
     assert (await engine.accounts.get_for_auth(name)).keys == {"primary": key}
     sealed = (await _raw(store, name))["primary"]
     assert is_sealed(sealed) and key not in sealed
-    sealings = store.calls["replace_key"]
+    sealings = calls.calls["replace_key"]
     # On Cassandra the session's API server shares the keyspace, and its background pass
     # may seal the row first (with the same keyspace key): then this read finds it sealed.
-    assert sealings == 1 if isinstance(store.inner, MemoryStore) else sealings in (0, 1)
+    assert sealings == 1 if isinstance(store, MemoryStore) else sealings in (0, 1)
     # Read again: opened, not re-sealed.
     assert (await engine.accounts.get(name)).keys == {"primary": key}
-    assert store.calls["replace_key"] == sealings
+    assert calls.calls["replace_key"] == sealings
 
 
 async def test_a_plaintext_row_written_with_cql_is_sealed_on_read(
@@ -112,31 +112,31 @@ async def test_a_plaintext_row_written_with_cql_is_sealed_on_read(
 
 
 async def test_sealing_a_plaintext_key_never_brings_back_a_deleted_one(
-    store: CountingStore, clock: FakeClock
+    store: Store, clock: FakeClock
 ) -> None:
     name, key = _name(), secrets.token_urlsafe(64)
-    await store.inner.insert_account(Account(name=name, keys={"a": key}, created_at=clock.now()))
-    await store.inner.remove_key(name, "a")
-    assert await store.inner.replace_key(name, "a", key, "v1:x:y") is False
+    await store.insert_account(Account(name=name, keys={"a": key}, created_at=clock.now()))
+    await store.remove_key(name, "a")
+    assert await store.replace_key(name, "a", key, "v1:x:y") is False
     assert "a" not in await _raw(store, name)
-    assert await store.inner.replace_key("no-such-account-" + name, "a", key, "v1:x:y") is False
+    assert await store.replace_key("no-such-account-" + name, "a", key, "v1:x:y") is False
 
 
 async def test_a_ciphertext_copied_to_another_account_does_not_decrypt(
-    engine: QueueEngine, store: CountingStore
+    engine: QueueEngine, store: Store
 ) -> None:
     victim, thief = _name(), _name()
     stolen = await engine.accounts.create(victim)
     await engine.accounts.create(thief)
     sealed = (await _raw(store, victim))["primary"]
     thief_sealed = (await _raw(store, thief))["primary"]
-    assert await store.inner.replace_key(thief, "primary", thief_sealed, sealed)
+    assert await store.replace_key(thief, "primary", thief_sealed, sealed)
     opened = await engine.accounts.get(thief)
     assert "primary" not in opened.keys  # left out, not the victim's key
     assert stolen.keys["primary"] not in opened.keys.values()
     # The same ciphertext under another key name of the same account does not open either.
     secondary = (await _raw(store, victim))["secondary"]
-    assert await store.inner.replace_key(victim, "secondary", secondary, sealed)
+    assert await store.replace_key(victim, "secondary", secondary, sealed)
     assert set((await engine.accounts.get(victim)).keys) == {"primary"}
     # A key that does not decrypt can still be deleted.
     await engine.accounts.delete_key(thief, "primary")
@@ -144,29 +144,29 @@ async def test_a_ciphertext_copied_to_another_account_does_not_decrypt(
 
 
 async def test_an_explicit_key_encryption_key_is_used_and_no_other(
-    store: CountingStore, clock: FakeClock
+    calls: CallCounter, store: Store, clock: FakeClock
 ) -> None:
     kek = secrets.token_bytes(32)
-    engine = QueueEngine(store, clock, key_encryption_key=kek)
+    engine = QueueEngine(store, clock, key_encryption_key=kek, observers=[calls])
     name = _name()
     created = await engine.accounts.create(name)
     sealed = (await _raw(store, name))["primary"]
     assert KeyCipher(kek).open(name, "primary", sealed) == created.keys["primary"]
-    assert store.calls["read_secret"] == 0 and store.calls["insert_secret"] == 0
+    assert calls.calls["read_secret"] == 0 and calls.calls["insert_secret"] == 0
     # A server with another KEK cannot open it: the key authenticates nothing there.
     other = QueueEngine(store, clock, key_encryption_key=secrets.token_bytes(32))
     assert (await other.accounts.get(name)).keys == {}
 
 
 async def test_without_one_the_keyspace_key_is_made_once_and_shared(
-    store: CountingStore, clock: FakeClock
+    store: Store, clock: FakeClock
 ) -> None:
     a = QueueEngine(store, clock)
     b = QueueEngine(store, clock, instance_id="b")
     name = _name()
     created = await a.accounts.create(name)
     assert (await b.accounts.get(name)).keys == created.keys
-    stored = await store.inner.read_secret(KEY_ENCRYPTION_SECRET)
+    stored = await store.read_secret(KEY_ENCRYPTION_SECRET)
     assert stored is not None and len(secret_bytes(stored.value)) == 32
     sealed = (await _raw(store, name))["primary"]
     assert (
@@ -188,11 +188,11 @@ def test_the_key_encryption_key_setting_is_32_bytes_base64url() -> None:
 
 
 async def test_an_unknown_name_is_remembered_as_long_as_a_known_one(
-    engine: QueueEngine, store: CountingStore, clock: FakeClock
+    calls: CallCounter, engine: QueueEngine, store: Store, clock: FakeClock
 ) -> None:
     known, unknown = _name(), _name()
     await engine.accounts.create(known)
-    store.reset()
+    calls.reset()
     for name in (known, unknown):
         for _ in range(3):
             if name == known:
@@ -201,16 +201,16 @@ async def test_an_unknown_name_is_remembered_as_long_as_a_known_one(
                 with pytest.raises(AccountNotFound):
                     await engine.accounts.get_for_auth(name)
     # One read each: the second lookup of either costs no read.
-    assert store.calls["read_account"] == 2
+    assert calls.calls["read_account"] == 2
     clock.advance(Tuning().account_cache_ms / 1000)
     with pytest.raises(AccountNotFound):
         await engine.accounts.get_for_auth(unknown)
     await engine.accounts.get_for_auth(known)
-    assert store.calls["read_account"] == 4
+    assert calls.calls["read_account"] == 4
 
 
 async def test_creating_the_account_here_forgets_that_it_was_missing(
-    engine: QueueEngine, store: CountingStore
+    engine: QueueEngine, store: Store
 ) -> None:
     name = _name()
     with pytest.raises(AccountNotFound):
@@ -221,7 +221,7 @@ async def test_creating_the_account_here_forgets_that_it_was_missing(
 
 
 async def test_a_create_during_a_lookup_is_not_hidden_by_its_miss(
-    store: CountingStore, clock: FakeClock
+    store: Store, clock: FakeClock
 ) -> None:
     """The lookup read 'missing' before the create stored the row, and answers after it:
     its miss must not be remembered over the account just created."""
@@ -251,9 +251,9 @@ async def test_a_create_during_a_lookup_is_not_hidden_by_its_miss(
 
 
 async def test_names_sprayed_at_random_are_bounded_and_do_not_evict_accounts(
-    store: CountingStore, clock: FakeClock
+    calls: CallCounter, store: Store, clock: FakeClock
 ) -> None:
-    engine = QueueEngine(store, clock, tuning=Tuning(account_cache_entries=8))
+    engine = QueueEngine(store, clock, tuning=Tuning(account_cache_entries=8), observers=[calls])
     known = _name()
     await engine.accounts.create(known)
     await engine.accounts.get_for_auth(known)
@@ -262,22 +262,22 @@ async def test_names_sprayed_at_random_are_bounded_and_do_not_evict_accounts(
         with pytest.raises(AccountNotFound):
             await engine.accounts.get_for_auth(name)
     assert len(engine.accounts._unknown) == 8  # bounded
-    store.reset()
+    calls.reset()
     await engine.accounts.get_for_auth(known)  # still remembered: no read
     with pytest.raises(AccountNotFound):
         await engine.accounts.get_for_auth(sprayed[-1])  # recent miss: no read
-    assert store.calls["read_account"] == 0
+    assert calls.calls["read_account"] == 0
     with pytest.raises(AccountNotFound):
         await engine.accounts.get_for_auth(sprayed[0])  # pushed out: read again
-    assert store.calls["read_account"] == 1
+    assert calls.calls["read_account"] == 1
 
 
 async def test_a_name_no_account_can_have_is_not_read_nor_remembered(
-    engine: QueueEngine, store: CountingStore
+    calls: CallCounter, engine: QueueEngine, store: Store
 ) -> None:
-    store.reset()
+    calls.reset()
     for bad in ("bad name", "a:b", "x" * 300, ""):
         with pytest.raises(AccountNotFound):
             await engine.accounts.get_for_auth(bad)
-    assert store.calls["read_account"] == 0
+    assert calls.calls["read_account"] == 0
     assert len(engine.accounts._unknown) == 0

@@ -9,12 +9,11 @@ from collections import Counter
 
 import pytest
 
-from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine import CallCounter, FakeClock, QueueEngine
 from cassieq.engine.errors import InvalidArgument, StaleReceipt, Unsettled
 from cassieq.model import Delivery, OutgoingMessage, PopReceipt, VisibilityChange
-from cassieq.store.base import LwtUndecided
+from cassieq.store.base import LwtUndecided, Store
 from cassieq.store.cassandra import CassandraStore
-from cassieq.store.counting import CountingStore
 from tests.engine.conftest import make_queue
 from tests.engine.faults import FaultyStore
 from tests.engine.test_holes_and_repair import drain
@@ -28,29 +27,27 @@ def bodies(got: list[Delivery]) -> list[str]:
     return [d.message for d in got]
 
 
-def batch_rounds(store: CountingStore) -> int:
+def batch_rounds(calls: CallCounter, store: Store) -> int:
     """Conditional batches the Cassandra store sent for cas_messages (every round)."""
-    inner = store.inner
-    if not isinstance(inner, CassandraStore):
-        return store.calls["cas_messages"]  # memory: one call, no rounds
-    counts = inner.lwt_tally.counts
-    return sum(n for (primitive, _), n in counts.items() if primitive == "cas_messages")
+    if not isinstance(store, CassandraStore):
+        return calls.calls["cas_messages"]  # memory: one call, no rounds
+    return calls.rounds("cas_messages")
 
 
 async def test_a_receive_of_n_takes_n_distinct_messages_with_one_batch(
-    engine: QueueEngine, store: CountingStore, account: str
+    calls: CallCounter, engine: QueueEngine, store: Store, account: str
 ) -> None:
     await make_queue(engine, account, bucket_size=20, strict_fifo=False)
     await send(engine, account, "q", [f"m{i}" for i in range(12)])
-    store.reset()
-    rounds = batch_rounds(store)
+    calls.reset()
+    rounds = batch_rounds(calls, store)
     got = await engine.receive(account, "q", 10, 30)
     assert len(got) == 10 and len(set(bodies(got))) == 10
     assert {d.receipt.monoton for d in got} <= set(range(12))
     assert all(d.delivery_count == 0 and d.first_delivered_at is not None for d in got)
-    assert store.calls["cas_messages"] == 1 and store.calls["cas_message"] == 0
-    assert batch_rounds(store) - rounds == 1
-    assert store.lwts == 1
+    assert calls.calls["cas_messages"] == 1 and calls.calls["cas_message"] == 0
+    assert batch_rounds(calls, store) - rounds == 1
+    assert calls.lwts == 1
     rest = await engine.receive(account, "q", 10, 30)
     assert sorted(bodies(got + rest)) == sorted(f"m{i}" for i in range(12))
 
@@ -78,7 +75,7 @@ async def test_racing_batch_receivers_never_share_a_message_within_a_lease(
 
 
 async def test_a_batch_ack_acks_the_rest_and_reports_the_stale_ones(
-    engine: QueueEngine, store: CountingStore, account: str
+    calls: CallCounter, engine: QueueEngine, store: Store, account: str
 ) -> None:
     queue = await make_queue(engine, account, bucket_size=3)
     await send(engine, account, "q", [f"m{i}" for i in range(7)])
@@ -88,7 +85,7 @@ async def test_a_batch_ack_acks_the_rest_and_reports_the_stale_ones(
     await engine.ack(account, "q", receipts[1])  # acked already
     updated = await engine.update(account, "q", receipts[4], None, 30)  # receipt replaced
     deleted_version = PopReceipt(queue.version - 1, 5, receipts[5].version, receipts[5].tag)
-    store.reset()
+    calls.reset()
     answer = await engine.ack_batch(account, "q", [*receipts, deleted_version, receipts[0]])
     assert [type(a) for a in answer] == [
         type(None),
@@ -102,7 +99,7 @@ async def test_a_batch_ack_acks_the_rest_and_reports_the_stale_ones(
         StaleReceipt,  # the same message twice in one batch: only the first counts
     ]
     # The receipts span buckets 0, 1 and 2: one conditional batch on each.
-    assert store.calls["ack_messages"] == 3 and store.calls["ack_message"] == 0
+    assert calls.calls["ack_messages"] == 3 and calls.calls["ack_message"] == 0
     assert (await engine.ack_batch(account, "q", [updated])) == [None]
     assert await drain(engine, account, "q") == []
     stats = await engine.statistics(account, "q")
@@ -110,7 +107,7 @@ async def test_a_batch_ack_acks_the_rest_and_reports_the_stale_ones(
 
 
 async def test_a_batch_whose_bucket_cannot_be_settled_reports_its_entries_and_does_the_rest(
-    store: CountingStore, clock: FakeClock
+    store: Store, clock: FakeClock
 ) -> None:
     """One bucket's conditional batch undecided (LwtUndecided): its entries are answered
     Unsettled (503 over HTTP), the other buckets' entries still acked and reported."""
@@ -140,13 +137,13 @@ async def test_a_batch_whose_bucket_cannot_be_settled_reports_its_entries_and_do
 
 
 async def test_a_batch_visibility_change_with_new_bodies(
-    engine: QueueEngine, store: CountingStore, account: str, clock: FakeClock
+    calls: CallCounter, engine: QueueEngine, store: Store, account: str, clock: FakeClock
 ) -> None:
     await make_queue(engine, account, bucket_size=10)
     await send(engine, account, "q", ["a", "b", "c", "d"])
     a, b, c, d = await engine.receive(account, "q", 4, 30)
     await engine.ack(account, "q", d.receipt)
-    store.reset()
+    calls.reset()
     answer = await engine.change_visibility(
         account,
         "q",
@@ -161,7 +158,7 @@ async def test_a_batch_visibility_change_with_new_bodies(
     assert isinstance(new_a, PopReceipt) and isinstance(new_b, PopReceipt)
     assert isinstance(bad, InvalidArgument) and isinstance(stale, StaleReceipt)
     # One read of the bucket, one conditional batch for both changes.
-    assert store.calls["cas_messages"] == 1 and store.calls["read_bucket"] == 1
+    assert calls.calls["cas_messages"] == 1 and calls.calls["read_bucket"] == 1
     # The old receipts are stale now.
     old = await engine.ack_batch(account, "q", [a.receipt, b.receipt])
     assert all(isinstance(x, StaleReceipt) for x in old)
@@ -222,7 +219,7 @@ async def test_a_new_body_without_a_new_lease_keeps_the_lease(
 
 
 async def test_a_batch_receive_dead_letters_spent_messages_and_takes_others(
-    engine: QueueEngine, store: CountingStore, account: str, clock: FakeClock
+    calls: CallCounter, engine: QueueEngine, store: Store, account: str, clock: FakeClock
 ) -> None:
     await make_queue(engine, account, "dlq")
     await make_queue(engine, account, bucket_size=10, max_delivery_count=1, dlq_name="dlq")
@@ -232,35 +229,34 @@ async def test_a_batch_receive_dead_letters_spent_messages_and_takes_others(
     assert await engine.ack_batch(account, "q", [first[2].receipt]) == [None]
     await send(engine, account, "q", ["ok1", "ok2"])
     clock.advance(2)  # p0 and p1 have used their one delivery
-    store.reset()
+    calls.reset()
     got = await engine.receive(account, "q", 10, 30)
     assert bodies(got) == ["ok1", "ok2"]
     # The two moves run side by side, their targets taken first as one range: one
     # compare-and-set of the dead-letter queue's monoton, and the copies in source order.
     # (Each move took its own before: CI saw p1 land before p0.)
-    assert store.calls["cas_monoton"] == 1
+    assert calls.calls["cas_monoton"] == 1
     assert await drain(engine, account, "dlq") == ["p0", "p1"]
     stats = await engine.statistics(account, "q")
     assert (stats.dead_lettered, stats.in_flight) == (2, 2)
 
 
 async def test_a_batch_receive_seals_and_advances_across_buckets(
-    engine: QueueEngine, store: CountingStore, account: str
+    calls: CallCounter, engine: QueueEngine, store: Store, account: str
 ) -> None:
     queue = await make_queue(engine, account, bucket_size=3)
     await send(engine, account, "q", [f"m{i}" for i in range(8)])
-    store.reset()
+    calls.reset()
     got = await engine.receive(account, "q", 8, 30)
     await engine.settle()
     # Strict FIFO (the default) across the buckets too.
     assert bodies(got) == [f"m{i}" for i in range(8)]
     # One conditional batch per bucket: 0-2, 3-5, 6-7.
-    assert store.calls["cas_messages"] == 3
-    inner = store.inner
+    assert calls.calls["cas_messages"] == 3
     for bucket in (0, 1):
-        assert (await inner.read_bucket(queue.id, bucket)).sealed_at is not None
-    assert (await inner.read_bucket(queue.id, 2)).sealed_at is None  # not full, monoton in it
-    assert await inner.read_pointer(queue.id, "reader") == 2
+        assert (await store.read_bucket(queue.id, bucket)).sealed_at is not None
+    assert (await store.read_bucket(queue.id, 2)).sealed_at is None  # not full, monoton in it
+    assert await store.read_pointer(queue.id, "reader") == 2
     assert await engine.receive(account, "q", 8, 30) == []
     await send(engine, account, "q", ["m8", "m9"])
     assert bodies(await engine.receive(account, "q", 8, 30)) == ["m8", "m9"]
@@ -291,47 +287,47 @@ async def test_a_receive_takes_what_there_is(engine: QueueEngine, account: str) 
 
 
 async def test_a_bucket_this_server_wrote_whole_is_taken_without_a_read(
-    engine: QueueEngine, other: QueueEngine, store: CountingStore, account: str
+    calls: CallCounter, engine: QueueEngine, other: QueueEngine, store: Store, account: str
 ) -> None:
     await make_queue(engine, account, bucket_size=10)
     await send(engine, account, "q", [f"m{i}" for i in range(10)])
-    store.reset()
+    calls.reset()
     got = await engine.receive(account, "q", 10, 30)
     assert sorted(bodies(got)) == sorted(f"m{i}" for i in range(10))
     # What this server wrote is its snapshot of the bucket: one batch, no read.
-    assert store.calls["read_bucket"] == 0 and store.calls["cas_messages"] == 1
+    assert calls.calls["read_bucket"] == 0 and calls.calls["cas_messages"] == 1
     # Another server has no such snapshot: it reads the bucket and finds nothing to take.
     assert await other.receive(account, "q", 10, 30) == []
 
 
 async def test_a_snapshot_of_part_of_a_bucket_is_read_again(
-    engine: QueueEngine, other: QueueEngine, store: CountingStore, account: str
+    calls: CallCounter, engine: QueueEngine, other: QueueEngine, store: Store, account: str
 ) -> None:
     await make_queue(engine, account, bucket_size=10)
     await send(engine, account, "q", [f"mine{i}" for i in range(5)])
     await send(other, account, "q", [f"theirs{i}" for i in range(5)])
-    store.reset()
+    calls.reset()
     got = await engine.receive(account, "q", 10, 30)
     # Its own five came from its snapshot; the bucket is not full in it, so it was read
     # for the rest (the other server's five).
     assert sorted(bodies(got)) == sorted(
         [f"mine{i}" for i in range(5)] + [f"theirs{i}" for i in range(5)]
     )
-    assert store.calls["read_bucket"] == 1
+    assert calls.calls["read_bucket"] == 1
 
 
 async def test_a_send_is_one_monoton_range_in_request_order_and_one_insert_per_bucket(
-    engine: QueueEngine, store: CountingStore, account: str
+    calls: CallCounter, engine: QueueEngine, store: Store, account: str
 ) -> None:
     await make_queue(engine, account, bucket_size=10)
-    store.reset()
+    calls.reset()
     sent = await engine.send(account, "q", [OutgoingMessage(body=f"m{i}") for i in range(15)])
     monotons = [s.monoton for s in sent]
     # Consecutive, in the order sent: one range, taken with one compare-and-set.
     assert monotons == list(range(monotons[0], monotons[0] + 15))
-    assert store.calls["cas_monoton"] == 1
+    assert calls.calls["cas_monoton"] == 1
     buckets = {m // 10 for m in monotons}
-    assert store.calls["insert_messages"] == len(buckets)
+    assert calls.calls["insert_messages"] == len(buckets)
     got = await engine.receive(account, "q", 15, 30)
     got += await engine.receive(account, "q", 15, 30)
     assert {d.receipt.monoton: d.message for d in got} == {
@@ -340,16 +336,16 @@ async def test_a_send_is_one_monoton_range_in_request_order_and_one_insert_per_b
 
 
 async def test_the_per_put_strategy_takes_a_monoton_for_each_message_of_a_send(
-    store: CountingStore, clock: FakeClock, account: str
+    calls: CallCounter, store: Store, clock: FakeClock, account: str
 ) -> None:
-    engine = QueueEngine(store, clock, monotons="per_put")
+    engine = QueueEngine(store, clock, monotons="per_put", observers=[calls])
     await make_queue(engine, account, bucket_size=10)
-    store.reset()
+    calls.reset()
     sent = await engine.send(account, "q", [OutgoingMessage(body=f"m{i}") for i in range(3)])
     assert await engine.put(account, "q", "alone") > 0
     # One compare-and-set at least per message (the grouped strategy: 2); side by side they
     # race for the counter, and a lost one is tried again.
-    assert store.calls["cas_monoton"] >= 4
+    assert calls.calls["cas_monoton"] >= 4
     assert len({s.monoton for s in sent}) == 3
     got = await engine.receive(account, "q", 10, 30)
     assert sorted(bodies(got)) == ["alone", "m0", "m1", "m2"]

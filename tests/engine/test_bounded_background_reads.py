@@ -28,7 +28,7 @@ from cassieq.model import (
     QueueOptions,
     name_problem,
 )
-from cassieq.store.counting import CountingStore
+from cassieq.store.base import Store
 from tests.engine.conftest import make_queue
 from tests.engine.faults import FaultyStore
 from tests.engine.jobs import pending_jobs
@@ -91,14 +91,14 @@ async def run_jobs(engine: QueueEngine, account: str) -> None:
 
 
 async def test_deletion_passes_read_jobs_a_bounded_number_at_a_time(
-    store: CountingStore, clock: FakeClock, engine: QueueEngine, account: str
+    store: Store, clock: FakeClock, engine: QueueEngine, account: str
 ) -> None:
     names = [f"q{i}" for i in range(300)]
     await churn(engine, account, names[:30], put=True)
     await churn(engine, account, names[30:], put=False)
     clock.advance(engine.ctx.tuning.deletion_grace_ms / 1000)
 
-    sized = SizedReads(store.inner)
+    sized = SizedReads(store)
     server = QueueEngine(sized, clock, tuning=engine.ctx.tuning, instance_id="passes")
     await run_jobs(server, account)
 
@@ -110,7 +110,7 @@ async def test_deletion_passes_read_jobs_a_bounded_number_at_a_time(
 
 
 async def test_a_pass_walks_an_account_directory_a_page_at_a_time(
-    store: CountingStore,
+    store: Store,
     clock: FakeClock,
     engine: QueueEngine,
     account: str,
@@ -124,7 +124,7 @@ async def test_a_pass_walks_an_account_directory_a_page_at_a_time(
     for name in active:
         await make_queue(engine, account, name)
 
-    sized = SizedReads(store.inner)
+    sized = SizedReads(store)
     server = QueueEngine(sized, clock, tuning=engine.ctx.tuning, instance_id="passes")
     repaired: list[str] = []
     run_once = server.repairer.run_once
@@ -144,11 +144,11 @@ async def test_a_pass_walks_an_account_directory_a_page_at_a_time(
 
 
 async def test_a_failing_job_leaves_the_pass_alive_and_is_done_after_its_lease(
-    store: CountingStore, clock: FakeClock, tuning: Tuning, account: str
+    store: Store, clock: FakeClock, tuning: Tuning, account: str
 ) -> None:
-    faulty = FaultyStore(store.inner)
+    faulty = FaultyStore(store)
     engine = QueueEngine(faulty, clock, tuning=tuning)
-    other = QueueEngine(store.inner, clock, tuning=tuning, instance_id="other")
+    other = QueueEngine(store, clock, tuning=tuning, instance_id="other")
     queue = await make_queue(engine, account, "doomed")
     await engine.put(account, "doomed", "x")
     await engine.queues.delete(account, "doomed")
@@ -166,9 +166,9 @@ async def test_a_failing_job_leaves_the_pass_alive_and_is_done_after_its_lease(
 
 
 async def test_a_queue_whose_repair_fails_fails_neither_the_pass_nor_the_other_repairs(
-    store: CountingStore, clock: FakeClock, tuning: Tuning, account: str
+    store: Store, clock: FakeClock, tuning: Tuning, account: str
 ) -> None:
-    faulty = FaultyStore(store.inner)
+    faulty = FaultyStore(store)
     engine = QueueEngine(faulty, clock, tuning=tuning)
     broken = await make_queue(engine, account, "broken")  # listed before "q"
     await sealed_bucket_with_late_write(engine, account, clock, finalize_seconds=5)
@@ -180,7 +180,7 @@ async def test_a_queue_whose_repair_fails_fails_neither_the_pass_nor_the_other_r
 
 
 async def test_jobs_left_in_the_old_table_are_moved_to_the_jobs_queue_and_done(
-    store: CountingStore, clock: FakeClock, engine: QueueEngine, account: str
+    store: Store, clock: FakeClock, engine: QueueEngine, account: str
 ) -> None:
     # What a server of the earlier version leaves: a row in the old table per deletion,
     # more than one page of them.

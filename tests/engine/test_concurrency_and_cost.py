@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine import CallCounter, FakeClock, QueueEngine
 from cassieq.model import Delivery, QueueDefinition
-from cassieq.store.counting import CountingStore
+from cassieq.store.base import Store
 from tests.engine.conftest import make_queue
 from tests.engine.test_holes_and_repair import drain
 
@@ -89,14 +89,14 @@ async def test_one_long_invisible_message_does_not_delay_expired_ones(
 
 
 async def _calls_of_an_empty_get(
-    engine: QueueEngine, store: CountingStore, queue: str
+    calls: CallCounter, engine: QueueEngine, queue: str
 ) -> Counter[str]:
     await engine.queues.get(engine_account(engine, queue), queue.split("/")[1])  # warm the cache
     # Past the pointer and state caches: both gets start from what the store says.
     engine.ctx.clock.advance(engine.ctx.tuning.state_cache_ms / 1000)  # type: ignore[attr-defined]
-    store.reset()
+    calls.reset()
     assert await engine.get_next(engine_account(engine, queue), queue.split("/")[1], 30) is None
-    return Counter(store.calls)
+    return Counter(calls.calls)
 
 
 def engine_account(_: QueueEngine, path: str) -> str:
@@ -104,7 +104,7 @@ def engine_account(_: QueueEngine, path: str) -> str:
 
 
 async def test_history_does_not_cost(
-    engine: QueueEngine, store: CountingStore, account: str, clock: FakeClock
+    engine: QueueEngine, store: Store, calls: CallCounter, account: str, clock: FakeClock
 ) -> None:
     total, workers = 20_000, 16
     old = await make_queue(engine, account, "old", bucket_size=20, finalize_seconds=15)
@@ -127,8 +127,8 @@ async def test_history_does_not_cost(
     # Finished buckets are gone (their markers stay, to keep late writers out).
     for bucket in (0, 1, total // 20 // 2, total // 20 - 1):
         assert (await store.read_bucket(old.id, bucket)).messages == ()
-    with_history = await _calls_of_an_empty_get(engine, store, f"{account}/old")
-    fresh = await _calls_of_an_empty_get(engine, store, f"{account}/fresh")
+    with_history = await _calls_of_an_empty_get(calls, engine, f"{account}/old")
+    fresh = await _calls_of_an_empty_get(calls, engine, f"{account}/fresh")
     assert with_history == fresh
     assert sum(with_history.values()) <= 4
     stats = await engine.statistics(account, "old")
@@ -157,24 +157,24 @@ async def _six_buckets_delivered(
 
 
 async def test_one_move_of_the_invisibility_pointer_passes_every_settled_bucket(
-    store: CountingStore, clock: FakeClock, account: str
+    calls: CallCounter, store: Store, clock: FakeClock, account: str
 ) -> None:
     # One compare-and-set per bucket could not keep up with the reader of a busy queue:
     # the pointer fell further behind for as long as the load lasted, and with it the
     # window where expired deliveries are found.
-    engine = QueueEngine(store, clock)
+    engine = QueueEngine(store, clock, observers=[calls])
     queue, _ = await _six_buckets_delivered(engine, account)
-    store.reset()
+    calls.reset()
     assert await engine.get_next(account, "q", 30) is None
     state = await store.read_invisibility(queue.id)
     assert state.bucket == 6
-    assert store.calls["cas_invisibility"] == 1
+    assert calls.calls["cas_invisibility"] == 1
     assert state.summary.acked == 6
     assert (await engine.statistics(account, "q")).size == 0
 
 
 async def test_a_move_of_the_invisibility_pointer_stops_at_a_delivery_in_force(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     # The pass over settled buckets must end before a bucket whose message is still out:
     # passed, it would be found only by repair, after its finalize wait.

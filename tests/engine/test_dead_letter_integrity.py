@@ -14,7 +14,7 @@ from structlog.testing import capture_logs
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.errors import InvalidArgument
 from cassieq.model import QueueDefinition, QueueId, QueueOptions
-from cassieq.store.counting import CountingStore
+from cassieq.store.base import Store
 from tests.engine.conftest import make_queue
 from tests.engine.faults import FaultyStore, InjectedFault, TargetGoneAtItsMonoton
 from tests.engine.test_holes_and_repair import drain
@@ -150,7 +150,7 @@ async def test_held_messages_do_not_stall_the_queue(
 
 
 async def test_a_move_cut_short_after_the_copy_is_finished_without_a_second_copy(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     faulty = FaultyStore(store)
     engine = QueueEngine(faulty, clock)
@@ -197,7 +197,7 @@ class _DeletesTheDlqAfterTheCopy:
 
 
 async def test_a_dlq_deleted_during_a_move_keeps_the_message(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     racing = _DeletesTheDlqAfterTheCopy(store)
     engine = racing.engine = QueueEngine(racing, clock)
@@ -220,7 +220,7 @@ async def test_a_dlq_deleted_during_a_move_keeps_the_message(
 
 @pytest.mark.parametrize("where", ["claim", "copy", "targets"])
 async def test_a_dlq_gone_at_its_monoton_keeps_the_messages_and_the_receive_goes_on(
-    store: CountingStore, clock: FakeClock, account: str, where: str
+    store: Store, clock: FakeClock, account: str, where: str
 ) -> None:
     """Its state deleted between the look-up and the monoton taken there (for the claim,
     for a copy whose first bucket was finalized, for a range of moves at once): the
@@ -251,7 +251,7 @@ async def test_a_dlq_gone_at_its_monoton_keeps_the_messages_and_the_receive_goes
 
 
 async def test_a_missing_dlq_is_logged_once_a_minute_per_queue(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     with capture_logs() as logs:
         engine = QueueEngine(store, clock)  # logs into the capture

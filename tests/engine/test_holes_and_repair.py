@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine import CallCounter, FakeClock, QueueEngine
 from cassieq.engine.errors import QueueNotFound
 from cassieq.model import MessageRow, QueueDefinition
-from cassieq.store.counting import CountingStore
+from cassieq.store.base import Store
 from tests.engine.conftest import make_queue
 from tests.engine.jobs import pending_jobs
 
@@ -100,7 +100,7 @@ async def test_late_write_is_delivered_once_via_repair_after_finalize_timeout(
 
 
 async def test_two_instances_republish_a_late_write_once(
-    store: CountingStore,
+    store: Store,
     clock: FakeClock,
     account: str,
     engine: QueueEngine,
@@ -116,7 +116,7 @@ async def test_two_instances_republish_a_late_write_once(
 
 
 async def test_a_dead_lease_owner_hands_repair_over_within_the_ttl(
-    store: CountingStore,
+    store: Store,
     clock: FakeClock,
     account: str,
     engine: QueueEngine,
@@ -160,7 +160,7 @@ async def test_delete_and_recreate_gives_an_empty_queue_and_old_rows_go(
 
 
 async def test_a_write_in_the_millisecond_of_the_seal_is_counted_and_delivered_once(
-    store: CountingStore,
+    store: Store,
     clock: FakeClock,
     account: str,
     engine: QueueEngine,
@@ -183,7 +183,7 @@ async def test_a_write_in_the_millisecond_of_the_seal_is_counted_and_delivered_o
 
 
 async def test_a_server_with_a_stale_pointer_leaves_a_passed_bucket_to_repair(
-    store: CountingStore,
+    store: Store,
     clock: FakeClock,
     account: str,
     engine: QueueEngine,
@@ -230,7 +230,7 @@ async def _delivered_once_by_repair(
 
 
 async def test_a_dead_lettered_message_in_a_snapshot_is_not_tried_again(
-    store: CountingStore, clock: FakeClock, account: str, engine: QueueEngine
+    calls: CallCounter, store: Store, clock: FakeClock, account: str, engine: QueueEngine
 ) -> None:
     """Found in review: after a get dead-lettered a message, the server's snapshot of the
     bucket still showed it visible, and gets kept trying it instead of going on."""
@@ -242,10 +242,10 @@ async def test_a_dead_lettered_message_in_a_snapshot_is_not_tried_again(
     assert m1 is not None
     await engine.ack(account, "q", m1.receipt)
     clock.advance(1.5)  # m0 has used its one delivery: the next get dead-letters it
-    store.reset()
+    calls.reset()
     got = await engine.get_next(account, "q", 30)
     assert got is not None and got.message == "m2"
-    assert store.calls["cas_message"] <= 4
+    assert calls.calls["cas_message"] <= 4
     stats = await engine.statistics(account, "q")
     assert (stats.dead_lettered, stats.acked, stats.in_flight) == (1, 1, 1)
 

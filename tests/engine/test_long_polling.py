@@ -12,11 +12,11 @@ import time
 
 import pytest
 
-from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine import CallCounter, FakeClock, QueueEngine
 from cassieq.engine.context import Tuning
 from cassieq.engine.life.long_poll import QueueWatcher
 from cassieq.model import Delivery, OutgoingMessage, QueueId
-from cassieq.store.counting import CountingStore
+from cassieq.store.base import Store
 from tests.engine.conftest import make_queue
 
 MANUAL = Tuning(long_poll_check_ms=3_600_000)  # the test ticks
@@ -24,13 +24,13 @@ SAFETY_S = 20  # only bounds a test that would hang; nothing waits for it to pas
 
 
 @pytest.fixture
-def engine(store: CountingStore, clock: FakeClock) -> QueueEngine:
-    return QueueEngine(store, clock, tuning=MANUAL)
+def engine(store: Store, clock: FakeClock, calls: CallCounter) -> QueueEngine:
+    return QueueEngine(store, clock, tuning=MANUAL, observers=[calls])
 
 
 @pytest.fixture
-def other(store: CountingStore, clock: FakeClock) -> QueueEngine:
-    return QueueEngine(store, clock, tuning=MANUAL, instance_id="other")
+def other(store: Store, clock: FakeClock, calls: CallCounter) -> QueueEngine:
+    return QueueEngine(store, clock, tuning=MANUAL, instance_id="other", observers=[calls])
 
 
 async def _queue(engine: QueueEngine, account: str) -> QueueId:
@@ -64,16 +64,16 @@ async def test_a_put_on_the_same_server_wakes_a_waiting_receive(
 
 
 async def test_a_waiting_receive_that_finds_a_message_at_once_reads_no_monoton(
-    engine: QueueEngine, store: CountingStore, account: str
+    calls: CallCounter, engine: QueueEngine, store: Store, account: str
 ) -> None:
     """On a busy queue a long poll costs what a plain receive does: no watcher is set up,
     so no baseline read of the monoton."""
     queue = await _queue(engine, account)
     await engine.put(account, "q", "there")
-    store.reset()
+    calls.reset()
     got = await engine.receive(account, "q", max_messages=1, invisibility_s=60, wait_s=SAFETY_S)
     assert [d.message for d in got] == ["there"]
-    assert store.calls["read_monoton"] == 0
+    assert calls.calls["read_monoton"] == 0
     assert engine.waiters.watcher(queue) is None
 
 
@@ -161,7 +161,7 @@ async def test_one_receive_of_many_wakes_the_next_waiter(engine: QueueEngine, ac
 
 
 async def test_idle_waiters_share_one_watcher_and_cost_a_few_reads_per_tick(
-    engine: QueueEngine, store: CountingStore, account: str
+    calls: CallCounter, engine: QueueEngine, store: Store, account: str
 ) -> None:
     """100 waiting receives on an empty queue: per two ticks, one monoton read and one
     probe's receive, whatever the number of waiters (acceptance: <= 3 reads per second
@@ -169,30 +169,30 @@ async def test_idle_waiters_share_one_watcher_and_cost_a_few_reads_per_tick(
     queue = await _queue(engine, account)
     waiting = [_waiting(engine, account) for _ in range(100)]
     watcher = await _watcher(engine, queue, 100)
-    store.reset()
+    calls.reset()
     ticks = 10
     for _ in range(ticks):
         await watcher.tick()
         await watcher.settled(100)
-    reads = sum(store.calls.values())
-    assert store.calls["read_monoton"] >= ticks // 2  # the checks (and the probes' gets)
-    assert store.lwts == 0  # nothing to take
-    assert reads <= 3 * ticks, dict(store.calls)
+    reads = sum(calls.calls.values())
+    assert calls.calls["read_monoton"] >= ticks // 2  # the checks (and the probes' gets)
+    assert calls.lwts == 0  # nothing to take
+    assert reads <= 3 * ticks, dict(calls.calls)
     await engine.waiters.close()
     assert await asyncio.gather(*waiting) == [[]] * 100
 
 
 async def test_a_delayed_put_wakes_nobody_until_the_probe_finds_it_visible(
-    engine: QueueEngine, store: CountingStore, account: str, clock: FakeClock
+    calls: CallCounter, engine: QueueEngine, store: Store, account: str, clock: FakeClock
 ) -> None:
     queue = await _queue(engine, account)
     waiting = _waiting(engine, account)
     watcher = await _watcher(engine, queue, 1)
-    store.reset()
+    calls.reset()
     await engine.send(account, "q", [OutgoingMessage(body="later", delay_ms=5_000)])
     await watcher.check()  # the put is this server's own: the check does not wake for it
     await watcher.settled(1)
-    assert store.calls["read_bucket"] == 0  # no receive was tried
+    assert calls.calls["read_bucket"] == 0  # no receive was tried
     assert not waiting.done()
     clock.advance(5)
     watcher.probe()

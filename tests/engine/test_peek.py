@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 
-from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine import CallCounter, FakeClock, QueueEngine
 from cassieq.engine.errors import InvalidArgument
 from cassieq.model import OutgoingMessage, QueueDefinition
-from cassieq.store.counting import CountingStore
+from cassieq.store.base import Store
 from tests.engine.conftest import make_queue
 
 
-async def _everything(store: CountingStore, queue: QueueDefinition) -> dict[str, Any]:
+async def _everything(store: Store, queue: QueueDefinition) -> dict[str, Any]:
     """Every row and pointer of the queue, as stored."""
     qid = queue.id
     monoton = await store.read_monoton(qid)
@@ -27,7 +27,7 @@ async def _everything(store: CountingStore, queue: QueueDefinition) -> dict[str,
 
 
 async def test_peek_shows_what_is_in_the_queue_and_changes_nothing(
-    engine: QueueEngine, account: str, clock: FakeClock, store: CountingStore
+    calls: CallCounter, engine: QueueEngine, account: str, clock: FakeClock, store: Store
 ) -> None:
     queue = await make_queue(engine, account, bucket_size=2, message_retention_seconds=60)
     await engine.put(account, "q", "expiring")
@@ -44,9 +44,9 @@ async def test_peek_shows_what_is_in_the_queue_and_changes_nothing(
     await engine.settle()
 
     before = await _everything(store, queue)
-    store.reset()
+    calls.reset()
     peeked, cursor = await engine.peek(account, "q", 100)
-    assert store.lwts == 0
+    assert calls.lwts == 0
     assert await _everything(store, queue) == before
 
     assert cursor is None

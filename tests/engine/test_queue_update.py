@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine import CallCounter, FakeClock, QueueEngine
 from cassieq.engine.errors import InvalidArgument, QueueNotFound
 from cassieq.model import QueueDefinition
-from cassieq.store.counting import CountingStore
+from cassieq.store.base import Store
 from tests.engine.conftest import make_queue
 
 
@@ -32,12 +32,12 @@ async def test_an_update_is_seen_at_once_here_and_within_the_cache_time_elsewher
 
 
 async def test_an_update_that_changes_nothing_writes_nothing(
-    engine: QueueEngine, account: str, store: CountingStore
+    calls: CallCounter, engine: QueueEngine, account: str, store: Store
 ) -> None:
     queue = await make_queue(engine, account)
-    store.reset()
+    calls.reset()
     assert await engine.update_queue(account, "q", {"max_delivery_count": 5}) == queue
-    assert store.lwts == 0
+    assert calls.lwts == 0
 
 
 async def test_bad_updates_are_refused(engine: QueueEngine, account: str) -> None:
@@ -72,7 +72,7 @@ class _ReadTogether:
     """The store, with the first ``n`` reads of a queue row answered only once all ``n``
     have been made: so that many updates surely read the same definition."""
 
-    def __init__(self, inner: CountingStore, n: int) -> None:
+    def __init__(self, inner: Store, n: int) -> None:
         self._inner, self._waiting, self._all_in = inner, n, asyncio.Event()
 
     def __getattr__(self, name: str) -> Any:
@@ -89,7 +89,7 @@ class _ReadTogether:
 
 
 async def test_racing_updates_both_apply(
-    engine: QueueEngine, account: str, store: CountingStore, clock: FakeClock
+    engine: QueueEngine, account: str, store: Store, clock: FakeClock
 ) -> None:
     await make_queue(engine, account)
     together = _ReadTogether(store, 2)

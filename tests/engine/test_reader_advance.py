@@ -6,11 +6,11 @@ import asyncio
 
 import pytest
 
-from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine import CallCounter, FakeClock, QueueEngine
 from cassieq.engine.life.receive import MAX_AHEAD
 from cassieq.engine.life.redeliver import LEAVING_MAX_MS, QUIET_MAX_MS
 from cassieq.model import Counts, PopReceipt, QueueDefinition, VisibilityChange
-from cassieq.store.counting import CountingStore
+from cassieq.store.base import Store
 from tests.engine.conftest import make_queue
 from tests.engine.faults import FaultyStore, faulty_queue
 from tests.engine.test_holes_and_repair import drain, write_late
@@ -27,7 +27,7 @@ from tests.engine.test_holes_and_repair import drain, write_late
     ids=["seal-fails", "seal-answer-lost", "move-fails", "move-answer-lost"],
 )
 async def test_a_failed_advance_loses_nothing_and_the_reader_finds_its_way(
-    store: CountingStore, clock: FakeClock, account: str, primitive: str, after: bool
+    store: Store, clock: FakeClock, account: str, primitive: str, after: bool
 ) -> None:
     faulty, engine, queue, payloads = await faulty_queue(
         store, clock, account, 7, bucket_size=2, finalize_seconds=1
@@ -78,7 +78,7 @@ async def test_readers_of_another_server_follow_a_pointer_moved_meanwhile(
 
 
 async def test_a_bucket_left_but_not_yet_sealed_is_not_passed_by_the_invisibility_side(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     # Another server's readers may still take from it (by the stored pointer): if the
     # invisibility pointer were past it, repair would later move what they delivered.
@@ -104,7 +104,7 @@ async def test_a_bucket_left_but_not_yet_sealed_is_not_passed_by_the_invisibilit
 
 
 async def test_readers_go_several_buckets_ahead_of_the_moves_written_behind_them(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     # Batch receives empty a bucket in a round or two: waiting for each seal and pointer
     # move in turn bounded them. The moves are written behind, in order, up to MAX_AHEAD.
@@ -128,12 +128,12 @@ async def test_readers_go_several_buckets_ahead_of_the_moves_written_behind_them
 
 
 async def test_the_pointer_passes_every_bucket_sealed_meanwhile_in_one_move(
-    store: CountingStore, clock: FakeClock, account: str
+    calls: CallCounter, store: Store, clock: FakeClock, account: str
 ) -> None:
     # The seals of the chain are written at once; the pointer moves in order, each move
     # past every bucket sealed by then: one CAS per bucket in turn bounded batch receives.
-    faulty, engine, queue, payloads = await _buckets_of_two(store, clock, account)
-    store.reset()
+    faulty, engine, queue, payloads = await _buckets_of_two(store, clock, account, calls)
+    calls.reset()
     move = faulty.hold("cas_pointer")
     seen = [(await engine.get_next(account, "q", 30)) for _ in payloads]
     assert [got.message for got in seen if got is not None] == payloads
@@ -146,12 +146,12 @@ async def test_the_pointer_passes_every_bucket_sealed_meanwhile_in_one_move(
     assert await faulty.read_pointer(queue.id, "reader") == MAX_AHEAD
     # Bucket 0's move (its CAS was already sent when the others were sealed), then one
     # move past all the rest.
-    assert store.calls["cas_pointer"] == 2
+    assert calls.calls["cas_pointer"] == 2
     assert await engine.get_next(account, "q", 30) is None
 
 
 async def test_a_failed_move_in_the_chain_sends_the_readers_back_and_loses_nothing(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     # The buckets after a failed move were complete: they are sealed, but the pointer did
     # not pass them, and the readers go back to it. Whoever passes them later finds them
@@ -186,7 +186,7 @@ async def test_a_failed_move_in_the_chain_sends_the_readers_back_and_loses_nothi
 
 
 async def test_receivers_of_a_busy_queue_read_the_buckets_their_demand_needs_at_once(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     # Each full bucket serves bucket_size messages: receivers that read the buckets after
     # it one at a time each waited for every read on their way (two batches per bucket).
@@ -216,7 +216,7 @@ async def test_receivers_of_a_busy_queue_read_the_buckets_their_demand_needs_at_
 
 
 async def test_a_lone_receiver_of_a_backlog_reads_no_bucket_ahead(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     faulty, engine, _, _ = await faulty_queue(store, clock, account, 16, bucket_size=4)
     got = await engine.receive(account, "q", 4, 30)
@@ -226,10 +226,14 @@ async def test_a_lone_receiver_of_a_backlog_reads_no_bucket_ahead(
 
 
 async def _buckets_of_two(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str, calls: CallCounter | None = None
 ) -> tuple[FaultyStore, QueueEngine, QueueDefinition, list[str]]:
-    """An engine on a faulty store; a queue of buckets of 2, MAX_AHEAD + 1 of them full."""
-    return await faulty_queue(store, clock, account, 2 * (MAX_AHEAD + 1), bucket_size=2)
+    """An engine on a faulty store (counted by ``calls``); a queue of buckets of 2,
+    MAX_AHEAD + 1 of them full."""
+    observers = [] if calls is None else [calls]
+    return await faulty_queue(
+        store, clock, account, 2 * (MAX_AHEAD + 1), observers=observers, bucket_size=2
+    )
 
 
 def _reads_of(faulty: FaultyStore, bucket: int) -> int:
@@ -237,7 +241,7 @@ def _reads_of(faulty: FaultyStore, bucket: int) -> int:
 
 
 async def test_a_bucket_being_sealed_is_read_for_its_redeliveries_once_the_seal_is_stored(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     # Gets do not read a bucket this server's reader has left while its seal is under way
     # (each get of a busy queue waited for such reads); the seal's task reads it once stored.
@@ -270,7 +274,7 @@ async def test_a_bucket_being_sealed_is_read_for_its_redeliveries_once_the_seal_
 
 
 async def test_a_seal_that_takes_long_does_not_keep_its_bucket_from_the_gets(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     faulty, engine, _, payloads = await faulty_queue(store, clock, account, 6, bucket_size=2)
     sealing = faulty.hold("seal_bucket", when=lambda qid, bucket, now: bucket == 0)
@@ -289,7 +293,7 @@ async def test_a_seal_that_takes_long_does_not_keep_its_bucket_from_the_gets(
 
 
 async def test_a_head_whose_messages_this_server_acked_is_passed_without_a_read(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     faulty, engine, queue, _ = await faulty_queue(store, clock, account, 4, bucket_size=2)
     got = await engine.receive(account, "q", 4, 30)
@@ -306,7 +310,7 @@ async def test_a_head_whose_messages_this_server_acked_is_passed_without_a_read(
 
 
 async def test_a_bucket_this_server_took_whole_is_not_read_after_its_seal(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     # Every message of bucket 0 was taken by this server's reader: what the seal leaves is
     # known here (each row as its take left it), and no other row can appear in it.
@@ -332,7 +336,7 @@ async def test_a_bucket_this_server_took_whole_is_not_read_after_its_seal(
 
 
 async def test_a_bucket_this_server_took_whole_redelivers_what_was_not_acked(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     _, engine, _, _ = await faulty_queue(store, clock, account, 4, bucket_size=2)
     got = await engine.receive(account, "q", 4, 30)
@@ -349,7 +353,7 @@ async def test_a_bucket_this_server_took_whole_redelivers_what_was_not_acked(
 
 
 async def test_a_bucket_another_server_took_from_is_read_after_its_seal(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     # This server's reader took only part of bucket 0: what the seal leaves is not known
     # here (another server's delivery, its lease), so it is read once the seal is stored.
@@ -371,7 +375,7 @@ async def test_a_bucket_another_server_took_from_is_read_after_its_seal(
 
 
 async def _m0_taken_then_the_rest(
-    store: CountingStore, clock: FakeClock, account: str, seconds: float
+    store: Store, clock: FakeClock, account: str, seconds: float
 ) -> tuple[FaultyStore, QueueEngine, int]:
     """Bucket 0 (of 2) taken whole by one server: m0, then ``seconds`` later m1 (and bucket
     1), its seal stored; and the reads of bucket 0 before the second receive."""
@@ -388,7 +392,7 @@ async def _m0_taken_then_the_rest(
 
 
 async def test_takes_a_second_old_at_the_seal_are_not_trusted_for_the_bucket(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     # What another server changed after the first take is seen within QUIET_MAX_MS of the
     # change, as after a read: takes older than that are not the bucket's state any more.
@@ -398,7 +402,7 @@ async def test_takes_a_second_old_at_the_seal_are_not_trusted_for_the_bucket(
 
 
 async def test_what_takes_left_is_trusted_from_the_first_take_not_from_the_seal(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     seconds = 0.6 * QUIET_MAX_MS / 1000
     faulty, engine, reads = await _m0_taken_then_the_rest(store, clock, account, seconds)
@@ -411,7 +415,7 @@ async def test_what_takes_left_is_trusted_from_the_first_take_not_from_the_seal(
 
 
 async def _acked_here_after_a_redelivery_elsewhere(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> tuple[FaultyStore, QueueEngine, QueueDefinition]:
     """Bucket 0 (of 2) known after its seal with m0 and m1 pending at version 2 (this
     server took both: no read); then another server makes m0 visible and delivers it
@@ -431,7 +435,7 @@ async def _acked_here_after_a_redelivery_elsewhere(
 
 
 async def test_a_head_changed_after_its_read_is_read_again_to_pass_it(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     faulty, engine, queue = await _acked_here_after_a_redelivery_elsewhere(store, clock, account)
     before = _reads_of(faulty, 0)
@@ -445,7 +449,7 @@ async def test_a_head_changed_after_its_read_is_read_again_to_pass_it(
 
 
 async def test_a_settled_head_is_read_to_pass_it_by_one_get_at_a_time(
-    store: CountingStore, clock: FakeClock, account: str
+    store: Store, clock: FakeClock, account: str
 ) -> None:
     # Every get of a busy queue joined the read of a settled head that another get made to
     # pass it, then could not pass it (the other was passing): it waited for nothing.
@@ -468,7 +472,7 @@ async def test_a_settled_head_is_read_to_pass_it_by_one_get_at_a_time(
 
 
 async def test_a_late_write_retired_after_the_read_is_counted_when_the_head_is_passed(
-    engine: QueueEngine, store: CountingStore, clock: FakeClock, account: str
+    engine: QueueEngine, store: Store, clock: FakeClock, account: str
 ) -> None:
     # A late write is not final: a purge retires it, and the pass must count it then. The
     # read after the seal showed it unacked, so passing the head takes a read again.

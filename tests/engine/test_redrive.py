@@ -14,7 +14,7 @@ from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.errors import InvalidArgument, QueueNotFound
 from cassieq.engine.life.redrive import STALE_MS, RateLimiter, TaskNotFound, TaskNotRunning
 from cassieq.model import MessageRow, OutgoingMessage, QueueDefinition, RedriveTask
-from cassieq.store.counting import CountingStore
+from cassieq.store.base import Store
 from tests.engine.conftest import hold_redrives, make_queue
 from tests.engine.faults import TargetGoneAtItsMonoton
 
@@ -279,7 +279,7 @@ async def test_a_move_cut_short_whose_target_was_deleted_stays_deliverable(
 
 @pytest.mark.parametrize("where", ["claim", "copy"])
 async def test_a_target_gone_at_its_monoton_fails_the_move_and_keeps_the_message(
-    store: CountingStore, clock: FakeClock, account: str, where: str
+    store: Store, clock: FakeClock, account: str, where: str
 ) -> None:
     """The target queue deleted, its state too, as the move takes a monoton there (for its
     claim, or for a copy whose first bucket was finalized): that message fails, the task

@@ -6,7 +6,7 @@ import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.model import MessageRow
-from cassieq.store.counting import CountingStore
+from cassieq.store.base import Store
 from tests.engine.faults import FaultyStore, InjectedFault
 from tests.engine.test_holes_and_repair import drain, sealed_bucket_with_late_write
 
@@ -25,7 +25,7 @@ def _retire(_q: object, _b: int, _v: int, row: MessageRow) -> bool:
     ids=["copy-fails", "copy-written-answer-lost", "crash-before-retire"],
 )
 async def test_an_interrupted_move_is_finished_once(
-    store: CountingStore, clock: FakeClock, account: str, primitive: str, after: bool, when: object
+    store: Store, clock: FakeClock, account: str, primitive: str, after: bool, when: object
 ) -> None:
     faulty = FaultyStore(store)
     engine = QueueEngine(faulty, clock)

@@ -4,7 +4,7 @@ expired, goes with its bucket, and never goes to the dead-letter queue."""
 from __future__ import annotations
 
 from cassieq.engine import FakeClock, QueueEngine
-from cassieq.store.counting import CountingStore
+from cassieq.store.base import Store
 from tests.engine.conftest import make_queue
 
 RETENTION = 60
@@ -73,7 +73,7 @@ async def test_expiry_does_not_dead_letter(
 
 
 async def test_an_expired_bucket_is_dropped_and_its_count_kept(
-    engine: QueueEngine, account: str, clock: FakeClock, store: CountingStore
+    engine: QueueEngine, account: str, clock: FakeClock, store: Store
 ) -> None:
     queue = await make_queue(
         engine,

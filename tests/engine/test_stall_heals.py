@@ -8,13 +8,13 @@ from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.context import EngineContext
 from cassieq.engine.upkeep.stall import StallWatch
 from cassieq.model import InvisibilityState
-from cassieq.store.counting import CountingStore
+from cassieq.store.base import Store
 from tests.engine.conftest import make_queue
 from tests.engine.test_holes_and_repair import drain
 
 
 async def test_buckets_left_unsealed_behind_the_reader_are_sealed_and_nothing_is_lost(
-    engine: QueueEngine, other: QueueEngine, store: CountingStore, clock: FakeClock, account: str
+    engine: QueueEngine, other: QueueEngine, store: Store, clock: FakeClock, account: str
 ) -> None:
     """What a seal assumed stored once did: the reader pointer moved past eleven buckets
     whose seal was never written. The invisibility side never passes an unsealed bucket
@@ -63,7 +63,7 @@ class _Recorder:
 
 
 async def test_a_pointer_blocked_for_longer_than_finalize_plus_a_minute_is_logged_once_a_minute(
-    engine: QueueEngine, store: CountingStore, clock: FakeClock, account: str
+    engine: QueueEngine, store: Store, clock: FakeClock, account: str
 ) -> None:
     queue = await make_queue(engine, account, bucket_size=2, finalize_seconds=5)
     await engine.put(account, "q", "held")

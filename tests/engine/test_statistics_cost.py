@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
-from cassieq.engine import QueueEngine
+from cassieq.engine import CallCounter, QueueEngine
 from cassieq.engine.stats import AHEAD_EXACT_BUCKETS
-from cassieq.store.counting import CountingStore
+from cassieq.store.base import Store
 from tests.engine.conftest import make_queue
 
 
 async def test_a_deep_backlog_is_counted_without_reading_every_bucket(
-    engine: QueueEngine, store: CountingStore, account: str
+    calls: CallCounter, engine: QueueEngine, store: Store, account: str
 ) -> None:
     await make_queue(engine, account, bucket_size=1)
     backlog = AHEAD_EXACT_BUCKETS * 2
@@ -21,7 +21,7 @@ async def test_a_deep_backlog_is_counted_without_reading_every_bucket(
         assert got is not None
         receipt = got.receipt
     await engine.ack(account, "q", receipt)
-    store.reset()
+    calls.reset()
     stats = await engine.statistics(account, "q")
     assert (stats.published, stats.size, stats.in_flight, stats.acked) == (
         backlog,
@@ -32,4 +32,4 @@ async def test_a_deep_backlog_is_counted_without_reading_every_bucket(
     assert stats.delivered == 3
     # The buckets up to AHEAD_EXACT_BUCKETS past the reader (and the one past the monoton's),
     # read again if a pointer moved meanwhile: never one per message of the backlog.
-    assert store.calls["read_bucket"] <= AHEAD_EXACT_BUCKETS + 8
+    assert calls.calls["read_bucket"] <= AHEAD_EXACT_BUCKETS + 8

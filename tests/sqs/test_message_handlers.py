@@ -15,7 +15,7 @@ import pytest
 from cassieq.api.sqs.errors import SqsError
 from cassieq.api.sqs.md5 import md5_of_attributes
 from cassieq.engine import FakeClock, QueueEngine
-from tests.engine.conftest import account, clock, engine, make_queue, store, tuning  # noqa: F401
+from tests.engine.conftest import account, calls, clock, engine, make_queue, tuning  # noqa: F401
 from tests.sqs.message_calls import Caller
 
 ATTRS: dict[str, dict[str, Any]] = {

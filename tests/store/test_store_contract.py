@@ -13,8 +13,10 @@ leases, queue ids).
 
 from __future__ import annotations
 
+import gc
 import inspect
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar, cast
 
@@ -35,6 +37,7 @@ from cassieq.model import (
     StatsSnapshot,
 )
 from cassieq.store.base import Store
+from cassieq.store.memory import MemoryStore
 from cassieq.store.observer import LwtTally
 from tests.store.rows import message, taken
 
@@ -72,6 +75,13 @@ class Recording:
         value = getattr(self.inner, name)
         if name not in PRIMITIVES:
             return value
+        if not inspect.iscoroutinefunction(value):
+
+            def sync_call(*args: Any, **kwargs: Any) -> Any:
+                self.called.add(name)
+                return value(*args, **kwargs)
+
+            return sync_call
 
         async def call(*args: Any, **kwargs: Any) -> Any:
             self.called.add(name)
@@ -107,7 +117,26 @@ async def test_schema_status_is_complete_on_a_store_the_tests_use(store: Store) 
     status = await store.schema_status()
     assert status.ok, status
     assert status.answers and status.detail
-    assert isinstance(store.lwt_tally, LwtTally)
+
+
+@covers("add_lwt_observer")
+async def test_each_observer_added_hears_every_lwt_outcome_while_it_lives(store: Store) -> None:
+    tally, gone = LwtTally(), LwtTally()
+    store.add_lwt_observer(tally)
+    store.add_lwt_observer(tally)  # added twice, told once
+    store.add_lwt_observer(gone)
+    dropped = weakref.ref(gone)
+    del gone
+    gc.collect()
+    assert dropped() is None  # held weakly: an engine's observers go with it
+    account = Account(name=uid("obs"), keys={}, created_at=1)
+    assert await store.insert_account(account)
+    assert not await store.insert_account(account)
+    heard = {e: n for (p, e), n in tally.counts.items() if p == "insert_account"}
+    if isinstance(cast(Recording, store).inner, MemoryStore):
+        assert heard == {}  # it decides each compare-and-set at once: nothing to report
+    else:
+        assert heard == {"applied": 1, "lost": 1}
 
 
 # ----------------------------------------------------------------------------- accounts

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from cassieq.api.metrics.collectors import BackgroundCollector, LwtCollector, QueueCollector
+from cassieq.api.metrics.collectors import BackgroundCollector, QueueCollector
 from cassieq.api.metrics.http import RequestTimer, request_histogram
+from cassieq.api.metrics.observer import EngineEventsCollector, MetricsObserver
 from cassieq.api.metrics.sampler import QueueSampler
 from cassieq.config import Settings
 from cassieq.engine import QueueEngine
@@ -14,7 +15,16 @@ from cassieq.engine.worker import LoopHealth
 
 
 class Metrics:
-    def __init__(self, settings: Settings, engine: QueueEngine, health: LoopHealth) -> None:
+    """``events``: the observer the engine was built with (its LWT outcomes, deliveries,
+    dead letters and repair moves)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        engine: QueueEngine,
+        health: LoopHealth,
+        events: MetricsObserver,
+    ) -> None:
         self.registry = CollectorRegistry(auto_describe=False)
         self.sampler = QueueSampler(
             engine,
@@ -25,7 +35,7 @@ class Metrics:
         )
         self.requests = request_histogram(self.registry)
         self.registry.register(QueueCollector(self.sampler))
-        self.registry.register(LwtCollector(engine.lwt_tally))
+        self.registry.register(EngineEventsCollector(events))
         self.registry.register(BackgroundCollector(health, engine.now))
 
     async def render(self) -> bytes:
@@ -33,4 +43,4 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-__all__ = ["Metrics", "RequestTimer"]
+__all__ = ["Metrics", "MetricsObserver", "RequestTimer"]

@@ -1,6 +1,7 @@
 """prometheus-client collectors reading what the app already keeps: the queue sample
 (refreshed by the /metrics route before the registry is rendered: collectors are
-synchronous, the statistics are not), the store's LWT tally, the background loop's health."""
+synchronous, the statistics are not) and the background loop's health (the engine's events:
+observer.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from prometheus_client.metrics_core import Metric
 
 from cassieq.api.metrics.sampler import QueueSample, QueueSampler
 from cassieq.engine.worker import LoopHealth
-from cassieq.store.observer import LwtTally
 
 QUEUE_LABELS = ["account", "queue"]
 
@@ -117,28 +117,6 @@ class QueueCollector:
             "1 when the last sample could list the queues, 0 when the store did not answer.",
             value=1 if sample.listed else 0,
         )
-
-
-class LwtCollector:
-    """The store's LWT tally (this server's LWTs since it started), by primitive and by
-    outcome: applied, lost (condition false), timeout_applied / timeout_rejected /
-    timeout_contended (no answer; read back at SERIAL), undecided (could not be settled)."""
-
-    def __init__(self, tally: LwtTally) -> None:
-        self._tally = tally
-
-    def describe(self) -> list[Metric]:
-        return []
-
-    def collect(self) -> Iterator[Metric]:
-        counter = CounterMetricFamily(
-            "cassieq_lwt",
-            "Lightweight transactions by primitive and outcome.",
-            labels=["primitive", "outcome"],
-        )
-        for (primitive, event), n in sorted(self._tally.counts.items()):
-            counter.add_metric([primitive, event], n)
-        yield counter
 
 
 class BackgroundCollector:

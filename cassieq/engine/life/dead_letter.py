@@ -119,7 +119,10 @@ class DeadLetters:
         ``target``: a monoton of ``dlq`` taken for this move beforehand.
         """
         if queue.options.dlq_name is None:
-            return await self.retire(queue, bucket, row, unsealed=unsealed)
+            retired = await self.retire(queue, bucket, row, unsealed=unsealed)
+            if retired:
+                self._ctx.observers.dead_lettered(queue, 1)
+            return retired
         if dlq is None:
             return await self._hold(queue, bucket, row, unsealed=unsealed)
         # QueueNotFound (and TargetGone) below is the dead-letter queue's, from a monoton
@@ -146,7 +149,9 @@ class DeadLetters:
             # a deleted version, which its deletion job removes. Keep the message.
             await self._hold(queue, bucket, claim)
             return True
-        await self.retire(queue, bucket, claim)
+        # Its one end as dead-lettered: a move redone after a crash retires it here once.
+        if await self.retire(queue, bucket, claim):
+            self._ctx.observers.dead_lettered(queue, 1)
         self._ctx.log.info(
             "message_dead_lettered",
             queue=str(queue.id),

@@ -230,6 +230,8 @@ class Deliverer:
             won for (_, _, deliver), won in zip(writes, applied, strict=True) if not deliver
         ):
             ctx.log.info("messages_expired", queue=str(queue.id), bucket=bucket, count=expired)
+        if got:  # every delivery is made here, by the reader and the invisibility side
+            ctx.observers.delivered(queue, len(got))
         return got
 
 

@@ -172,7 +172,9 @@ class Repairer:
         retired = msgspec.structs.replace(
             claim, version=claim.version + 1, acked=True, acked_at=now, change=new_token()
         )
-        await store.cas_message(qid, bucket, claim.version, retired)
+        if await store.cas_message(qid, bucket, claim.version, retired):
+            # Applies once per move: a lost one is finished by the pass that finds the claim.
+            ctx.observers.repair_moved(queue, 1)
         ctx.log.info(
             "message_republished", queue=str(qid), monoton=row.monoton, to=claim.republished_to
         )

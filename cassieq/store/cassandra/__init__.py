@@ -28,13 +28,14 @@ from cassieq.store.cassandra.session import (
     server_version,
 )
 from cassieq.store.cassandra.store import MARKER_TTL_S, CassandraStore
-from cassieq.store.observer import LwtObserver, LwtTally
+from cassieq.store.observer import LwtObserver, LwtObservers, LwtTally
 
 __all__ = [
     "MARKER_TTL_S",
     "CassandraStore",
     "CassandraUnavailable",
     "LwtObserver",
+    "LwtObservers",
     "LwtRetry",
     "LwtTally",
     "Migration",

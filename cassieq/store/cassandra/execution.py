@@ -37,7 +37,7 @@ from cassieq.store.cassandra.session import (
     execute_async,
 )
 from cassieq.store.cassandra.statements import Statements
-from cassieq.store.observer import LwtObserver, LwtTally
+from cassieq.store.observer import LwtObserver, LwtObservers
 
 # Reads and idempotent writes (never an LWT) are retried on these, then answered as
 # StoreUnavailable (a 503): every way a node that dies, restarts or is overloaded can fail
@@ -77,7 +77,6 @@ class CassandraBase:
         *,
         serial_consistency: str = "LOCAL_SERIAL",
         lwt_retry: LwtRetry | None = None,
-        observer: LwtObserver | None = None,
     ) -> None:
         self._session = session
         self._serial = consistency_level(serial_consistency)
@@ -87,8 +86,12 @@ class CassandraBase:
         self.keyspace = keyspace
         self._q = Statements(session, keyspace)
         self._lwt_retry = lwt_retry or LwtRetry()
-        self.lwt_tally = LwtTally()
-        self.observer: LwtObserver = observer or self.lwt_tally
+        # Every LWT outcome goes to each observer added (add_lwt_observer).
+        self.observer = LwtObservers()
+
+    def add_lwt_observer(self, observer: LwtObserver) -> None:
+        """Tell ``observer`` every LWT outcome from now on, while it lives (held weakly)."""
+        self.observer.add(observer)
 
     # ----------------------------------------------------------------- execution
 

@@ -11,9 +11,9 @@ from typing import Any
 from cassandra.cluster import Session
 
 from cassieq.config import Settings
-from cassieq.engine import QueueEngine
+from cassieq.engine import CallCounter, QueueEngine
 from cassieq.store.cassandra import CassandraStore
-from cassieq.store.counting import LWT_PRIMITIVES, CountingStore
+from cassieq.store.observer import LWT_PRIMITIVES
 from cassieq.tools.bench.measure import percentiles
 from cassieq.tools.bench.servers import server_process
 from cassieq.tools.bench.targets_v2 import BatchTarget, EngineBatchTarget, HttpBatchTarget
@@ -76,15 +76,18 @@ async def idle_waiter_reads(
     session: Session, keyspace: str, *, waiters: int, seconds: float
 ) -> dict[str, Any]:
     """Store reads (and LWTs) per second of ``waiters`` receives waiting on an empty queue,
-    on each of two servers (engines of their own on the keyspace, each with its own counting
-    store): each server watches the queue for its own waiters.
+    on each of two servers (engines of their own on the keyspace, each counting its store
+    calls): each server watches the queue for its own waiters.
 
     Only the waiting is measured: these engines run no background worker (repair and
     deletion passes cost the same with or without waiters). A receive that returned before
     the end of the window (it waits longer than the window) is counted in
     ``returned_early``."""
-    stores = {name: CountingStore(CassandraStore(session, keyspace)) for name in ("A", "B")}
-    engines = {name: QueueEngine(store) for name, store in stores.items()}
+    counters = {name: CallCounter() for name in ("A", "B")}
+    engines = {
+        name: QueueEngine(CassandraStore(session, keyspace), observers=[counter])
+        for name, counter in counters.items()
+    }
     account, queue = f"idle-{secrets.token_hex(4)}", "idle"
     await engines["A"].accounts.create(account)
     await EngineBatchTarget(engines["A"], account).create_queue(queue)
@@ -99,12 +102,12 @@ async def idle_waiter_reads(
         for engine in engines.values():
             qid = (await engine.queue(account, queue)).id
             await engine.waiters.watching(qid, waiters)
-        for store in stores.values():
-            store.reset()
+        for counter in counters.values():
+            counter.reset()
         started = time.perf_counter()
         await asyncio.sleep(seconds)  # the window: real time is what is measured
         elapsed = time.perf_counter() - started
-        calls = {name: dict(store.calls) for name, store in stores.items()}
+        calls = {name: dict(counter.calls) for name, counter in counters.items()}
         returned_early = sum(1 for t in tasks if t.done())
     finally:
         # Shutdown's way: every waiting receive answers [] at once.

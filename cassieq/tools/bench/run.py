@@ -10,9 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 from cassieq.config import Settings
-from cassieq.engine import QueueEngine
+from cassieq.engine import CallCounter, QueueEngine
 from cassieq.engine.errors import Contention
 from cassieq.model import QueueOptions
+from cassieq.store.base import Store
 from cassieq.store.cassandra import (
     CassandraStore,
     SchemaError,
@@ -23,7 +24,7 @@ from cassieq.store.cassandra import (
     drop_keyspace,
     server_version,
 )
-from cassieq.store.counting import BUCKET_PARTITION_LWTS, CountingStore
+from cassieq.store.observer import BUCKET_PARTITION_LWTS
 from cassieq.tools.bench.ceiling import raw_cas_rate
 from cassieq.tools.bench.history import write_processed_history
 from cassieq.tools.bench.measure import rate
@@ -86,7 +87,7 @@ async def run_bench(
             "seconds_per_measurement": seconds,
         }
         top = max(clients)
-        store = CountingStore(CassandraStore(session, keyspace))
+        store = CassandraStore(session, keyspace)
         result["raw_lwt_per_s"], result["engine"] = {}, {}
         if http:
             result["http"] = {}
@@ -176,19 +177,18 @@ async def run_bench(
 MIN_LWTS_PER_MESSAGE = 2
 
 
-async def _lwts_per_message(
-    store: CountingStore, clients: int, seconds: float
-) -> tuple[float, float]:
-    """Every LWT the store saw during put->get->ack cycles, per message cycled; and those
+async def _lwts_per_message(store: Store, clients: int, seconds: float) -> tuple[float, float]:
+    """Every LWT the engine sent during put->get->ack cycles, per message cycled; and those
     of them that ran on a bucket partition."""
-    engine = QueueEngine(store)
+    counter = CallCounter()
+    engine = QueueEngine(store, observers=[counter])
     target = EngineTarget(engine, await _account(engine))
     await target.create_queue("lwt-count")
-    store.reset()
+    counter.reset()
     cycled = await rate(clients, seconds, lambda i: put_get_ack(target, "lwt-count", f"c-{i}"))
     cycled = max(cycled * seconds, 1)
-    on_buckets = sum(store.calls[name] for name in BUCKET_PARTITION_LWTS)
-    return round(store.lwts / cycled, 2), round(on_buckets / cycled, 2)
+    on_buckets = sum(counter.calls[name] for name in BUCKET_PARTITION_LWTS)
+    return round(counter.lwts / cycled, 2), round(on_buckets / cycled, 2)
 
 
 async def _account(engine: QueueEngine) -> str:
@@ -197,7 +197,7 @@ async def _account(engine: QueueEngine) -> str:
     return name
 
 
-async def _backlog_ratio(store: CountingStore, clients: int, seconds: float, backlog: int) -> float:
+async def _backlog_ratio(store: Store, clients: int, seconds: float, backlog: int) -> float:
     engine = QueueEngine(store)
     account = await _account(engine)
     target = EngineTarget(engine, account)

@@ -11,8 +11,8 @@ from typing import Any
 from cassandra.cluster import Session
 
 from cassieq.config import Settings
-from cassieq.engine import QueueEngine
-from cassieq.store.counting import CountingStore
+from cassieq.engine import CallCounter, QueueEngine
+from cassieq.store.base import Store
 from cassieq.tools.bench.longpoll import idle_waiter_reads, wake_up_latency
 from cassieq.tools.bench.measure import throughput
 from cassieq.tools.bench.paired import paired_http_e2e, paired_keyspace
@@ -64,11 +64,13 @@ async def batch_phases(
 
 
 async def lwts_per_message(
-    store: CountingStore, account: str, clients: int, seconds: float, batch: int
+    store: Store, account: str, clients: int, seconds: float, batch: int
 ) -> float:
-    """Every LWT the store saw during send->receive->ack cycles, per message acked. A batch
-    primitive (one conditional batch on a partition) counts once: Paxos rounds, not rows."""
-    target = EngineBatchTarget(QueueEngine(store), account)
+    """Every LWT the engine sent during send->receive->ack cycles, per message acked. A
+    batch primitive (one conditional batch on a partition) counts once: Paxos rounds, not
+    rows."""
+    counter = CallCounter()
+    target = EngineBatchTarget(QueueEngine(store, observers=[counter]), account)
     queue = f"v2lwt-{batch}-{secrets.token_hex(3)}"
     await target.create_queue(queue)
     moved = 0
@@ -79,9 +81,9 @@ async def lwts_per_message(
         moved += n
         return n
 
-    store.reset()
+    counter.reset()
     await throughput(clients, seconds, step)
-    return round(store.lwts / max(moved, 1), 3)
+    return round(counter.lwts / max(moved, 1), 3)
 
 
 async def _sqs(
@@ -107,7 +109,7 @@ async def _sqs(
 async def run_v2(
     settings: Settings,
     session: Session,
-    store: CountingStore,
+    store: Store,
     *,
     keyspace: str,
     clients: int,
