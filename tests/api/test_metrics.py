@@ -177,6 +177,27 @@ def test_lwt_series_by_primitive_and_outcome(api: Api) -> None:
         assert any(p in applied for p in ("cas_message", "cas_messages")), lwts
 
 
+def test_deliveries_dead_letters_and_repair_moves_of_this_server(api: Api) -> None:
+    def events() -> tuple[float, float, float]:
+        samples = api.scrape()
+        return (
+            samples[("cassieq_deliveries_total", frozenset())],
+            samples[("cassieq_dead_letters_total", frozenset())],
+            samples[("cassieq_repair_moves_total", frozenset())],
+        )
+
+    assert events() == (0, 0, 0)
+    api.create_queue("once", max_delivery_count=1)
+    api.send("q", {"body": "a"}, {"body": "b"})
+    api.send("once", {"body": "spent"})
+    assert len(api.receive("q", 2)) == 2
+    assert len(api.receive("once", 1)) == 1
+    assert events() == (3, 0, 0)
+    api.clock.advance(301)  # past the leases: "spent" has used its one delivery
+    assert api.receive("once", 1) == []  # dropped as dead-lettered (no DLQ set)
+    assert events() == (3, 1, 0)  # repair moves: tests/engine/test_observers.py
+
+
 def test_request_latency_is_labelled_by_route_template(api: Api) -> None:
     api.send("q", {"body": "x"})
     assert api.client.get("/no/such/path").status_code == 404
