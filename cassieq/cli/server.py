@@ -151,6 +151,8 @@ def serve(
     """Run the production server on Cassandra, configured by CASSIEQ_* variables; a flag
     wins over its variable. Secrets (tokens, keys) are read from the environment only: a
     command line is visible to every user of the machine."""
+    from cassandra import InvalidRequest
+
     from cassieq.auth.keyring import key_encryption_key
     from cassieq.store.cassandra import CassandraStore, CassandraUnavailable
 
@@ -172,7 +174,23 @@ def serve(
         _, store = CassandraStore.from_settings(settings)
     except CassandraUnavailable as exc:
         raise click.ClickException(str(exc)) from exc
+    except InvalidRequest as exc:
+        # Statements are prepared at start: a keyspace without cassieq's tables fails here.
+        raise _without_schema(settings.keyspace, exc) from exc
     _serve(settings, store)
+
+
+def _without_schema(keyspace: str, exc: Exception) -> click.ClickException:
+    """The error for a keyspace the server cannot prepare its statements on: the first
+    run's missing step named, rather than the driver's ``code=2200``."""
+    text = str(exc)
+    if "does not exist" not in text and "unconfigured table" not in text:
+        return click.ClickException(text)
+    return click.ClickException(
+        f"keyspace {keyspace!r} has no cassieq schema (the keyspace or its tables do not "
+        f"exist). Create it first, with the same CASSIEQ_CASSANDRA_* settings: "
+        f"`cassieq schema apply --keyspace {keyspace}` (docs/operations/serving.md, First run)"
+    )
 
 
 def serve_settings(
