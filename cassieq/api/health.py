@@ -26,7 +26,13 @@ def health() -> Health:
 
 _ROOT_PAGE = (
     "<!doctype html><title>cassieq</title>"
-    '<p>cassieq: the CassieQ v1 API. <a href="/schema/swagger">Swagger UI</a></p>'
+    "<p>cassieq: the CassieQ v1 API, /api/v2 and an SQS endpoint.</p><ul>"
+    '<li><a href="/schema/swagger">Swagger UI</a> and <a href="/schema/redoc">ReDoc</a>:'
+    " the API documents</li>"
+    '<li><a href="/console">/console</a>: the web console (operator token)</li>'
+    "<li>/metrics: Prometheus metrics (operator token, <code>Authorization: Bearer</code>)</li>"
+    '<li><a href="/health">/health</a> and <a href="/ready">/ready</a>: liveness and'
+    " readiness</li></ul>"
 )
 
 

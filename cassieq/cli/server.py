@@ -114,6 +114,15 @@ def dev(
     for name, key in sorted(keys.items()):
         click.echo(f"key {name}: {key}")
     click.echo(f"operator token: {token}")
+    # Where the operator's pages are, and what each asks for (both ports serve both).
+    click.echo(
+        f"web console: {admin_url}/console (no login from this machine; "
+        f"{url}/console asks for the operator token)"
+    )
+    click.echo(
+        f"metrics: {admin_url}/metrics (open from this machine; "
+        f"{url}/metrics wants the operator token)"
+    )
     click.echo(f"Swagger UI: {url}/schema/swagger")
     _serve(settings, store, open_admin_port=True)
 

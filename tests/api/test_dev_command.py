@@ -79,9 +79,27 @@ def test_dev_server_prints_working_credentials(tmp_path: object) -> None:
         assert shown.status_code == 200 and shown.json()["accountName"] == "dev"
         assert httpx.post(f"{admin_base}/admin/api/v1/accounts", json="acme").status_code == 201
         assert httpx.get(f"{base}/").status_code == 200
+        _operator_pages_are_where_the_banner_says(text, base, admin_base)
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def _operator_pages_are_where_the_banner_says(banner: str, base: str, admin_base: str) -> None:
+    """The banner and the / page name the console and /metrics, and each answers as they
+    say: open on the admin port from this machine, the token asked for on the API port."""
+    console = re.search(r"^web console: (\S+) .*?(\S+/console) asks for", banner, re.M)
+    metrics = re.search(r"^metrics: (\S+) .*?(\S+/metrics) wants", banner, re.M)
+    assert console and metrics, banner
+    assert (console.group(1), console.group(2)) == (f"{admin_base}/console", f"{base}/console")
+    assert (metrics.group(1), metrics.group(2)) == (f"{admin_base}/metrics", f"{base}/metrics")
+    opened = httpx.get(f"{admin_base}/console")
+    assert opened.status_code == 200 and "Log in" not in opened.text
+    assert "operator token" in httpx.get(f"{base}/console", follow_redirects=True).text.lower()
+    assert httpx.get(f"{admin_base}/metrics").status_code == 200
+    assert httpx.get(f"{base}/metrics").status_code == 401
+    root = httpx.get(f"{base}/").text
+    assert 'href="/console"' in root and "/metrics" in root, root
 
 
 @pytest.mark.parametrize("taken", ["port", "admin-port"])
