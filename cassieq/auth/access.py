@@ -13,7 +13,7 @@ import hashlib
 import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from cassieq.auth.signing import (
     REQUEST_TIME_HEADER,
@@ -26,6 +26,39 @@ from cassieq.auth.signing import (
 from cassieq.model import Account, AuthorizationLevel
 
 SHORT_FORMS = {level.short_form: level for level in AuthorizationLevel}
+
+# How long a grant issued without an end time is valid (#40 finding 10: such a grant never
+# expired). Seven days, from its issue or its later start: the longest life AWS gives a
+# presigned URL, so what a production user of shareable signed URLs already expects; long
+# enough for a weekly job, short enough that a leaked grant dies on its own. A grant that
+# must live longer names its end time.
+GRANT_DEFAULT_LIFETIME = timedelta(days=7)
+
+
+class InvalidGrantWindow(ValueError):
+    """A grant whose end is not after its start: it could never be valid."""
+
+
+def grant_end(start: datetime | None, end: datetime | None, now: datetime) -> datetime:
+    """The end time a grant is issued with: ``end`` when given (after ``start``, to the
+    second, as times are signed), else ``GRANT_DEFAULT_LIFETIME`` after its issue (``now``)
+    or its start, whichever is later."""
+    start_s = None if start is None else start.replace(microsecond=0)
+    if end is None:
+        try:
+            return max(start_s or now, now).replace(microsecond=0) + GRANT_DEFAULT_LIFETIME
+        except OverflowError:
+            raise InvalidGrantWindow(
+                "startTime is too late for a grant without endTime (it would end after the "
+                "year 9999): give an endTime"
+            ) from None
+    end_s = end.replace(microsecond=0)
+    if start_s is not None and end_s <= start_s:
+        raise InvalidGrantWindow(
+            f"endTime ({end_s:%Y-%m-%dT%H:%M:%SZ}) must be after startTime "
+            f"({start_s:%Y-%m-%dT%H:%M:%SZ}): such a grant could never be valid"
+        )
+    return end_s
 
 
 class AuthError(Exception):

@@ -95,7 +95,9 @@ def test_cli_round_trip(server: Server, tmp_path: Path) -> None:
     assert sorted(out.read_text().split()) == sorted(f"bulk-{i}" for i in range(25))
 
     grant = ok_json(cassieq(server, "grant", "--levels", "rpa", "--queue", "jobs", "--json", **env))
-    assert grant["queryParam"].startswith("auth=rpa&q=jobs&sig=")
+    # Without --end the grant still ends: 7 days after its issue (#40 finding 10).
+    assert grant["queryParam"].startswith("auth=rpa&q=jobs&et=")
+    assert "&sig=" in grant["queryParam"]
     assert ok_json(cassieq(server, "queue", "delete", "jobs", "--json", **env)) == {
         "deleted": "jobs"
     }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from litestar import Controller, get, post
 from litestar.params import JSONBody
 
@@ -9,7 +11,7 @@ from cassieq.api.dependencies import Engine
 from cassieq.api.errors import errors
 from cassieq.api.security import admin_guard
 from cassieq.api.v1.dto import LevelBody, PermissionBody, PermissionRequest
-from cassieq.auth.access import SHORT_FORMS
+from cassieq.auth.access import SHORT_FORMS, InvalidGrantWindow, grant_end
 from cassieq.auth.signing import BadTime, canonical_time, parse_time, query_string_to_sign, sign
 from cassieq.engine.errors import InvalidArgument, KeyNotFound
 from cassieq.model import AuthorizationLevel
@@ -35,10 +37,15 @@ class PermissionController(Controller):
             raise KeyNotFound(f"account {data.account_name!r} has no key named {data.key_name!r}")
         levels = "".join(sorted({_level(v).short_form for v in data.levels}, key="rpuagcdn".index))
         try:
-            start = canonical_time(parse_time(data.start_time)) if data.start_time else None
-            end = canonical_time(parse_time(data.end_time)) if data.end_time else None
-        except BadTime as exc:
+            start_at = parse_time(data.start_time) if data.start_time else None
+            end_at = parse_time(data.end_time) if data.end_time else None
+            # Every grant ends (#40 finding 10): without endTime, GRANT_DEFAULT_LIFETIME (7
+            # days) after its issue or start; an end not after the start is refused.
+            end_at = grant_end(start_at, end_at, datetime.fromtimestamp(engine.now() / 1000, UTC))
+        except (BadTime, InvalidGrantWindow) as exc:
             raise InvalidArgument(str(exc)) from None
+        start = canonical_time(start_at) if start_at else None
+        end = canonical_time(end_at)
         # CassieQ's order: auth, q, st, et, sig.
         params: dict[str, str] = {"auth": levels}
         if data.queue_name:
