@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -65,6 +66,7 @@ class AccountBudgets:
         self.hold_per_account = hold_per_account
         self._holding: dict[str, int] = {}
         self._sleep = sleep
+        self._jitter = random.Random()
         self._buckets: dict[str, _Bucket] = {}
         self._sweep_at = _SWEEP_AT
         self.throttled = 0  # requests answered 429 (for metrics and benches)
@@ -87,7 +89,9 @@ class AccountBudgets:
             return wait
         # The whole hold, not only until a token is back (at a rate of 100/s that is 10 ms,
         # and 32 flooding connections would take turns at it): the answer is a 429 anyway.
-        held = self.hold_s
+        # Between half of it and all of it: held alike, a flood's connections would come
+        # back together, in waves that other tenants' requests queue behind.
+        held = self.hold_s * self._jitter.uniform(0.5, 1.0)
         self._holding[account] = holding + 1
         try:
             await self._sleep(held)  # the hold itself: no synchronisation waits on it
