@@ -220,3 +220,16 @@ def test_overview_lists_a_bounded_number_of_accounts(
     page = console.client.get("/console/").text
     assert page.count('<h2 class="account">') == 1
     assert re.search(r"\d+ more accounts are not shown", page)
+
+
+def test_a_redrive_of_a_queue_that_is_no_dead_letter_queue_is_refused_with_the_reason(
+    console: Console,
+) -> None:
+    """A console form posted for "orders" (no queue names it as its dlqName): refused on the
+    page with the reason, not a task that fails each message (#39 item 7)."""
+    c = console.client
+    console.login()
+    token = console.csrf(c.get(console.queue_url(console.tenant.dlq)).text)  # the session's
+    refused = c.post(console.queue_url("orders") + "/redrive", data={"csrf": token})
+    assert refused.status_code == 422
+    assert "is no dead-letter queue" in refused.text and "Refused" in refused.text

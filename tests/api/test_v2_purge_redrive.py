@@ -185,3 +185,13 @@ def test_redrive_levels(api: Api) -> None:
     assert no_g.status_code == 403
     with_g = c.get(f"{api.v2}/queues/dead/redrive/{task}", params=api.grant("g"), headers=NO_KEY)
     assert with_g.json()["moved"] == 1
+
+
+def test_a_queue_that_is_no_dead_letter_queue_is_refused_with_the_reason(api: Api) -> None:
+    """Before: 202, then a task that failed each message with no reason given."""
+    api.queue("plain")
+    api.put("plain", "x")
+    refused = api.client.post(f"{api.v2}/queues/plain/redrive", json={}, headers=api.auth)
+    assert refused.status_code == 422, refused.text
+    assert "'plain' is no dead-letter queue" in refused.json()["message"]
+    assert api.drain("plain") == ["x"]  # untouched

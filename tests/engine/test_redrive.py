@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
-from cassieq.engine.errors import InvalidArgument, QueueNotFound
+from cassieq.engine.errors import Conflict, InvalidArgument, QueueNotFound
 from cassieq.engine.life.redrive import STALE_MS, RateLimiter, TaskNotFound, TaskNotRunning
 from cassieq.model import MessageRow, OutgoingMessage, QueueDefinition, RedriveTask
 from cassieq.store.base import Store
@@ -299,3 +299,34 @@ async def test_a_target_gone_at_its_monoton_fails_the_move_and_keeps_the_message
         assert await engine.get_next(account, "dead", LEASE_S) is None  # claimed
         clock.advance(engine.ctx.tuning.claim_ms / 1000 + 1)
     assert await _drain(engine, account, "dead") == [("m0", 0, "a")]
+
+
+async def test_a_queue_that_is_no_dead_letter_queue_is_refused_up_front(
+    engine: QueueEngine, account: str
+) -> None:
+    """Before: accepted, and the task then failed message after message with no reason."""
+    await make_queue(engine, account, "plain")
+    await make_queue(engine, account, "elsewhere")
+    await engine.put(account, "plain", "x")
+    with pytest.raises(InvalidArgument, match="'plain' is no dead-letter queue"):
+        await engine.start_redrive(account, "plain", None, FAST)
+    assert await engine.list_redrives(account, "plain") == []  # no task was stored
+    # With a destination named, there is somewhere for its messages to go.
+    task = await engine.start_redrive(account, "plain", "elsewhere", FAST)
+    await engine.redriver.join()
+    done = await engine.redrive_status(account, "plain", task.id)
+    assert (done.status, done.moved, done.failed) == ("completed", 1, 0)
+
+
+async def test_a_second_task_on_a_queue_with_one_running_is_refused(
+    engine: QueueEngine, other: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    await _dead_letters(engine, account, clock, {"a": [f"m{i}" for i in range(3)]})
+    first = await _started_and_held(engine, account)
+    with pytest.raises(Conflict, match=f"{first.id} is already running"):
+        await other.start_redrive(account, "dead", None, FAST)  # another server too
+    await engine.redriver.close()  # the first ends (its server stops)
+    again = await other.start_redrive(account, "dead", None, FAST)  # once it has ended
+    await other.redriver.join()
+    done = await other.redrive_status(account, "dead", again.id)
+    assert (done.status, done.moved + 1) == ("completed", 3)

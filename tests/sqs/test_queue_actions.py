@@ -700,3 +700,17 @@ def test_aws_cli_queue_actions(
     assert run("list-queue-tags", "--queue-url", url)["Tags"] == {"env": "dev"}
     run("delete-queue", "--queue-url", url)
     assert "QueueUrls" not in live.client().list_queues()
+
+
+async def test_a_move_task_from_a_queue_that_is_no_dead_letter_queue_is_refused(
+    sqs: Sqs, engine: QueueEngine
+) -> None:
+    """Before: a task handle, then a task that failed each message with no reason."""
+    await sqs("CreateQueue", QueueName="plain")
+    await engine.send(sqs.account, "plain", [OutgoingMessage(body="x")])
+    refused = await sqs.fails(
+        "InvalidParameterValue", "StartMessageMoveTask", SourceArn=sqs.arn("plain")
+    )
+    assert "no dead-letter queue" in refused.message
+    listed = await sqs("ListMessageMoveTasks", SourceArn=sqs.arn("plain"), MaxResults=10)
+    assert listed["Results"] == []

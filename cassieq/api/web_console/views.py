@@ -33,6 +33,7 @@ from cassieq.api.web_console.session import (
 )
 from cassieq.auth.access import admin_token_matches
 from cassieq.engine import QueueEngine
+from cassieq.engine.errors import Conflict, InvalidArgument
 from cassieq.model import QueueDefinition, Statistics
 
 PEEK_LIMIT = 20
@@ -228,7 +229,13 @@ async def redrive(
         # A new session (dev mode, no cookie) was never shown a form: no valid token.
         message = "The form's CSRF token is missing or stale: reload the page."
         return _page("message.html", 403, title="Refused", message=message)
-    started = await engine.start_redrive(account, queue, None, None)
+    try:
+        started = await engine.start_redrive(account, queue, None, None)
+    except (InvalidArgument, Conflict) as refused:
+        # Said on the page, as the API says it in its body (no dead-letter queue, a task
+        # already running).
+        status = 409 if isinstance(refused, Conflict) else 422
+        return _page("message.html", status, title="Refused", message=str(refused))
     return Redirect(
         f"/console/accounts/{quote(account)}/queues/{quote(queue)}",
         query_params={"task": started.id},

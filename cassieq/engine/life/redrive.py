@@ -26,7 +26,7 @@ import msgspec
 
 from cassieq.engine.clock import Clock
 from cassieq.engine.context import EngineContext
-from cassieq.engine.errors import InvalidArgument, NotFound
+from cassieq.engine.errors import Conflict, InvalidArgument, NotFound
 from cassieq.engine.life.dead_letter import DeadLetters
 from cassieq.engine.tenancy.queues import QueueDirectory
 from cassieq.model import MessageRow, QueueDefinition, RedriveTask
@@ -88,6 +88,22 @@ class Redriver:
         sources = [
             q for q in await self._queues.list(dlq.account) if q.options.dlq_name == dlq.name
         ]
+        if to is None and not sources:
+            # Refused up front: accepted, the task only failed message after message, with
+            # no reason given anywhere.
+            raise InvalidArgument(
+                f"queue {dlq.name!r} is no dead-letter queue: no queue of the account names it "
+                "as its dlqName, so its messages have no queue to go back to; name one (to)"
+            )
+        # Two tasks on one queue would move the same messages side by side and count each
+        # other's. Checked, not locked: two starts at the same instant can still both run
+        # (each message moves once all the same: a move is a compare-and-set).
+        running = [t for t in await self.tasks(dlq) if t.status == "running"]
+        if running:
+            raise Conflict(
+                f"redrive task {running[0].id} is already running on queue {dlq.name!r}: "
+                "cancel it or wait for its end"
+            )
         rows = await self._candidates(dlq)
         task = RedriveTask(
             id=new_token(),
