@@ -233,3 +233,50 @@ def test_a_redrive_of_a_queue_that_is_no_dead_letter_queue_is_refused_with_the_r
     refused = c.post(console.queue_url("orders") + "/redrive", data={"csrf": token})
     assert refused.status_code == 422
     assert "is no dead-letter queue" in refused.text and "Refused" in refused.text
+
+
+def test_purge_and_delete_a_queue_from_the_console(console: Console) -> None:
+    """#39 item 7: the console can purge and delete, behind the CSRF token, the deletion
+    behind a ticked confirmation too."""
+    c, t = console.client, console.tenant
+    console.login()
+    page = c.get(console.queue_url("orders")).text
+    assert 'id="purge"' in page and 'id="delete"' in page
+    token = console.csrf(page)
+    v2 = f"/api/v2/accounts/{t.account}/queues/orders"
+    before = c.get(f"{v2}/statistics", headers=t.key).json()["size"]
+    assert before > 0
+    url = console.queue_url("orders")
+    assert c.post(url + "/purge", data={"csrf": "0" * 64}).status_code == 403
+    purged = c.post(url + "/purge", data={"csrf": token}, follow_redirects=False)
+    assert purged.status_code == 303 and f"purged={before}" in purged.headers["location"]
+    assert f"Purged: {before} messages removed." in c.get(purged.headers["location"]).text
+    assert c.get(f"{v2}/statistics", headers=t.key).json()["size"] == 0
+
+    unconfirmed = c.post(url + "/delete", data={"csrf": token})
+    assert unconfirmed.status_code == 422 and "nothing was deleted" in unconfirmed.text
+    assert c.get(f"{v2}/statistics", headers=t.key).status_code == 200  # still there
+    deleted = c.post(
+        url + "/delete", data={"csrf": token, "confirm": "yes"}, follow_redirects=False
+    )
+    assert deleted.status_code == 303
+    assert f"Queue {t.account}/orders deleted" in c.get(deleted.headers["location"]).text
+    assert c.get(f"{v2}/statistics", headers=t.key).status_code == 404
+
+
+def test_the_pages_reload_themselves(console: Console) -> None:
+    c = console.client
+    console.login()
+    overview = c.get("/console/").text
+    assert '<meta http-equiv="refresh" content="10; url=/console/">' in overview
+    page = c.get(console.queue_url("orders"), params={"purged": 3}).text
+    # The reload forgets the one-off notice ...
+    assert f'content="10; url={console.queue_url("orders")}"' in page and "Purged: 3" in page
+    # ... and keeps following a redrive task.
+    dlq = console.queue_url(console.tenant.dlq)
+    token = console.csrf(c.get(dlq).text)
+    started = c.post(dlq + "/redrive", data={"csrf": token}, follow_redirects=False)
+    task = started.headers["location"].split("?task=")[1]
+    assert f'content="10; url={dlq}?task={task}"' in c.get(started.headers["location"]).text
+    assert c.blocking_portal is not None
+    c.blocking_portal.call(console.state.engine.redriver.join)

@@ -42,6 +42,8 @@ BODY_PREVIEW = 400
 OVERVIEW_STATS = 50
 # Listing an account's queues is one read each: the overview lists this many accounts.
 OVERVIEW_ACCOUNTS = 100
+# The overview and queue pages reload themselves this often (no script: a meta refresh).
+REFRESH_S = 10
 STATS_AT_ONCE = 8
 
 _templates = Environment(
@@ -134,7 +136,11 @@ async def logout(request: Request[Any, Any, Any], engine: Engine) -> Response[An
 
 
 @get("/", include_in_schema=False)
-async def overview(request: Request[Any, Any, Any], engine: Engine) -> Response[Any]:
+async def overview(
+    request: Request[Any, Any, Any],
+    engine: Engine,
+    deleted: Annotated[str | None, Parameter(max_length=600)] = None,
+) -> Response[Any]:
     gate = await _gate(request)
     if isinstance(gate, Response):
         return gate
@@ -145,7 +151,8 @@ async def overview(request: Request[Any, Any, Any], engine: Engine) -> Response[
     wanted = [q for a in accounts for q in queues[a.name]][:OVERVIEW_STATS]
     stats = await _statistics(engine, _history(request), wanted)
     page = _page("overview.html", accounts=accounts, queues=queues, stats=stats,
-                 session=session, shown=OVERVIEW_STATS,
+                 session=session, shown=OVERVIEW_STATS, deleted=deleted,
+                 refresh=REFRESH_S, refresh_url="/console/",
                  more_accounts=len(every) - len(accounts))  # fmt: skip
     return _with_cookie(request, page, cookie)
 
@@ -171,6 +178,7 @@ async def queue_page(
     queue: FromPath[str],
     after: Annotated[int | None, Parameter(ge=0, le=2**63 - 1)] = None,
     task: Annotated[str | None, Parameter(max_length=64)] = None,
+    purged: Annotated[int | None, Parameter(ge=0)] = None,
 ) -> Response[Any]:
     gate = await _gate(request)
     if isinstance(gate, Response):
@@ -199,6 +207,10 @@ async def queue_page(
         dead_letter_for=sorted(q.name for q in siblings if q.options.dlq_name == queue),
         redrive=redrive,
         session=session,
+        purged=purged,
+        refresh=REFRESH_S,
+        # The reload keeps following a redrive task, and forgets a one-off notice.
+        refresh_url=_queue_location(account, queue) + (f"?task={quote(task)}" if task else ""),
         depth_chart=line_chart("Depth and in flight", [
             Series("depth", "#1f77b4", [(s.at, s.size) for s in samples]),
             Series("in flight", "#ff7f0e", [(s.at, s.in_flight) for s in samples]),
@@ -216,10 +228,9 @@ async def queue_page(
     return _with_cookie(request, page, cookie)
 
 
-@post("/accounts/{account:str}/queues/{queue:str}/redrive", include_in_schema=False)
-async def redrive(
-    request: Request[Any, Any, Any], engine: Engine, account: FromPath[str], queue: FromPath[str]
-) -> Response[Any]:
+async def _form_gate(request: Request[Any, Any, Any]) -> Response[Any] | None:
+    """None when the operator's session posted this form (its CSRF token, from this site);
+    else the page to answer instead."""
     gate = await _gate(request)
     if isinstance(gate, Response):
         return gate
@@ -229,23 +240,74 @@ async def redrive(
         # A new session (dev mode, no cookie) was never shown a form: no valid token.
         message = "The form's CSRF token is missing or stale: reload the page."
         return _page("message.html", 403, title="Refused", message=message)
+    if request.url.path.endswith("/delete") and form.get("confirm") != "yes":
+        message = "Tick the box that confirms the deletion: nothing was deleted."
+        return _page("message.html", 422, title="Refused", message=message)
+    return None
+
+
+def _refused(refused: InvalidArgument | Conflict) -> Response[str]:
+    """Said on the page, as the API says it in its body (no dead-letter queue, a task
+    already running)."""
+    status = 409 if isinstance(refused, Conflict) else 422
+    return _page("message.html", status, title="Refused", message=str(refused))
+
+
+def _queue_location(account: str, queue: str) -> str:
+    return f"/console/accounts/{quote(account)}/queues/{quote(queue)}"
+
+
+@post("/accounts/{account:str}/queues/{queue:str}/redrive", include_in_schema=False)
+async def redrive(
+    request: Request[Any, Any, Any], engine: Engine, account: FromPath[str], queue: FromPath[str]
+) -> Response[Any]:
+    if (refusal := await _form_gate(request)) is not None:
+        return refusal
     try:
         started = await engine.start_redrive(account, queue, None, None)
     except (InvalidArgument, Conflict) as refused:
-        # Said on the page, as the API says it in its body (no dead-letter queue, a task
-        # already running).
-        status = 409 if isinstance(refused, Conflict) else 422
-        return _page("message.html", status, title="Refused", message=str(refused))
+        return _refused(refused)
     return Redirect(
-        f"/console/accounts/{quote(account)}/queues/{quote(queue)}",
-        query_params={"task": started.id},
-        status_code=303,
+        _queue_location(account, queue), query_params={"task": started.id}, status_code=303
     )
+
+
+@post("/accounts/{account:str}/queues/{queue:str}/purge", include_in_schema=False)
+async def purge(
+    request: Request[Any, Any, Any], engine: Engine, account: FromPath[str], queue: FromPath[str]
+) -> Response[Any]:
+    """Every message put before now, as v2's purge (level d)."""
+    if (refusal := await _form_gate(request)) is not None:
+        return refusal
+    purged = await engine.purge(account, queue)
+    return Redirect(
+        _queue_location(account, queue), query_params={"purged": str(purged)}, status_code=303
+    )
+
+
+@post("/accounts/{account:str}/queues/{queue:str}/delete", include_in_schema=False)
+async def delete_queue(
+    request: Request[Any, Any, Any], engine: Engine, account: FromPath[str], queue: FromPath[str]
+) -> Response[Any]:
+    """The queue and its messages, as v1's queue delete; asks for a ticked confirmation."""
+    if (refusal := await _form_gate(request)) is not None:
+        return refusal
+    await engine.delete_queue(account, queue)
+    return Redirect("/console/", query_params={"deleted": f"{account}/{queue}"}, status_code=303)
 
 
 def console_router() -> Router:
     return Router(
         path="/console",
-        route_handlers=[login_form, login, logout, overview, queue_page, redrive],
+        route_handlers=[
+            login_form,
+            login,
+            logout,
+            overview,
+            queue_page,
+            redrive,
+            purge,
+            delete_queue,
+        ],
         include_in_schema=False,
     )
