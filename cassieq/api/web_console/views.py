@@ -211,8 +211,8 @@ async def queue_page(
         refresh=REFRESH_S,
         # The reload keeps following a redrive task, and forgets a one-off notice.
         refresh_url=_queue_location(account, queue) + (f"?task={quote(task)}" if task else ""),
-        depth_chart=line_chart("Depth and in flight", [
-            Series("depth", "#1f77b4", [(s.at, s.size) for s in samples]),
+        depth_chart=line_chart("Size and in flight", [
+            Series("size", "#1f77b4", [(s.at, s.size) for s in samples]),
             Series("in flight", "#ff7f0e", [(s.at, s.in_flight) for s in samples]),
         ]),
         age_chart=line_chart("Oldest message age", [
