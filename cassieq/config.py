@@ -108,6 +108,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # Requests in progress beyond which a request is answered 503. Open connections are not
     # counted: idle sockets must not lock legitimate clients out.
     http_max_concurrency: Annotated[int, msgspec.Meta(ge=1)] = 1000
+    # Open connections beyond which the longest-idle one (no request in progress) is closed
+    # to make room for a new one. Keep it below the process's open-file limit (ulimit -n).
+    http_max_connections: Annotated[int, msgspec.Meta(ge=1)] = 10_000
     # Request bodies other than a put's (which is the message: at most 256 KiB); 413 beyond.
     # 1 MiB holds the largest update (a 256 KiB message) even with every character escaped
     # the way common JSON encoders escape them (\uXXXX for non-ASCII).

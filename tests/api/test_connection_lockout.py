@@ -72,3 +72,32 @@ def test_a_silent_connection_is_closed_at_the_first_request_timeout(store: Store
             assert status_of(read_response(conn)) == 200
             conn.sendall(live.head("GET", "/health"))
             assert status_of(read_response(conn)) == 200
+
+
+def test_beyond_the_connection_limit_the_longest_idle_socket_makes_room(store: Store) -> None:
+    settings = {
+        "http_max_connections": 10,
+        "http_first_request_timeout_seconds": 60,
+        "http_header_timeout_seconds": 60,
+    }
+    with live_server(store, **settings) as live:
+        idle = [live.connect() for _ in range(15)]
+        try:
+            # Accepted in order, each beyond ten closed the longest idle: the first ones.
+            with live.connect() as conn:
+                conn.sendall(live.head("GET", live.messages + "/next"))
+                assert status_of(read_response(conn)) == 204
+            # Ten stay at most (the fixture's own connections may have been among the
+            # idle ones): at least the first six silent sockets were closed, without an answer.
+            for conn in idle[:6]:
+                assert read_until_closed(conn, SLACK_S) == b""
+            for conn in idle[-4:]:  # the newest silent ones are still open
+                conn.setblocking(False)
+                try:
+                    got = conn.recv(1)
+                except BlockingIOError:
+                    continue
+                raise AssertionError(f"a new idle socket was answered or closed: {got!r}")
+        finally:
+            for conn in idle:
+                conn.close()

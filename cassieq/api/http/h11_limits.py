@@ -16,7 +16,11 @@ ASGI middleware cannot help: the app runs once the head is complete. So, per con
   check, answered here in the API's JSON shape). Open connections are not counted: a
   socket that asks nothing must not take a legitimate client's place;
 - a request with both Content-Length and Transfer-Encoding, or a malformed Host: 400, and
-  the connection closed.
+  the connection closed;
+- beyond ``max_connections`` open connections, the one idle longest (no request in
+  progress, oldest first) is closed to make room for the new one: sockets opened faster
+  than the first-request deadline closes them cannot use up the process's file
+  descriptors, and a new client's connection is the last to go.
 
 Refusals answer ``{"code", "message", "detail"}`` (the shape of statuses without a richer
 body) and close the connection after a short linger, so the client reads the answer
@@ -27,6 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, ClassVar
@@ -58,6 +64,7 @@ class HttpLimits:
     body_timeout_s: float
     max_concurrency: int
     first_request_timeout_s: float = 3.0
+    max_connections: int = 10_000
 
     @classmethod
     def of(cls, s: Settings) -> HttpLimits:
@@ -70,6 +77,7 @@ class HttpLimits:
             first_request_timeout_s=min(
                 s.http_first_request_timeout_seconds, s.http_header_timeout_seconds
             ),
+            max_connections=s.http_max_connections,
         )
 
     def timeout_for(self, reading: str) -> float:
@@ -106,6 +114,12 @@ class _Connection(h11.Connection):
             raise
 
 
+# Each listener's idle connections (no request in progress), the longest idle first.
+_IDLE: weakref.WeakKeyDictionary[ServerState, OrderedDict[LimitedH11Protocol, None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 class LimitedH11Protocol(H11Protocol):
     limits: ClassVar[HttpLimits] = HttpLimits.of(Settings())  # protocol_class sets the real ones
 
@@ -124,6 +138,7 @@ class LimitedH11Protocol(H11Protocol):
         # "first" (the connection's first head), "head" or "body": what the deadline is for
         self._reading: str | None = None
         self._refused = False
+        self._idle = _IDLE.setdefault(server_state, OrderedDict())
 
     # -- read deadlines
 
@@ -132,6 +147,8 @@ class LimitedH11Protocol(H11Protocol):
         # The pieces of an answer go out in one send (cork.py). Flow control stays on the
         # socket's own transport, which uvicorn's FlowControl was given just now.
         self.transport = CorkedTransport(self.transport, self.loop)
+        self._make_room()
+        self._idle[self] = None
         # A connection that never sends a byte is a slow head too; its first head has the
         # shorter deadline (it counts from the connection, not from a first byte).
         self._watch("first")
@@ -150,11 +167,26 @@ class LimitedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._watch(None)
+        self._idle.pop(self, None)
         super().connection_lost(exc)
 
+    def _make_room(self) -> None:
+        """Beyond the connection limit (this one counted), close the longest-idle ones."""
+        while len(self.connections) > self.limits.max_connections and self._idle:
+            oldest, _ = self._idle.popitem(last=False)
+            log.info("idle_connection_evicted", open=len(self.connections))
+            oldest._watch(None)
+            oldest.transport.close()
+            self.connections.discard(oldest)  # gone now, not at its connection_lost
+
     def _follow(self, *, new_bytes: bool) -> None:
-        """Arm the deadline for what the connection is reading now."""
+        """Arm the deadline for what the connection is reading now; keep the idle list."""
         state = self.conn.their_state
+        cycle = self.cycle
+        if state is h11.IDLE and (cycle is None or cycle.response_complete):
+            self._idle.setdefault(self, None)  # stays where it was: idle since then
+        else:
+            self._idle.pop(self, None)
         if state is h11.SEND_BODY:
             self._watch("body")
         elif state is h11.IDLE and (new_bytes or self.conn.trailing_data[0]):
