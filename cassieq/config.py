@@ -37,6 +37,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     receipt_secret_grace_seconds: int = 86_400
     # 32 bytes, base64url: encrypts account keys at rest; unset: the keyspace's own key.
     key_encryption_key: str | None = None
+    # Earlier key-encryption keys, comma-separated: keys sealed under one of them still open
+    # and are re-sealed under key_encryption_key (rotation; `cassieq secrets reseal-keys`).
+    key_encryption_key_previous: str | None = None
     # How far a signed request's time (v1 x-cassieq-request-time, v2 x-cassieq-date) may be.
     clock_skew_seconds: int = 60
     # v2 signatures one server remembers within the skew (replay cache); beyond, 503.

@@ -31,7 +31,7 @@ from cassieq.api.v1.permissions import PermissionController
 from cassieq.api.v1.queues import QueueController
 from cassieq.api.v2 import V2_ROUTES
 from cassieq.api.web_console import History, console_router
-from cassieq.auth.keyring import key_encryption_key
+from cassieq.auth.keyring import key_encryption_key, previous_key_encryption_keys
 from cassieq.auth.receipt_keys import ReceiptSecrets, ReceiptSigner
 from cassieq.auth.replay import ReplayCache
 from cassieq.config import Settings
@@ -94,6 +94,9 @@ def create_app(
             long_poll_max_waiting_per_account=settings.long_poll_max_waiting_per_account,
         ),
         key_encryption_key=key_encryption_key(settings.key_encryption_key),
+        previous_key_encryption_keys=previous_key_encryption_keys(
+            settings.key_encryption_key_previous
+        ),
         observers=[events, *observers],
     )
     receipts = ReceiptSigner(receipt_secrets(settings, engine), engine.now)

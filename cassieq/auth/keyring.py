@@ -47,6 +47,25 @@ def key_encryption_key(setting: str | None) -> bytes | None:
     return None if setting is None else parse_key_encryption_key(setting)
 
 
+def previous_key_encryption_keys(setting: str | None) -> list[bytes]:
+    """CASSIEQ_KEY_ENCRYPTION_KEY_PREVIOUS: earlier keys, comma-separated, each as the
+    current one is written."""
+    if setting is None or not setting.strip():
+        return []
+    try:
+        return [parse_key_encryption_key(part) for part in setting.split(",") if part.strip()]
+    except ValueError as exc:
+        raise ValueError(f"CASSIEQ_KEY_ENCRYPTION_KEY_PREVIOUS: {exc}") from None
+
+
+# Said at the start of a server whose account keys' key-encryption key is in the keyspace.
+KEK_IN_KEYSPACE_WARNING = (
+    "account keys are encrypted under a key kept in the same keyspace (no "
+    "CASSIEQ_KEY_ENCRYPTION_KEY): anyone who can read the keyspace can decrypt them. Set "
+    "CASSIEQ_KEY_ENCRYPTION_KEY on every server (docs/operations/security.md, Keys at rest)"
+)
+
+
 def is_sealed(stored: str) -> bool:
     """Keys are base64url (no ':'), so a plaintext key never looks sealed."""
     return stored.startswith(VERSION + ":")

@@ -162,7 +162,7 @@ def serve(
     command line is visible to every user of the machine."""
     from cassandra import InvalidRequest
 
-    from cassieq.auth.keyring import key_encryption_key
+    from cassieq.auth.keyring import key_encryption_key, previous_key_encryption_keys
     from cassieq.store.cassandra import CassandraStore, CassandraUnavailable
 
     settings = serve_settings(
@@ -178,7 +178,9 @@ def serve(
     )
     if problem := secret_length_problem(settings):
         raise click.ClickException(problem)
-    key_encryption_key(settings.key_encryption_key)  # a malformed one: refused before connecting
+    # A malformed one is refused before connecting.
+    key_encryption_key(settings.key_encryption_key)
+    previous_key_encryption_keys(settings.key_encryption_key_previous)
     try:
         _, store = CassandraStore.from_settings(settings)
     except CassandraUnavailable as exc:
@@ -233,10 +235,16 @@ def secret_length_problem(settings: Settings) -> str | None:
 
 def _engine(settings: Settings, store: Any) -> QueueEngine:
     """An engine on ``store`` that seals account keys as the server does."""
-    from cassieq.auth.keyring import key_encryption_key
+    from cassieq.auth.keyring import key_encryption_key, previous_key_encryption_keys
     from cassieq.engine import QueueEngine
 
-    return QueueEngine(store, key_encryption_key=key_encryption_key(settings.key_encryption_key))
+    return QueueEngine(
+        store,
+        key_encryption_key=key_encryption_key(settings.key_encryption_key),
+        previous_key_encryption_keys=previous_key_encryption_keys(
+            settings.key_encryption_key_previous
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- secrets
@@ -288,6 +296,39 @@ def secrets_rotate_receipt(grace_seconds: int | None) -> None:
         _err(
             "note: CASSIEQ_RECEIPT_SECRET is set here; servers configured with it sign with "
             "that, not with the keyspace's secret"
+        )
+
+
+@secrets_group.command("reseal-keys")
+def secrets_reseal_keys() -> None:
+    """Re-seal every account key under CASSIEQ_KEY_ENCRYPTION_KEY.
+
+    Keys sealed under the keyspace's own key (servers without CASSIEQ_KEY_ENCRYPTION_KEY)
+    or under one of CASSIEQ_KEY_ENCRYPTION_KEY_PREVIOUS are opened with it and stored under
+    the current key. Servers do the same for each account they read; this does all at once,
+    after which the earlier keys can be dropped from the servers' settings."""
+    import asyncio
+
+    from cassieq.store.cassandra import CassandraStore, CassandraUnavailable
+
+    settings = Settings.from_env()
+    if settings.key_encryption_key is None:
+        raise click.ClickException(
+            "CASSIEQ_KEY_ENCRYPTION_KEY is not set: there is no key to re-seal under"
+        )
+    try:
+        cluster, store = CassandraStore.from_settings(settings)
+    except CassandraUnavailable as exc:
+        raise click.ClickException(str(exc)) from exc
+    try:
+        accounts, unreadable = asyncio.run(_engine(settings, store).reseal_account_keys())
+    finally:
+        cluster.shutdown()
+    click.echo(f"{accounts} accounts of keyspace {settings.keyspace} read; keys re-sealed")
+    if unreadable:
+        raise click.ClickException(
+            f"{unreadable} keys open under none of the keys given (logged by account): add "
+            "the key-encryption key they were sealed under to CASSIEQ_KEY_ENCRYPTION_KEY_PREVIOUS"
         )
 
 
@@ -368,6 +409,15 @@ def _serve(settings: Settings, store: Any, *, open_admin_port: bool = False) -> 
     from cassieq.logs import configure_logging
 
     configure_logging(settings.log_format, settings.log_level)
+    if not open_admin_port and settings.key_encryption_key is None:
+        # Loudly, at every start of a production server (`cassieq dev` is for this machine).
+        import structlog
+
+        from cassieq.auth.keyring import KEK_IN_KEYSPACE_WARNING
+
+        structlog.get_logger("cassieq").warning(
+            "key_encryption_key_in_keyspace", detail=KEK_IN_KEYSPACE_WARNING
+        )
     app = create_app(settings, store, open_admin_port=open_admin_port)
     serve(
         app,

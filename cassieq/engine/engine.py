@@ -68,6 +68,7 @@ class QueueEngine:
         monotons: MonotonStrategy = "grouped",
         instance_id: str | None = None,
         key_encryption_key: bytes | None = None,
+        previous_key_encryption_keys: Sequence[bytes] = (),
         observers: Sequence[Observer] = (),
     ) -> None:
         # Instrumentation (metrics, tests' call counts): hooks the parts call (observe.py).
@@ -86,7 +87,9 @@ class QueueEngine:
         self.deletion_log = DeletionLog(self.ctx, self.publisher)
         self.queues = QueueDirectory(self.ctx, self.deletion_log)
         # Account keys are sealed under this key, or (None) the keyspace's own random one.
-        self.accounts = Accounts(self.ctx, self.queues, self.secrets, key_encryption_key)
+        self.accounts = Accounts(
+            self.ctx, self.queues, self.secrets, key_encryption_key, previous_key_encryption_keys
+        )
         self.leases = Leases(self.ctx)
         self.waiters = Waiters(self.ctx)
         self.long_poll_slots = LongPollSlots(
@@ -281,6 +284,11 @@ class QueueEngine:
 
     async def list_accounts(self) -> list[Account]:
         return await self.accounts.list()
+
+    async def reseal_account_keys(self) -> tuple[int, int]:
+        """(accounts, keys unreadable): every key re-sealed under the current key-encryption
+        key (`cassieq secrets reseal-keys`)."""
+        return await self.accounts.reseal_all()
 
     async def account_names(self) -> list[str]:
         """Every account's name, without opening its keys (metrics, background listings)."""

@@ -11,7 +11,13 @@ from typing import Any
 
 import pytest
 
-from cassieq.auth.keyring import KeyCipher, is_sealed, parse_key_encryption_key
+from cassieq.auth.keyring import (
+    KeyCipher,
+    UndecryptableKey,
+    is_sealed,
+    parse_key_encryption_key,
+    previous_key_encryption_keys,
+)
 from cassieq.engine import CallCounter, FakeClock, QueueEngine
 from cassieq.engine.context import Tuning
 from cassieq.engine.errors import AccountNotFound
@@ -281,3 +287,50 @@ async def test_a_name_no_account_can_have_is_not_read_nor_remembered(
             await engine.accounts.get_for_auth(bad)
     assert calls.calls["read_account"] == 0
     assert len(engine.accounts._unknown) == 0
+
+
+async def test_keys_under_the_keyspace_key_move_to_an_operator_key_as_they_are_read(
+    store: Store, clock: FakeClock
+) -> None:
+    """#40 finding 11: from the default (the key-encryption key beside the keys) to the safe
+    setup is setting CASSIEQ_KEY_ENCRYPTION_KEY; nothing is lost on the way."""
+    before = QueueEngine(store, clock)  # no operator key: the keyspace's own
+    name = _name()
+    created = await before.accounts.create(name)
+    kek = secrets.token_bytes(32)
+    after = QueueEngine(store, clock, key_encryption_key=kek, instance_id="after")
+    assert (await after.accounts.get(name)).keys == created.keys
+    stored = await _raw(store, name)
+    assert {n: KeyCipher(kek).open(name, n, v) for n, v in stored.items()} == created.keys
+    # From now on the keyspace's key opens nothing: reading the keyspace is not enough.
+    own = await store.read_secret(KEY_ENCRYPTION_SECRET)
+    assert own is not None
+    with pytest.raises(UndecryptableKey):
+        KeyCipher(secret_bytes(own.value)).open(name, "primary", stored["primary"])
+
+
+async def test_a_rotated_key_encryption_key_opens_with_the_previous_one_and_reseals(
+    store: Store, clock: FakeClock
+) -> None:
+    old, new = secrets.token_bytes(32), secrets.token_bytes(32)
+    name = _name()
+    created = await QueueEngine(store, clock, key_encryption_key=old).accounts.create(name)
+    without_previous = QueueEngine(store, clock, key_encryption_key=new, instance_id="a")
+    assert (await without_previous.accounts.get(name)).keys == {}  # cannot open: logged
+    rotated = QueueEngine(
+        store, clock, key_encryption_key=new, previous_key_encryption_keys=[old], instance_id="b"
+    )
+    # (Not reseal_account_keys here: on the shared keyspace it would re-seal every other
+    # test's accounts under this test's key; tests/e2e/test_key_encryption.py runs it.)
+    assert (await rotated.accounts.get(name)).keys == created.keys
+    assert (await without_previous.accounts.get(name)).keys == created.keys  # re-sealed
+    with pytest.raises(UndecryptableKey):
+        KeyCipher(old).open(name, "primary", (await _raw(store, name))["primary"])
+
+
+def test_previous_key_encryption_keys_are_a_comma_separated_list() -> None:
+    one, two = (base64.urlsafe_b64encode(k * 32).decode() for k in (b"a", b"b"))
+    assert previous_key_encryption_keys(f"{one}, {two}") == [b"a" * 32, b"b" * 32]
+    assert previous_key_encryption_keys(None) == previous_key_encryption_keys(" ") == []
+    with pytest.raises(ValueError, match=r"CASSIEQ_KEY_ENCRYPTION_KEY_PREVIOUS: .* 32"):
+        previous_key_encryption_keys(f"{one},short")

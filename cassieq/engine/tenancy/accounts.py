@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import secrets
+from collections.abc import Sequence
 
 import msgspec
 
@@ -38,10 +39,11 @@ class Accounts:
         queues: QueueDirectory,
         secrets: KeyspaceSecrets,
         key_encryption_key: bytes | None = None,
+        previous_key_encryption_keys: Sequence[bytes] = (),
     ) -> None:
         self._ctx = ctx
         self._queues = queues
-        self._keys = AccountKeys(ctx, secrets, key_encryption_key)
+        self._keys = AccountKeys(ctx, secrets, key_encryption_key, previous_key_encryption_keys)
         ttl, entries = ctx.tuning.account_cache_ms, ctx.tuning.account_cache_entries
         self._cache: Recent[str, Account] = Recent(ctx, ttl, max_entries=entries)
         # Names found missing, trusted as long, bounded apart: names sprayed at random
@@ -132,6 +134,17 @@ class Accounts:
 
     async def list(self) -> list[Account]:
         return [await self._keys.open(a) for a in await self._ctx.store.list_accounts()]
+
+    async def reseal_all(self) -> tuple[int, int]:
+        """Open every account's keys, which re-seals those under an earlier key-encryption
+        key (or in plaintext) under the current one; (accounts read, keys that open under
+        no key this server has: they authenticate nothing, and are logged)."""
+        stored = await self._ctx.store.list_accounts()
+        unreadable = 0
+        for account in stored:
+            opened = await self._keys.open(account)
+            unreadable += len(account.keys) - len(opened.keys)
+        return len(stored), unreadable
 
     async def delete(self, name: str) -> None:
         """Delete the account: its queues (their rows by deletion jobs, as a queue DELETE
