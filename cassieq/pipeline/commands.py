@@ -12,13 +12,17 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import msgspec
 
 from cassieq.auth.signing import BadTime, parse_time
 from cassieq.config import Settings
+
+if TYPE_CHECKING:
+    from cassieq.pipeline.progress import Progress
+    from cassieq.pipeline.store_access import StoreAccess
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,8 +35,13 @@ def _common(fn: F) -> F:
     fn = click.option(
         "--master", default=None, help="Spark master URL (default local[*], or spark-submit's)."
     )(fn)
+    fn = click.option(
+        "--keyspace", default=None, help="Keyspace ($CASSIEQ_KEYSPACE, default cassieq)."
+    )(fn)
     fn = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(fn)
-    fn = click.option("--quiet", is_flag=True, help="No progress on stderr.")(fn)
+    fn = click.option(
+        "--quiet", is_flag=True, help="No progress and no Spark log lines on stderr (errors stay)."
+    )(fn)
     return fn
 
 
@@ -60,6 +69,7 @@ def stats(
     queue: str | None,
     no_write: bool,
     master: str | None,
+    keyspace: str | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -70,11 +80,12 @@ def stats(
     """
     from cassieq.pipeline import stats as job
 
-    with _job("stats", master, quiet) as (spark, access, progress):
-        queues = access.select_queues(account, queue)
-        now = int(time.time() * 1000)
-        snapshots = job.run(spark, access, queues, now, write=not no_write, progress=progress)
-        seconds = progress.elapsed()
+    with _errors(), _store(keyspace) as access:
+        queues = access.select_queues(account, queue)  # before Spark: a typo fails at once
+        with _spark("stats", access.settings, master, quiet) as (spark, progress):
+            now = int(time.time() * 1000)
+            snapshots = job.run(spark, access, queues, now, write=not no_write, progress=progress)
+            seconds = progress.elapsed()
     if as_json:
         for snapshot in snapshots:
             click.echo(job.encode(snapshot))
@@ -118,6 +129,7 @@ def export(
     until: str | None,
     overwrite: bool,
     master: str | None,
+    keyspace: str | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -132,10 +144,15 @@ def export(
         since_ms=_time_ms(since, "--since"),
         until_ms=_time_ms(until, "--until"),
     )
-    with _job("export", master, quiet) as (spark, access, progress):
+    with _errors(), _store(keyspace) as access:
         definition = access.queue(account, queue)
-        rows = job.run(spark, access, definition, out, flt, overwrite=overwrite, progress=progress)
-        seconds = progress.elapsed()
+        if not overwrite:
+            job.refuse_existing(out)
+        with _spark("export", access.settings, master, quiet) as (spark, progress):
+            rows = job.run(
+                spark, access, definition, out, flt, overwrite=overwrite, progress=progress
+            )
+            seconds = progress.elapsed()
     _summary("export", rows, seconds, as_json, out=out)
 
 
@@ -157,6 +174,7 @@ def ingest(
     source: str,
     fmt: str | None,
     master: str | None,
+    keyspace: str | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -164,17 +182,18 @@ def ingest(
     from cassieq.pipeline import ingest as job
 
     chosen = fmt or ("jsonl" if re.search(r"\.jsonl?$", source) else "parquet")
-    with _job("ingest", master, quiet) as (spark, access, progress):
+    with _errors(), _store(keyspace) as access:
         definition = access.queue(account, queue)
-        result = job.run(
-            spark,
-            access.settings,
-            definition,
-            source,
-            "jsonl" if chosen == "jsonl" else "parquet",
-            progress=progress,
-        )
-        seconds = progress.elapsed()
+        with _spark("ingest", access.settings, master, quiet) as (spark, progress):
+            result = job.run(
+                spark,
+                access.settings,
+                definition,
+                source,
+                "jsonl" if chosen == "jsonl" else "parquet",
+                progress=progress,
+            )
+            seconds = progress.elapsed()
     _summary(
         "ingest",
         result.rows,
@@ -189,22 +208,36 @@ def ingest(
 
 
 @contextmanager
-def _job(name: str, master: str | None, quiet: bool) -> Iterator[tuple[Any, Any, Any]]:
-    from cassieq.pipeline.progress import Progress
-    from cassieq.pipeline.spark import session
+def _store(keyspace: str | None) -> Iterator[StoreAccess]:
+    """The store, opened before Spark starts: what a job names (an account, a queue) is
+    looked up first, so a typo fails in a second, not after Spark's start."""
     from cassieq.pipeline.store_access import StoreAccess
 
-    with _errors():
-        settings = Settings.from_env()
-        progress = Progress(name, enabled=not quiet)
-        progress.phase("starting Spark")
-        spark = session(settings, master=master, app_name=f"cassieq-{name}", log=_err)
-        progress.watch(spark.sparkContext)
-        try:
-            with StoreAccess(settings) as access:
-                yield spark, access, progress
-        finally:
-            progress.close()
+    with StoreAccess(Settings.from_env(keyspace=keyspace)) as access:
+        yield access
+
+
+@contextmanager
+def _spark(
+    name: str, settings: Settings, master: str | None, quiet: bool
+) -> Iterator[tuple[Any, Progress]]:
+    from cassieq.pipeline.progress import Progress
+    from cassieq.pipeline.spark import session
+
+    progress = Progress(name, enabled=not quiet)
+    progress.phase("starting Spark")
+    spark = session(
+        settings,
+        master=master,
+        app_name=f"cassieq-{name}",
+        log=_err,
+        log_level="OFF" if quiet else "WARN",
+    )
+    progress.watch(spark.sparkContext)
+    try:
+        yield spark, progress
+    finally:
+        progress.close()
 
 
 @contextmanager

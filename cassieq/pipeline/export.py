@@ -9,7 +9,9 @@ The output directory can be fed back to the ingest job.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cassieq.model import QueueDefinition
@@ -52,8 +54,38 @@ def run(
     if progress:
         progress.phase(f"exporting {queue.id}: buckets {first}..{last} to {out}")
     frame = select(spark, access.settings.keyspace, queue, first, last, flt)
-    frame.write.mode("overwrite" if overwrite else "errorifexists").parquet(out)
+    try:
+        frame.write.mode("overwrite" if overwrite else "errorifexists").parquet(out)
+    except Exception as exc:
+        # A path this process cannot see (hdfs://, s3a://) is checked by Spark only: its
+        # advice names its own API (mode "overwrite"), not the flag.
+        if "PATH_ALREADY_EXISTS" in str(exc):
+            raise PipelineError(_exists(out)) from exc
+        raise
     return spark.read.parquet(out).count()
+
+
+def refuse_existing(out: str) -> None:
+    """Refuse an existing local output directory before Spark starts, naming --overwrite."""
+    local = _local_path(out)
+    if local is not None and local.exists():
+        raise PipelineError(_exists(out))
+
+
+def _exists(out: str) -> str:
+    return (
+        f"the export folder {out} exists already: pass --overwrite to replace it "
+        f"(its contents are deleted), or choose another --out"
+    )
+
+
+def _local_path(out: str) -> Path | None:
+    """The local path ``out`` names (a plain path or a file: URI), or None (hdfs://...)."""
+    if out.startswith("file:"):
+        return Path(re.sub(r"^file:(//)?", "", out))
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", out):
+        return None
+    return Path(out)
 
 
 def select(

@@ -8,10 +8,11 @@ resolved over the network when a job runs. Connection settings are the server's
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from cassieq.config import Settings
 from cassieq.tools.devcluster import maven
@@ -26,6 +27,29 @@ CONNECTOR = maven.Artifact("com.datastax.spark", "spark-cassandra-connector_2.12
 # Spark ships its own Scala runtime and slf4j; second copies on the classpath would clash.
 PROVIDED_BY_SPARK = ("scala-library", "scala-reflect", "slf4j-api")
 CASSANDRA_FORMAT = "org.apache.spark.sql.cassandra"
+
+SparkLogLevel = Literal["WARN", "OFF"]
+# The driver's log4j configuration, given to its JVM at launch. setLogLevel() alone comes
+# too late: the JVM has logged its start (NativeCodeLoader...) and Spark its "Setting
+# default log level" banner by then; a configuration of our own also ends the banner,
+# which Spark prints only under its own default configuration. The level is a system
+# property, so one file serves --quiet (OFF) and the default (WARN).
+LOG_LEVEL_PROPERTY = "cassieq.spark.log.level"
+LOG4J2_PROPERTIES = f"""\
+# Written by cassieq (cassieq/pipeline/spark.py) for its Spark jobs' drivers.
+status = error
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n%ex
+rootLogger.level = ${{sys:{LOG_LEVEL_PROPERTY}:-WARN}}
+rootLogger.appenderRef.stdout.ref = console
+# pyspark's gateway starts logging as a shell does: Spark takes this logger's level (WARN
+# when it is not configured) and announces it when it differs from the root's.
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = ${{sys:{LOG_LEVEL_PROPERTY}:-WARN}}
+"""
 
 
 class PipelineError(RuntimeError):
@@ -59,12 +83,15 @@ def session(
     master: str | None = None,
     app_name: str = "cassieq",
     log: maven.Log | None = None,
+    log_level: SparkLogLevel = "WARN",
 ) -> SparkSession:
     """Build (or join) the SparkSession for a job.
 
     Without ``master``: the master spark-submit was given when run under it, else
     ``local[*]``. Under spark-submit, pass the jars yourself
     (``--jars $(cassieq pipeline jars)``): the driver's classpath is fixed by then.
+    ``log_level`` is the driver's Spark log level ("OFF" for --quiet): set before its JVM
+    starts when this process starts it, else (spark-submit's JVM) as soon as it can be.
     """
     _check_pyspark()
     from pyspark.sql import SparkSession
@@ -96,6 +123,15 @@ def session(
         "spark.speculation": "false",  # a speculative copy of a task would write twice too
         "spark.ui.showConsoleProgress": "false",
     }
+    if not under_submit:
+        # The JVM this process launches reads these; spark-submit's is started already.
+        conf["spark.driver.extraJavaOptions"] = (
+            f'-Dlog4j.configurationFile="{_log4j_config()}" -D{LOG_LEVEL_PROPERTY}={log_level}'
+        )
+    # py4j logs its gateway's comings and goings; with no handler, Python's last resort
+    # prints its warnings on stderr.
+    quiet = log_level == "OFF"
+    logging.getLogger("py4j").setLevel(logging.CRITICAL + 1 if quiet else logging.WARNING)
     if local:
         # One machine: stay on loopback, no web UI, few shuffle partitions.
         conf |= {
@@ -107,8 +143,19 @@ def session(
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
+    spark.sparkContext.setLogLevel(log_level)
     return spark
+
+
+def _log4j_config() -> Path:
+    """The driver's log4j2 configuration, written once under $CASSIEQ_HOME."""
+    path = maven.cassieq_home() / "spark" / "log4j2-cassieq.properties"
+    if not path.exists() or path.read_text() != LOG4J2_PROPERTIES:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(LOG4J2_PROPERTIES)
+        tmp.replace(path)  # atomic: two jobs starting at once never read half a file
+    return path
 
 
 def table(spark: SparkSession, keyspace: str, name: str) -> DataFrame:

@@ -17,11 +17,13 @@ from tests.pipeline.conftest import World, engine_on
 CASSIEQ = str(Path(sys.executable).with_name("cassieq"))
 
 
-def _run(node: CassandraNode, *args: str) -> subprocess.CompletedProcess[str]:
+def _run(
+    node: CassandraNode, *args: str, keyspace: str | None = None
+) -> subprocess.CompletedProcess[str]:
     s = node.settings
     env = {
         **os.environ,
-        "CASSIEQ_KEYSPACE": s.keyspace,
+        "CASSIEQ_KEYSPACE": keyspace or s.keyspace,
         "CASSIEQ_CASSANDRA_HOSTS": ",".join(s.cassandra_hosts),
         "CASSIEQ_CASSANDRA_PORT": str(s.cassandra_port),
     }
@@ -140,3 +142,62 @@ def test_stats_of_a_queue_whose_finished_buckets_were_emptied(
     stored = sum(len(s.messages) for s in snaps)
     assert body["rows_scanned"] == stored == 12 - 3 * len(emptied)
     assert sum(body["delivery_count_histogram"].values()) == stored
+
+
+def test_what_a_job_names_is_looked_up_before_spark_starts(
+    cassandra_node: CassandraNode, world: World, tmp_path: Path
+) -> None:
+    """A mistyped queue, an existing export folder: refused before Spark starts (it takes
+    20 s and more here), each in one line naming what to do."""
+    access, engine, account = world.access, world.engine, world.account
+    access.run(engine.create_queue(account, "orders", QueueOptions()))
+    taken = tmp_path / "archive"
+    taken.mkdir()
+    cases = [
+        (("stats", "--account", account, "--queue", "ordrs"), "queue 'ordrs' does not exist"),
+        (("export", "--account", account, "--queue", "ordrs", "--out", str(tmp_path / "new")),
+         "queue 'ordrs' does not exist"),
+        (("ingest", "--account", account, "--queue", "ordrs", "--input", str(taken)),
+         "queue 'ordrs' does not exist"),
+        (("stats", "--account", "no-such-account"), "account 'no-such-account' does not exist"),
+        (("export", "--account", account, "--queue", "orders", "--out", str(taken)),
+         "--overwrite"),
+        (("export", "--account", account, "--queue", "orders", "--out", f"file://{taken}"),
+         "--overwrite"),
+    ]  # fmt: skip
+    for args, words in cases:
+        done = _run(cassandra_node, CASSIEQ, "pipeline", *args)  # not --quiet: progress shows
+        assert done.returncode == 1, (args, done.stdout, done.stderr)
+        assert "starting Spark" not in done.stderr, (args, done.stderr)
+        [error] = [ln for ln in done.stderr.splitlines() if ln.startswith("Error")]
+        assert words in error, (args, done.stderr)
+    assert "Set mode" not in error  # Spark's advice names its API, not the flag
+    assert list(taken.iterdir()) == []
+
+
+def test_keyspace_flag_wins_over_the_environment(
+    cassandra_node: CassandraNode, world: World
+) -> None:
+    access, engine, account = world.access, world.engine, world.account
+    access.run(engine.create_queue(account, "orders", QueueOptions()))
+    args = ("pipeline", "stats", "--account", account, "--queue", "ordrs")
+    elsewhere = "cassieq_no_such_keyspace"
+    # The account is found (the keyspace is the flag's): the queue's name is what is wrong.
+    done = _run(cassandra_node, CASSIEQ, *args, "--keyspace", cassandra_node.settings.keyspace,
+                keyspace=elsewhere)  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "Error: queue 'ordrs' does not exist" in done.stderr
+    done = _run(cassandra_node, CASSIEQ, *args, "--keyspace", elsewhere)
+    assert done.returncode == 1 and elsewhere in done.stderr, done.stderr
+
+
+def test_quiet_prints_nothing_on_stderr(cassandra_node: CassandraNode, world: World) -> None:
+    """Not Spark's log lines either: its JVM starts with a log4j configuration of ours."""
+    access, engine, account = world.access, world.engine, world.account
+    access.run(engine.create_queue(account, "q", QueueOptions()))
+    access.run(engine.put(account, "q", "x"))
+    done = _run(cassandra_node, CASSIEQ, "pipeline", "stats", "--account", account,
+                "--queue", "q", "--no-write", "--json", "--quiet")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["published"] == 1
+    assert done.stderr == ""

@@ -8,9 +8,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cassieq.engine import FakeClock
 from cassieq.model import QueueOptions
 from cassieq.pipeline import export, ingest
+from cassieq.pipeline.spark import PipelineError
 from cassieq.pipeline.store_access import StoreAccess
 from tests.engine.test_holes_and_repair import drain
 from tests.pipeline.conftest import World, engine_on
@@ -102,3 +105,20 @@ def test_export_filters(spark: Any, access: StoreAccess, world: World, tmp_path:
     )
     bucket_1 = export.select(spark, access.settings.keyspace, queue, 1, 1, export.ExportFilter())
     assert sorted(r["monoton"] for r in bucket_1.collect()) == [5, 6, 7, 8, 9]
+
+
+def test_an_existing_output_names_the_overwrite_flag(
+    spark: Any, access: StoreAccess, world: World, tmp_path: Path
+) -> None:
+    """Where cassieq cannot look first (hdfs://, s3a://: Spark's own check), Spark's refusal
+    ("Set mode as overwrite") becomes the flag's name."""
+    _, engine, account, run = world.parts()
+    queue, _ = run(engine.create_queue(account, "e", QueueOptions()))
+    run(engine.put(account, "e", "kept"))
+    out = tmp_path / "archive"
+    assert export.run(spark, access, queue, str(out), export.ExportFilter()) == 1
+    with pytest.raises(PipelineError, match="--overwrite") as refused:
+        export.run(spark, access, queue, str(out), export.ExportFilter())
+    assert "Set mode" not in str(refused.value)
+    assert spark.read.parquet(str(out)).count() == 1  # the archive is untouched
+    assert export.run(spark, access, queue, str(out), export.ExportFilter(), overwrite=True) == 1
