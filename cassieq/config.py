@@ -118,6 +118,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # 1 MiB holds the largest update (a 256 KiB message) even with every character escaped
     # the way common JSON encoders escape them (\uXXXX for non-ASCII).
     http_max_body_bytes: Annotated[int, msgspec.Meta(ge=64 * 1024)] = 1024 * 1024
+    # Bytes of v2 bodies read before their signature is verified, at once: in all, and per
+    # account named in the path (cassieq.api.unverified_bodies); beyond, 503 before reading.
+    http_unverified_body_bytes: Annotated[int, msgspec.Meta(ge=1024 * 1024)] = 128 * 1024 * 1024
+    http_unverified_body_bytes_per_account: Annotated[int, msgspec.Meta(ge=1024 * 1024)] = (
+        32 * 1024 * 1024
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

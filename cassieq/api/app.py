@@ -25,6 +25,7 @@ from cassieq.api.ready import ready
 from cassieq.api.sqs.dispatch import SqsDispatch
 from cassieq.api.sqs.route import sqs_endpoint
 from cassieq.api.state import AppState
+from cassieq.api.unverified_bodies import UnverifiedBodies
 from cassieq.api.v1.accounts import AccountController
 from cassieq.api.v1.messages import MessageController
 from cassieq.api.v1.permissions import PermissionController
@@ -113,6 +114,9 @@ def create_app(
         background=worker.health,
         metrics=Metrics(settings, engine, worker.health, events),
         budgets=AccountBudgets.of(settings),
+        unverified=UnverifiedBodies(
+            settings.http_unverified_body_bytes, settings.http_unverified_body_bytes_per_account
+        ),
     )
     history = History(engine)
 

@@ -85,13 +85,22 @@ async def _authorize_v2(
     # What can be checked without the body is checked first: a malformed credential or a
     # date out of bounds is refused before a byte of the body is read.
     check_v2_head(request, credential)
-    body = await connection.body() if isinstance(connection, Request) else b""
-    query = list(connection.query_params.multi_items())
-    # A second check within the same request (a second queue) is no replay of it.
-    recorded = connection.state.get(_RECORDED)
-    connection.state[_RECORDED] = authorize_v2(
-        request, credential, query, body, state.replay, recorded
-    )
+    body_size = 0
+    if isinstance(connection, Request):
+        # As much as the route lets a body be (a larger one is refused 413 when read), or
+        # less when its Content-Length says so (a chunked one may be the most).
+        body_size = connection.route_handler.resolve_request_max_body_size() or 0
+        if (declared := connection.headers.get("content-length", "")).isdigit():
+            body_size = min(body_size, int(declared)) if body_size else int(declared)
+    # Read, and held, only with room left for unverified bodies (a 503 before any byte).
+    async with state.unverified.room(request.account_name, body_size):
+        body = await connection.body() if isinstance(connection, Request) else b""
+        query = list(connection.query_params.multi_items())
+        # A second check within the same request (a second queue) is no replay of it.
+        recorded = connection.state.get(_RECORDED)
+        connection.state[_RECORDED] = authorize_v2(
+            request, credential, query, body, state.replay, recorded
+        )
 
 
 async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:

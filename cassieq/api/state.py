@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from cassieq.api.rate_limit import AccountBudgets
+from cassieq.api.unverified_bodies import UnverifiedBodies
 from cassieq.auth.receipt_keys import ReceiptSigner
 from cassieq.auth.replay import ReplayCache
 from cassieq.config import Settings
@@ -32,3 +33,10 @@ class AppState:
     metrics: Metrics | None = None
     # Each account's request budget on this server (cassieq.api.rate_limit).
     budgets: AccountBudgets = field(default_factory=lambda: AccountBudgets.of(Settings()))
+    # Room for v2 bodies read before their signature is checked (unverified_bodies.py).
+    unverified: UnverifiedBodies = field(
+        default_factory=lambda: UnverifiedBodies(
+            Settings().http_unverified_body_bytes,
+            Settings().http_unverified_body_bytes_per_account,
+        )
+    )

@@ -11,6 +11,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import httpx
@@ -49,8 +50,16 @@ class Live:
 
 @pytest.fixture
 def live(store: Store) -> Iterator[Live]:
+    with serve_live(store, Settings(admin_token=TOKEN)) as running:
+        yield running
+
+
+@contextmanager
+def serve_live(store: Store, settings: Settings) -> Iterator[Live]:
+    """A real uvicorn server of an app on ``store`` with ``settings`` (their admin_token
+    must be TOKEN), with an account and its queue "orders.v1"."""
     name = f"fr-{uuid.uuid4().hex[:10]}"  # the Cassandra keyspace is shared by the suite
-    app = create_app(Settings(admin_token=TOKEN), store, background=False)
+    app = create_app(settings, store, background=False)
     sock = listening_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn_config(app, host="127.0.0.1", port=port, log_level="warning"))

@@ -9,14 +9,25 @@
 
 from __future__ import annotations
 
+import select
 import uuid
+from datetime import UTC, datetime
 
 from litestar.testing import TestClient
 
 from cassieq.api.app import create_app
 from cassieq.config import Settings
+from cassieq.store.base import Store
 from cassieq.store.memory import MemoryStore
-from tests.api.test_framing import Live, _connect, _head, _read_response, live
+from tests.api.test_framing import (
+    TOKEN,
+    Live,
+    _connect,
+    _head,
+    _read_response,
+    live,
+    serve_live,
+)
 
 __all__ = ["live"]  # the fixture, shared with test_framing (both stores, a real socket)
 
@@ -89,4 +100,45 @@ def test_a_malformed_v2_credential_is_refused_before_its_body_is_read(live: Live
             conn.settimeout(5)  # far below the body deadline the server would otherwise wait
             conn.sendall(head)
             status, _, body = _read_response(conn)
+        assert status == 401, body
+
+
+def _v2_send_head(live: Live, length: int) -> bytes:
+    """A v2 send whose credential is well formed and dated now, with a wrong signature:
+    only its body, once read, can tell."""
+    path = f"/api/v2/accounts/{live.account}/queues/orders.v1/messages"
+    date = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: {live.host}:{live.port}\r\n"
+        f"Authorization: CQ2-HMAC-SHA256 Key=primary, Signature={'0' * 64}\r\n"
+        f"x-cassieq-date: {date}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {length}\r\n\r\n"
+    ).encode()
+
+
+def test_unverified_bodies_are_read_only_within_their_room(store: Store) -> None:
+    """#40 finding 3: a well-formed credential's body must be read before its signature can
+    be refused; what such bodies hold at once is bounded per account. A second one that
+    does not fit is answered 503 before any byte of it is read; room comes back once the
+    first is checked."""
+    size = 700 * 1024
+    settings = Settings(admin_token=TOKEN, http_unverified_body_bytes_per_account=1024 * 1024)
+    with serve_live(store, settings) as live, _connect(live) as a, _connect(live) as b:
+        # Two heads, no body yet: whichever the server takes first holds its room and waits
+        # for its body; the other does not fit beside it and is answered at once.
+        a.sendall(_v2_send_head(live, size))
+        b.sendall(_v2_send_head(live, size))
+        answered, _, _ = select.select([a, b], [], [], 10)
+        assert len(answered) == 1, "one of them must be answered without its body"
+        (refused,) = answered
+        status, headers, body = _read_response(refused)
+        assert status == 503, body
+        assert headers.get("retry-after") == "1"
+        held = b if refused is a else a
+        held.sendall(b"x" * size)
+        status, _, body = _read_response(held)
+        assert status == 401, body  # read, checked, refused
+        with _connect(live) as third:  # the room is back
+            third.sendall(_v2_send_head(live, size) + b"x" * size)
+            status, _, body = _read_response(third)
         assert status == 401, body
