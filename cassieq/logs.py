@@ -40,6 +40,7 @@ def configure_logging(fmt: LogFormat = "console", level: str = "info") -> None:
         cache_logger_on_first_use=True,
     )
     handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(_ProcessAnnouncedOnce())
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name],
@@ -61,6 +62,32 @@ def configure_logging(fmt: LogFormat = "console", level: str = "info") -> None:
         logging.getLogger(name).propagate = True
     # uvicorn's own lines (started, listening, shutting down) at the chosen level.
     logging.getLogger("uvicorn").setLevel(numeric)
+
+
+class _ProcessAnnouncedOnce(logging.Filter):
+    """uvicorn announces the process (``Started``/``Finished server process [pid]``) once
+    per listener, and cassieq serves the API and the admin port with two listeners in one
+    process: the first start is kept, and the finish of the last listener to finish (the
+    first one finishes while the other still shuts down, the application's with it)."""
+
+    STARTED = "Started server process [%d]"
+    FINISHED = "Finished server process [%d]"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._started = 0
+        self._finished = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name != "uvicorn.error":
+            return True
+        if record.msg == self.STARTED:
+            self._started += 1
+            return self._started == 1
+        if record.msg == self.FINISHED:
+            self._finished += 1
+            return self._finished == self._started
+        return True
 
 
 def _drop_color_message(

@@ -84,13 +84,19 @@ def dev(
         log_format=log_format,
         log_level=log_level,
     )
+    # Before anything logs (the store's, the dev account's first events): every log line
+    # in the chosen format, one timestamp style, on stderr; stdout keeps the banner.
+    log = _configure_logging(settings)
     if problem := secret_length_problem(settings):
         # A dev server is for this machine: a short token is allowed, but said to be one.
-        _err(f"warning: {problem} (accepted by `cassieq dev` only; `cassieq serve` refuses it)")
+        log.warning(
+            "short_secret",
+            detail=f"{problem} (accepted by `cassieq dev` only; `cassieq serve` refuses it)",
+        )
     if settings.admin_port is None:
         # Like CassieQ's dev image: the application on 8080, the admin routes on 8081.
         settings = msgspec.structs.replace(settings, admin_port=8081)
-    store = _dev_cassandra_store(settings) if use_cassandra else _memory_store()
+    store = _dev_cassandra_store(settings, log) if use_cassandra else _memory_store()
     primary = dev_key or os.environ.get("CASSIEQ_DEV_KEY") or new_key()
 
     async def ensure_dev_account() -> dict[str, str]:
@@ -176,6 +182,7 @@ def serve(
         log_format=log_format,
         log_level=log_level,
     )
+    _configure_logging(settings)  # the driver's warnings while connecting are log lines too
     if problem := secret_length_problem(settings):
         raise click.ClickException(problem)
     # A malformed one is refused before connecting.
@@ -389,13 +396,13 @@ def _memory_store() -> Any:
     return MemoryStore()
 
 
-def _dev_cassandra_store(settings: Settings) -> Any:
+def _dev_cassandra_store(settings: Settings, log: Any) -> Any:
     from cassieq.store.cassandra import CassandraStore, apply_schema, connect, default_schema_dir
     from cassieq.tools.devcluster import cassandra as tool
 
     cfg = tool.NodeConfig.from_env(native_port=settings.cassandra_port)
     try:
-        tool.start(cfg, log=_err)
+        tool.start(cfg, log=lambda line: log.info("local_cassandra", detail=line))
     except tool.CassandraToolError as exc:
         raise click.ClickException(str(exc)) from exc
     _cluster, session = connect([cfg.host], cfg.native_port)
@@ -403,12 +410,27 @@ def _dev_cassandra_store(settings: Settings) -> Any:
     return CassandraStore(session, settings.keyspace)
 
 
-def _serve(settings: Settings, store: Any, *, open_admin_port: bool = False) -> None:
-    from cassieq.api.app import create_app
-    from cassieq.api.http.server import serve
+def _stopped_as_asked(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+def _configure_logging(settings: Settings) -> Any:
+    """Logging as the settings say, for the whole process; cassieq's logger."""
+    import structlog
+
     from cassieq.logs import configure_logging
 
     configure_logging(settings.log_format, settings.log_level)
+    return structlog.get_logger("cassieq")
+
+
+def _serve(settings: Settings, store: Any, *, open_admin_port: bool = False) -> None:
+    """Serve until stopped. Logging is configured by the caller, before it logs anything."""
+    import signal
+
+    from cassieq.api.app import create_app
+    from cassieq.api.http.server import serve
+
     if not open_admin_port and settings.key_encryption_key is None:
         # Loudly, at every start of a production server (`cassieq dev` is for this machine).
         import structlog
@@ -419,6 +441,12 @@ def _serve(settings: Settings, store: Any, *, open_admin_port: bool = False) -> 
             "key_encryption_key_in_keyspace", detail=KEK_IN_KEYSPACE_WARNING
         )
     app = create_app(settings, store, open_admin_port=open_admin_port)
+    # uvicorn takes SIGTERM while it serves, shuts down gracefully, then restores the
+    # handler it found and raises the signal again, so that the process dies of it (exit
+    # 143). A SIGTERM is how docker stop, systemd and Kubernetes ask for that graceful stop:
+    # done, the process exits 0. This handler is the one found (and, before uvicorn takes
+    # over, ends the process at once, as the default would, with 0).
+    signal.signal(signal.SIGTERM, _stopped_as_asked)
     serve(
         app,
         host=settings.host,
