@@ -13,19 +13,19 @@ sqs = boto3.client(
     aws_access_key_id=os.environ.get("CASSIEQ_ACCOUNT", "dev"),
     aws_secret_access_key=os.environ["CASSIEQ_KEY"],
 )
-dlq = sqs.create_queue(QueueName="orders-dlq")["QueueUrl"]
+dlq = sqs.create_queue(QueueName="shipments-dlq")["QueueUrl"]
 dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"][
     "QueueArn"
 ]
 policy = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 5})
 url = sqs.create_queue(
-    QueueName="orders",
+    QueueName="shipments",
     Attributes={"VisibilityTimeout": "30", "RedrivePolicy": policy},
     tags={"team": "shop"},
 )["QueueUrl"]
 sqs.send_message(
     QueueUrl=url,
-    MessageBody="order 1",
+    MessageBody="shipment 1",
     MessageAttributes={"kind": {"DataType": "String", "StringValue": "new"}},
 )
 got = sqs.receive_message(

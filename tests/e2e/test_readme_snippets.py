@@ -105,7 +105,7 @@ def dev(store_kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iter
             headers={"Authorization": f"Key {key.group(1)}"},
             timeout=30,
         ) as c:
-            for queue in ("orders", "jobs"):
+            for queue in ("orders", "jobs", "shipments", "shipments-dlq", "greetings"):
                 assert c.delete(f"/queues/{queue}").status_code in (200, 404)
         yield Dev(url, key.group(1))
     finally:
@@ -171,3 +171,37 @@ def test_the_client_readme_example_runs_as_written(dev: Dev, tmp_path: Path) -> 
         bodies = [c.get("/messages/next").json()["message"] for _ in range(2)]
         assert sorted(bodies) == ["async hello", "bytes"]
         assert c.get("/messages/next").status_code == 204
+
+
+def test_the_readme_and_the_sqs_guide_run_in_order_on_one_server(dev: Dev, tmp_path: Path) -> None:
+    """#39 item 2: followed in order, a newcomer's examples must not collide (the boto3 one
+    made "orders" again, with a RedrivePolicy, and failed with QueueAlreadyExists)."""
+    for name in ("curl-v1", "curl-v2"):
+        ran = _bash(f"KEY={dev.key}\n" + dev.prepared(session(name)), tmp_path)
+        assert ran.returncode == 0, (name, ran.stderr)
+    snippets = ROOT / "docs" / "snippets"
+    config = tmp_path / "aws-config"
+    config.write_text("[default]\n")
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("CASSIEQ_", "AWS_"))},
+        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+        "HOME": str(tmp_path),
+        "AWS_CONFIG_FILE": str(config),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "CASSIEQ_URL": dev.url,
+        "CASSIEQ_KEY": dev.key,
+        "KEY": dev.key,
+    }
+    boto = subprocess.run(
+        [sys.executable, "-c", (snippets / "sqs-boto3.py").read_text()],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False,
+    )  # fmt: skip
+    assert boto.returncode == 0, boto.stderr
+    assert "shipment 1 new" in boto.stdout
+    cli = (snippets / "sqs-aws-cli.sh").read_text().replace(DOC_URL, dev.url)
+    aws = subprocess.run(
+        ["bash", "-euc", cli], capture_output=True, text=True, env=env, cwd=tmp_path,
+        timeout=120, check=False,
+    )  # fmt: skip
+    assert aws.returncode == 0, aws.stderr

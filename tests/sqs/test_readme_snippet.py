@@ -60,11 +60,11 @@ def test_the_python_snippet_runs(live: LiveSqs, tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert "order 1 new" in done.stdout, done.stdout
+    assert "shipment 1 new" in done.stdout, done.stdout
     # It did what it says: both queues made, the message consumed.
     sqs = live.client()
-    urls = sqs.list_queues(QueueNamePrefix="orders")["QueueUrls"]
-    assert sorted(u.rsplit("/", 1)[1] for u in urls) == ["orders", "orders-dlq"]
+    urls = sqs.list_queues(QueueNamePrefix="shipments")["QueueUrls"]
+    assert sorted(u.rsplit("/", 1)[1] for u in urls) == ["shipments", "shipments-dlq"]
     assert "Messages" not in sqs.receive_message(QueueUrl=urls[0], VisibilityTimeout=0)
 
 
@@ -90,6 +90,6 @@ def test_the_shell_snippet_runs(live: LiveSqs, tmp_path: Path) -> None:
         aws_access_key_id=live.account,
         aws_secret_access_key=live.key,
     )
-    url = sqs.get_queue_url(QueueName="orders")["QueueUrl"]
+    url = sqs.get_queue_url(QueueName="greetings")["QueueUrl"]
     [m] = sqs.receive_message(QueueUrl=url)["Messages"]
     assert m["Body"] == "hi"
