@@ -10,9 +10,11 @@
 from __future__ import annotations
 
 import select
+import time
 import uuid
 from datetime import UTC, datetime
 
+import httpx
 from litestar.testing import TestClient
 
 from cassieq.api.app import create_app
@@ -142,3 +144,30 @@ def test_unverified_bodies_are_read_only_within_their_room(store: Store) -> None
             third.sendall(_v2_send_head(live, size) + b"x" * size)
             status, _, body = _read_response(third)
         assert status == 401, body
+
+
+def _http_statuses(live: Live) -> dict[str, float]:
+    """Requests counted by the latency histogram, by status (all routes)."""
+    text = httpx.get(
+        f"http://{live.host}:{live.port}/metrics",
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        timeout=10,
+    ).text
+    counts: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("cassieq_http_request_duration_seconds_count{"):
+            status = line.split('status="', 1)[1].split('"', 1)[0]
+            counts[status] = counts.get(status, 0) + float(line.rsplit(" ", 1)[1])
+    return counts
+
+
+def test_an_upload_cut_short_is_counted_as_the_clients_not_as_a_500(live: Live) -> None:
+    """#40, low: anyone could raise 5xx alerts by closing uploads half way (unauthenticated
+    v2 bodies are read before their signature is checked)."""
+    with _connect(live) as conn:
+        conn.sendall(_v2_send_head(live, 100_000) + b"x" * 1000)  # and gone
+    deadline = time.monotonic() + 15
+    while (seen := _http_statuses(live)).get("499", 0) < 1:
+        assert time.monotonic() < deadline, f"the cut upload was never counted: {seen}"
+        time.sleep(0.05)  # waits for the server to see the socket close; bounded above
+    assert "500" not in seen, seen

@@ -11,13 +11,15 @@ import time
 
 import structlog
 from litestar.enums import ScopeType
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.types import ASGIApp, Message, Receive, ReceiveMessage, Scope, Send
 from prometheus_client import CollectorRegistry, Histogram
 
 # Up to 30 s: a v2 long poll waits up to 20 s.
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30)
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 UNMATCHED = "unmatched"
+# The status counted for a request whose client went away before any answer (nginx's 499).
+CLIENT_GONE = 499
 
 
 def request_histogram(registry: CollectorRegistry) -> Histogram:
@@ -41,6 +43,7 @@ class RequestTimer:
             await self._app(scope, receive, send)
             return
         status = 0
+        gone = False
 
         async def sending(message: Message) -> None:
             nonlocal status
@@ -48,16 +51,28 @@ class RequestTimer:
                 status = message["status"]
             await send(message)
 
+        async def receiving() -> ReceiveMessage:
+            nonlocal gone
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                gone = True
+            return message
+
         began = time.perf_counter()
         try:
-            await self._app(scope, receive, sending)
+            await self._app(scope, receiving, sending)
         finally:
             elapsed = time.perf_counter() - began
             sent = str(scope.get("method", "GET"))
             method = sent if sent in _METHODS else "OTHER"
             # Set by Litestar's router on the scope once the route is found.
             route = scope.get("path_template") or UNMATCHED
-            # No answer started: the app failed, and the server answers 500.
+            # The client left first (an upload cut short): 499, as nginx counts it, whatever
+            # error the app met reading the rest (anyone can do it, so it must not raise 5xx
+            # alerts; an answer to a client gone is never delivered). No answer started
+            # otherwise: the app failed, and the server answers 500.
+            if gone and (not status or status >= 500):
+                status = CLIENT_GONE
             code = str(status or 500)
             self._histogram.labels(method, route, code).observe(elapsed)
             if self._log is not None:
