@@ -9,7 +9,7 @@ TEST_KEYSPACE ?= cassieq_test
 # apt-get as root, else through sudo (the browser tests' chromium).
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: dev test lint docs browser cassandra-start cassandra-stop cluster-start cluster-stop clean prometheus-check
+.PHONY: dev test test-fast lint docs browser cassandra-start cassandra-stop cluster-start cluster-stop clean prometheus-check
 
 $(STAMP): pyproject.toml api_spec/client/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ lint: $(STAMP)
 test: lint docs browser cassandra-start cluster-start
 	$(BIN)/cassieq schema apply --keyspace $(TEST_KEYSPACE) --recreate
 	CASSIEQ_TEST_KEYSPACE=$(TEST_KEYSPACE) $(BIN)/pytest
+
+## test-fast: every test that needs no Cassandra node, on two workers (pytest-xdist); no node,
+## no lint, no docs: the loop while editing (CI runs `make test`)
+test-fast: $(STAMP)
+	$(BIN)/pytest -m "not cassandra" -n 2 -q
 
 ## docs: the documentation site (mkdocs.yml, docs/), built strict: a broken link or anchor,
 ## a page missing from the nav or a missing snippet fails; built into .venv (not committed)
