@@ -122,7 +122,7 @@ def test_put_jsonl_keeps_multi_line_bodies_whole(live: Live, tmp_path: Path) -> 
     # A bare JSON string is a body too.
     assert put.returncode == 0, put.stderr
     assert json.loads(put.stdout)["put"] == 2
-    got = live.ok("receive", "jobs", "--max", "10")
+    got = live.ok("receive", "jobs", "--max", "10")["messages"]
     assert [(m["body"], m["attributes"]) for m in got] == [
         ("one\ntwo", {}),
         ("three\nfour", {"k": "v"}),

@@ -42,7 +42,7 @@ def test_put_jsonl_with_attributes_and_delay(live: Live, tmp_path: Path) -> None
     ]
     file = lines_file(tmp_path, [json.dumps(e) for e in entries[:2]] + ["", json.dumps(entries[2])])
     assert live.ok("put", "jobs", "--file", file, "--jsonl")["put"] == 3
-    got = live.ok("receive", "jobs", "--max", "10", "--visibility", "60")
+    got = live.ok("receive", "jobs", "--max", "10", "--visibility", "60")["messages"]
     assert sorted(m["body"] for m in got) == ["one", "two"]  # "later" is delayed
     by_body = {m["body"]: m for m in got}
     assert by_body["one"]["attributes"] == {"kind": "a", "trace.id": "t-1"}
@@ -51,7 +51,7 @@ def test_put_jsonl_with_attributes_and_delay(live: Live, tmp_path: Path) -> None
     # --delay gives every line without its own delaySeconds one.
     plain = lines_file(tmp_path, ["x", "y"], "plain.txt")
     assert live.ok("put", "jobs", "--file", plain, "--delay", "900")["put"] == 2
-    assert live.ok("receive", "jobs", "--max", "10") == []
+    assert live.ok("receive", "jobs", "--max", "10")["messages"] == []
 
 
 def test_a_bad_line_stops_put_after_the_lines_before_it(live: Live, tmp_path: Path) -> None:
@@ -116,7 +116,7 @@ def test_receive_with_a_wait_returns_what_is_there(live: Live) -> None:
     # Waking by a put is the API's (tests/api); here: --wait reaches the server, and the
     # client's own timeout outlasts it.
     assert live.ok("put", "jobs", "ready") == {"queueName": "jobs", "put": 1}
-    got = live.ok("receive", "jobs", "--max", "5", "--wait", "20")
+    got = live.ok("receive", "jobs", "--max", "5", "--wait", "20")["messages"]
     assert [m["body"] for m in got] == ["ready"]
     assert set(got[0]) >= {"id", "body", "attributes", "popReceipt", "deliveryCount", "sentAt"}
     too_long = live.run("receive", "jobs", "--wait", "21")
@@ -129,7 +129,7 @@ def test_the_cli_signs_v2_requests_with_the_v2_signature_given_the_key_name(
     before = live.replay_entries
     named = {"CASSIEQ_KEY_NAME": "primary"}
     assert live.ok("put", "jobs", "--file", lines_file(tmp_path, ["s1", "s2"]), **named)["put"] == 2
-    got = live.ok("receive", "jobs", "--max", "2", "--visibility", "60", **named)
+    got = live.ok("receive", "jobs", "--max", "2", "--visibility", "60", **named)["messages"]
     assert sorted(m["body"] for m in got) == ["s1", "s2"]
     # Each v2 request carried a CQ2 signature the server remembered (put, receive).
     assert live.replay_entries == before + 2

@@ -7,13 +7,16 @@ They talk to a server over HTTP. Shapes are stable for scripts:
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import click
+import httpx
 
-from cassieq.cli.client.connection import Connection, call, connected, segment
+from cassieq.cli.client.connection import Connection, call, connected, reason, segment
 from cassieq.cli.client.messages_v2 import V2_COMMANDS
 from cassieq.cli.client.output import emit
+from cassieq.cli.common import err
 
 # --------------------------------------------------------------------------- accounts
 
@@ -150,24 +153,45 @@ def queue_create(
     with conn.queue_api() as c:
         # The create answers an empty body (wire contract): the queue is shown by a GET.
         call(c, "POST", conn.queues_path(), json=body, params=params)
-        emit(
-            call(c, "GET", conn.queues_path(name)).json(),
-            conn.as_json,
-            plain=conn.plain,
-            title="queue",
-        )
+        emit(_definition(conn, c, name), conn.as_json, plain=conn.plain, title="queue")
+
+
+_LIST_COLUMNS = ["queueName", "bucketSize", "maxDeliveryCount", "dlqName", "strictFifo"]
 
 
 @queue.command("list")
 @connected
 def queue_list(conn: Connection) -> None:
+    """The account's queues, with each one's depth and size.
+
+    depth: messages visible now, ready to be delivered (the metrics' cassieq_queue_depth,
+    SQS's ApproximateNumberOfMessages); size: every message still in the queue (visible,
+    in flight, delayed). Both from the v2 statistics, read one queue at a time (blank
+    from a server without /api/v2, or when v2 refuses the key: see --key-name).
+    """
     with conn.queue_api() as c:
         queues = call(c, "GET", conn.queues_path()).json()
+        refused = 0
+        for q in queues:
+            path = f"{conn.queues_path(q['queueName'], api='v2')}/statistics"
+            try:
+                counts = _v2_or_none(c, path)
+            except _Refused:
+                counts, refused = None, refused + 1
+            q["depth"] = None if counts is None else counts["visible"]
+            q["size"] = None if counts is None else counts["size"]
+    if refused:
+        # The list is v1's (v1's Signed needs no key name); v2 signs with one.
+        err(
+            f"depth and size left blank for {refused} queue(s): /api/v2 refused the key "
+            "(give --key-name or CASSIEQ_KEY_NAME if it is not the primary key)"
+        )
     emit(
         queues,
         conn.as_json,
         plain=conn.plain,
-        columns=["queueName", "bucketSize", "maxDeliveryCount", "dlqName", "strictFifo"],
+        # New columns go last: --plain's columns are read by position.
+        columns=[*_LIST_COLUMNS, "depth", "size"],
     )
 
 
@@ -175,13 +199,39 @@ def queue_list(conn: Connection) -> None:
 @click.argument("name", metavar="QUEUE")
 @connected
 def queue_show(conn: Connection, name: str) -> None:
+    """The queue with every option, by the names /api/v2 uses (deadLetterQueue, ...)."""
     with conn.queue_api() as c:
-        emit(
-            call(c, "GET", conn.queues_path(name)).json(),
-            conn.as_json,
-            plain=conn.plain,
-            title="queue",
-        )
+        emit(_definition(conn, c, name), conn.as_json, plain=conn.plain, title="queue")
+
+
+def _definition(conn: Connection, c: httpx.Client, name: str) -> dict[str, Any]:
+    """The queue as v2 answers it (every option, v2's names); v1's from a server without
+    /api/v2 (a 404 or 405 there, and the queue found over v1)."""
+    found = _v2_or_none(c, conn.queues_path(name, api="v2"))
+    if found is not None:
+        return found
+    shown: dict[str, Any] = call(c, "GET", conn.queues_path(name)).json()
+    return shown
+
+
+class _Refused(click.ClickException):
+    """v2 refused the credentials (401, 403)."""
+
+
+def _v2_or_none(c: httpx.Client, path: str) -> dict[str, Any] | None:
+    """GET a v2 resource; None when the server has no such route (404, 405) or thing."""
+    try:
+        response = c.get(path)
+    except httpx.HTTPError as exc:
+        raise click.ClickException(f"cannot reach {c.base_url}: {exc}") from None
+    if response.status_code in (404, 405):
+        return None
+    if response.status_code in (401, 403):
+        raise _Refused(f"{response.status_code} {reason(response)}")
+    if response.status_code >= 400:
+        raise click.ClickException(f"{response.status_code} {reason(response)}")
+    body: dict[str, Any] = response.json()
+    return body
 
 
 @queue.command("delete")
@@ -278,7 +328,18 @@ def stats(conn: Connection, name: str, detail: bool) -> None:
     params = {"detail": "true"} if detail else {}
     path = f"{conn.queues_path(name, api='v2')}/statistics"
     with conn.queue_api() as c:
-        emit(call(c, "GET", path, params=params).json(), conn.as_json, plain=conn.plain, title=name)
+        shown = call(c, "GET", path, params=params).json()
+    snapshot = shown.get("detail")
+    if not conn.as_json and isinstance(snapshot, dict) and "computedAt" in snapshot:
+        # The API's epoch milliseconds, for people: an ISO-8601 UTC time (--json keeps
+        # the API's value).
+        snapshot["computedAt"] = _iso_utc(snapshot["computedAt"])
+    emit(shown, conn.as_json, plain=conn.plain, title=name)
+
+
+def _iso_utc(epoch_ms: int) -> str:
+    instant = datetime.fromtimestamp(epoch_ms / 1000, UTC)
+    return instant.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @click.command()

@@ -37,16 +37,29 @@ class Connection:
         return httpx.Client(base_url=self.url, auth=auth, timeout=timeout)
 
     def operator_api(self) -> httpx.Client:
-        if not self.admin_token:
-            raise click.UsageError("needs --admin-token (or CASSIEQ_ADMIN_TOKEN)")
-        headers = {"Authorization": f"Bearer {self.admin_token}"}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+        """The operator routes. Without a token the request goes without one: `cassieq dev`'s
+        admin port needs none from this machine; a server that wants one answers 401, and
+        the error says which option gives it."""
+        if self.admin_token:
+            headers = {"Authorization": f"Bearer {self.admin_token}"}
+            return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+        hooks = {"response": [_token_needed]}
+        return httpx.Client(base_url=self.url, timeout=30, event_hooks=hooks)
 
     def queues_path(self, queue: str | None = None, *, api: str = "v1") -> str:
         if not self.account:
             raise click.UsageError(_NEEDS_ACCOUNT)
         base = f"/api/{api}/accounts/{segment(self.account)}/queues"
         return base if queue is None else f"{base}/{segment(queue)}"
+
+
+def _token_needed(response: httpx.Response) -> None:
+    if response.status_code == 401:
+        response.read()
+        raise click.ClickException(
+            f"401 {reason(response)}: this server needs the operator token: give "
+            "--admin-token (or CASSIEQ_ADMIN_TOKEN)"
+        )
 
 
 def segment(name: str) -> str:

@@ -273,10 +273,11 @@ def receive(
         body["visibilityTimeoutSeconds"] = visibility
     path = f"{conn.queues_path(name, api='v2')}/messages/receive"
     with conn.queue_api(timeout=30 + wait) as c:
-        messages = call(c, "POST", path, json=body).json()["messages"]
+        answer = call(c, "POST", path, json=body).json()
     if conn.as_json:
-        emit(messages, True)
+        emit(answer, True)  # the API's object, {"messages": [...]}, as the API answered it
         return
+    messages = answer["messages"]
     if not messages:
         click.echo("(no visible message)")
     for message in messages:
