@@ -211,9 +211,23 @@ def ingest(
 def _store(keyspace: str | None) -> Iterator[StoreAccess]:
     """The store, opened before Spark starts: what a job names (an account, a queue) is
     looked up first, so a typo fails in a second, not after Spark's start."""
+    from cassandra import InvalidRequest
+
+    from cassieq.pipeline.spark import PipelineError
     from cassieq.pipeline.store_access import StoreAccess
 
-    with StoreAccess(Settings.from_env(keyspace=keyspace)) as access:
+    settings = Settings.from_env(keyspace=keyspace)
+    try:
+        access = StoreAccess(settings)
+    except InvalidRequest as exc:
+        # The store prepares its statements at once: a keyspace (or --keyspace typo)
+        # without cassieq's tables fails here, in the driver's words (code=2200).
+        raise PipelineError(
+            f"keyspace {settings.keyspace!r} has no cassieq schema (the keyspace or its "
+            f"tables do not exist): check --keyspace / CASSIEQ_KEYSPACE, or create it with "
+            f"`cassieq schema apply --keyspace {settings.keyspace}`"
+        ) from exc
+    with access:
         yield access
 
 

@@ -188,7 +188,10 @@ def test_keyspace_flag_wins_over_the_environment(
     assert done.returncode == 1, done.stderr
     assert "Error: queue 'ordrs' does not exist" in done.stderr
     done = _run(cassandra_node, CASSIEQ, *args, "--keyspace", elsewhere)
-    assert done.returncode == 1 and elsewhere in done.stderr, done.stderr
+    assert done.returncode == 1, done.stderr
+    [error] = [ln for ln in done.stderr.splitlines() if ln.startswith("Error")]
+    assert f"keyspace '{elsewhere}' has no cassieq schema" in error, done.stderr
+    assert f"cassieq schema apply --keyspace {elsewhere}" in error
 
 
 def test_quiet_prints_nothing_on_stderr(cassandra_node: CassandraNode, world: World) -> None:
