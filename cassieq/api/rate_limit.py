@@ -9,15 +9,17 @@ whole seconds until a token is back), in the shape of the API it came to: v1 ``{
 
 Only authenticated requests spend: anyone may name an account in a path, and a budget that
 strangers could spend would be a lockout of its own. The bucket is spent after the
-credentials are checked (cassieq.api.security and the SQS route call ``spend``).
+credentials are checked (``spend_or_429`` in cassieq.api.security, ``over_budget`` in the
+SQS route).
 
 An answer of 429 is held ``hold_s`` before it is sent, for up to ``hold_per_account``
-requests of one account at a time; beyond, at once. Answered at once, a client that ignores
-Retry-After (a flood of closed-loop clients) sends its next request right away, and the
-server spends its event loop answering 429s while the other tenants' requests wait their
-turn behind them: measured, tenant B's p95 under such a flood was still 3 to 10 times its
-p95 alone. Held, 32 flooding connections cost the server 32 answers a second, and the held
-requests are bounded per account (they count against the server's concurrency cap).
+requests of one account and ``hold_total`` in all (a quarter of the server's concurrency
+cap, which held requests count against) at a time; beyond, at once. Answered at once, a
+client that ignores Retry-After (a flood of closed-loop clients) sends its next request
+right away, and the server spends its event loop answering 429s while the other tenants'
+requests wait their turn behind them: measured, tenant B's p95 under such a flood was still
+3 to 10 times its p95 alone. Held, 32 flooding connections cost the server 32 answers a
+second.
 
 Memory stays bounded by the accounts that are in use: a bucket full again is the same as no
 bucket, and such buckets are dropped as the table grows.
@@ -57,6 +59,7 @@ class AccountBudgets:
         *,
         hold_s: float = 0.0,
         hold_per_account: int = 32,
+        hold_total: int = 250,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.rate = rate
@@ -64,7 +67,9 @@ class AccountBudgets:
         self._now = now
         self.hold_s = hold_s
         self.hold_per_account = hold_per_account
+        self.hold_total = hold_total
         self._holding: dict[str, int] = {}
+        self._held = 0  # over every account
         self._sleep = sleep
         self._jitter = random.Random()
         self._buckets: dict[str, _Bucket] = {}
@@ -78,6 +83,8 @@ class AccountBudgets:
             settings.account_request_burst,
             hold_s=settings.account_throttle_hold_seconds,
             hold_per_account=settings.account_throttle_hold_per_account,
+            # Many accounts flooding at once must not hold every request slot.
+            hold_total=max(1, settings.http_max_concurrency // 4),
         )
 
     async def spend_or_hold(self, account: str) -> float:
@@ -85,7 +92,12 @@ class AccountBudgets:
         then 0.0 or the seconds still to wait after the hold."""
         wait = self.spend(account)
         holding = self._holding.get(account, 0)
-        if not wait or self.hold_s <= 0 or holding >= self.hold_per_account:
+        if (
+            not wait
+            or self.hold_s <= 0
+            or holding >= self.hold_per_account
+            or self._held >= self.hold_total
+        ):
             return wait
         # The whole hold, not only until a token is back (at a rate of 100/s that is 10 ms,
         # and 32 flooding connections would take turns at it): the answer is a 429 anyway.
@@ -93,9 +105,11 @@ class AccountBudgets:
         # back together, in waves that other tenants' requests queue behind.
         held = self.hold_s * self._jitter.uniform(0.5, 1.0)
         self._holding[account] = holding + 1
+        self._held += 1
         try:
             await self._sleep(held)  # the hold itself: no synchronisation waits on it
         finally:
+            self._held -= 1
             left = self._holding[account] - 1
             if left:
                 self._holding[account] = left
