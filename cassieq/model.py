@@ -25,7 +25,14 @@ included: clients name queues `orders.v1`), at most MAX_NAME_LENGTH characters.
 _NAME_RE = re.compile(NAME_PATTERN)
 
 MAX_MESSAGE_BYTES = 256 * 1024
-"""The largest payload a put (or the pipeline's ingest) accepts, in bytes of UTF-8."""
+"""The largest payload a v1 put or update (CassieQ's wire, kept as it was) or the pipeline's
+ingest accepts, in bytes of UTF-8."""
+
+MAX_QUEUE_MESSAGE_BYTES = 1024 * 1024
+"""The largest ``maxMessageBytes`` a queue can have, and its default: SQS's current limit
+(1 MiB, botocore's model). A message that size is one row of 1 MiB, well inside Cassandra's
+limits (a mutation up to half a commit log segment, 16 MiB by default); the store writes
+larger sets in parts (store.base.MAX_BATCH_BYTES)."""
 
 
 def utf8_len(text: str) -> int:
@@ -99,11 +106,17 @@ class QueueOptions(msgspec.Struct, frozen=True, kw_only=True):
     visibility_timeout_seconds: int = 30  # the default lease of a v2 receive
     delay_seconds: int = 0  # the default first-delivery delay of a v2 send
     message_retention_seconds: int = 14 * 24 * 3600  # older messages are never delivered
-    max_message_bytes: int = MAX_MESSAGE_BYTES  # body and attributes, in bytes of UTF-8
+    max_message_bytes: int = MAX_QUEUE_MESSAGE_BYTES  # body and attributes, in bytes of UTF-8
     # SQS's (schema 0009); v1 and v2 never show them. The default wait of an SQS receive
     # that names none, and the RedriveAllowPolicy (JSON text, as given) kept to be shown.
     receive_wait_seconds: int = 0
     redrive_allow_policy: str | None = None
+    # SQS's (schema 0011), kept and shown back, enforced by nothing: the access Policy (JSON
+    # text) and the server-side-encryption settings (encryption at rest is Cassandra's).
+    policy: str | None = None
+    kms_master_key_id: str | None = None
+    kms_data_key_reuse_period_seconds: int | None = None
+    sqs_managed_sse_enabled: bool = False
 
     @property
     def retention_ms(self) -> int:

@@ -26,7 +26,7 @@ DEFAULTS = {
     "visibilityTimeoutSeconds": 30,
     "delaySeconds": 0,
     "messageRetentionSeconds": 1209600,
-    "maxMessageBytes": 262144,
+    "maxMessageBytes": 1048576,  # SQS's 1 MiB (#39 item 12)
     "repairWorkerPollSeconds": 5,
     "repairWorkerBucketFinalizeTimeSeconds": 15,
     "deleteBucketsAfterFinalize": True,
@@ -88,7 +88,7 @@ def test_put_refuses_unknown_options_bounds_and_a_missing_dead_letter_queue(api:
         ("visibilityTimeoutSeconds", -1),
         ("delaySeconds", 901),
         ("messageRetentionSeconds", 59),
-        ("maxMessageBytes", 262145),
+        ("maxMessageBytes", 1048577),
     ):
         response = c.put(f"{api.q}/orders", json={option: bad})
         assert response.status_code == 422, (option, response.text)

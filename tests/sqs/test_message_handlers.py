@@ -109,11 +109,21 @@ async def test_handle_survives_visibility_changes_and_goes_stale_on_redelivery(
     assert await sqs("ReceiveMessage", QueueUrl=url) == {}  # still invisible: 30 s lease
     clock.advance(11)
     [again] = (await sqs("ReceiveMessage", QueueUrl=url, VisibilityTimeout=30))["Messages"]
-    # The first delivery is over: its handle cannot move the new one...
+    # The first delivery is over: its handle is no longer valid (SQS: the most recently
+    # received handle must be used) and does not move the new delivery (#39 item 15)...
     code = await _code(
         sqs("ChangeMessageVisibility", QueueUrl=url, ReceiptHandle=handle, VisibilityTimeout=0)
     )
-    assert code == "MessageNotInflight"
+    assert code == "ReceiptHandleIsInvalid"
+    assert await sqs("ReceiveMessage", QueueUrl=url) == {}  # the new lease still holds
+    [batch_failed] = (
+        await sqs(
+            "ChangeMessageVisibilityBatch",
+            QueueUrl=url,
+            Entries=[{"Id": "a", "ReceiptHandle": handle, "VisibilityTimeout": 0}],
+        )
+    )["Failed"]
+    assert batch_failed["Code"] == "ReceiptHandleIsInvalid"
     # ...and deleting with it succeeds, as in SQS, without deleting the new delivery.
     assert await sqs("DeleteMessage", QueueUrl=url, ReceiptHandle=handle) == {}
     assert (await sqs.engine.statistics(sqs.account, "q")).in_flight == 1
@@ -190,10 +200,10 @@ async def test_batches(sqs: Caller, clock: FakeClock) -> None:  # noqa: F811
         ),
         (
             "SendMessageBatch",
-            {"Entries": [{"Id": f"i{i}", "MessageBody": "x" * 200_000} for i in range(2)]},
+            {"Entries": [{"Id": f"i{i}", "MessageBody": "x" * 600_000} for i in range(2)]},
             "BatchRequestTooLong",
         ),
-        ("SendMessage", {"MessageBody": "x" * 262_145}, "InvalidParameterValue"),
+        ("SendMessage", {"MessageBody": "x" * 1_048_577}, "InvalidParameterValue"),
         ("SendMessage", {}, "MissingParameter"),
         ("SendMessage", {"MessageBody": "x", "DelaySeconds": 901}, "InvalidParameterValue"),
         (

@@ -107,7 +107,9 @@ async def test_create_takes_sqs_defaults_and_is_idempotent_with_the_same_attribu
     assert attrs["VisibilityTimeout"] == "45"
     assert attrs["MessageRetentionPeriod"] == "345600"  # SQS's 4 days, not CassieQ's 14
     assert attrs["DelaySeconds"] == "0"
-    assert attrs["MaximumMessageSize"] == "262144"
+    assert attrs["MaximumMessageSize"] == "1048576"  # SQS's current default, 1 MiB
+    assert attrs["SqsManagedSseEnabled"] == "false"
+    assert "Policy" not in attrs and "KmsMasterKeyId" not in attrs
     assert attrs["ReceiveMessageWaitTimeSeconds"] == "0"
     assert attrs["QueueArn"] == sqs.arn("jobs")
     assert "RedrivePolicy" not in attrs
@@ -120,9 +122,14 @@ async def test_create_takes_sqs_defaults_and_is_idempotent_with_the_same_attribu
     again = await sqs("CreateQueue", QueueName="jobs", Attributes={"VisibilityTimeout": "45"})
     assert again == made
     assert await sqs("CreateQueue", QueueName="jobs") == made  # nothing given: nothing differs
-    await sqs.fails(
-        "QueueNameExists", "CreateQueue", QueueName="jobs", Attributes={"VisibilityTimeout": "5"}
+    exists = await sqs.fails(
+        "QueueNameExists",
+        "CreateQueue",
+        QueueName="jobs",
+        Attributes={"VisibilityTimeout": "5", "DelaySeconds": "0", "MaximumMessageSize": "2048"},
     )
+    # The attributes that differ are named, not the queue (#39 item 2).
+    assert exists.message.endswith("attribute(s) VisibilityTimeout, MaximumMessageSize.")
 
 
 async def test_bad_names_and_attributes_are_refused_as_sqs_does(sqs: Sqs) -> None:
@@ -153,8 +160,6 @@ async def test_bad_names_and_attributes_are_refused_as_sqs_does(sqs: Sqs) -> Non
     await sqs.fails(
         "InvalidAttributeName", "GetQueueAttributes", QueueUrl=sqs.url("q"), AttributeNames=["Nope"]
     )
-    await sqs.fails("UnsupportedOperation", "AddPermission", QueueUrl=sqs.url("q"))
-    await sqs.fails("UnsupportedOperation", "RemovePermission", QueueUrl=sqs.url("q"))
 
 
 async def test_urls_of_another_account_or_unknown_queues_are_refused(
@@ -169,7 +174,9 @@ async def test_urls_of_another_account_or_unknown_queues_are_refused(
     await sqs.fails("AccessDenied", "GetQueueUrl", QueueName="theirs", QueueOwnerAWSAccountId=other)
     await sqs.fails("QueueDoesNotExist", "GetQueueUrl", QueueName="theirs")
     await sqs.fails("QueueDoesNotExist", "GetQueueAttributes", QueueUrl=sqs.url("missing"))
-    await sqs.fails("InvalidAddress", "GetQueueAttributes", QueueUrl=f"{BASE}/only-one-part")
+    # A URL that is no queue's, as SQS answers it (#39 item 15).
+    for malformed in (f"{BASE}/only-one-part", f"{BASE}/a/b/c", "not a url", f"{BASE}/a/b%00"):
+        await sqs.fails("QueueDoesNotExist", "GetQueueAttributes", QueueUrl=malformed)
     policy = json.dumps(
         {"deadLetterTargetArn": f"arn:aws:sqs:{REGION}:{other}:theirs", "maxReceiveCount": 2}
     )
@@ -288,6 +295,9 @@ async def test_tags(sqs: Sqs, engine: QueueEngine) -> None:
     too_many = {f"k{i}": "v" for i in range(51)}
     await sqs.fails("InvalidParameterValue", "TagQueue", QueueUrl=sqs.url("q"), Tags=too_many)
     await sqs.fails("MissingParameter", "UntagQueue", QueueUrl=sqs.url("q"))
+    # Empty, as SQS: the query protocol's form of an empty map or list is no parameter.
+    await sqs.fails("MissingParameter", "TagQueue", QueueUrl=sqs.url("q"), Tags={})
+    await sqs.fails("MissingParameter", "UntagQueue", QueueUrl=sqs.url("q"), TagKeys=[])
 
 
 async def _dead_letter(sqs: Sqs, engine: QueueEngine, count: int) -> None:
@@ -465,8 +475,10 @@ def test_boto3_queue_lifecycle_attributes_and_tags(live: Live) -> None:
         QueueUrl=url, AttributeNames=["ReceiveMessageWaitTimeSeconds", "MaximumMessageSize"]
     )["Attributes"]
     assert changed == {"ReceiveMessageWaitTimeSeconds": "3", "MaximumMessageSize": "2048"}
+    # A queue with no Policy shows none (#39 item 13: Policy is an attribute now).
+    assert "Attributes" not in sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Policy"])
     with pytest.raises(ClientError) as bad:
-        sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Policy"])
+        sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Colour"])
     assert _code(bad) == "InvalidAttributeName"
     with pytest.raises(ClientError) as bad:
         sqs.set_queue_attributes(QueueUrl=url, Attributes={"DelaySeconds": "901"})
@@ -517,10 +529,6 @@ def test_boto3_unsupported_and_refused(live: Live) -> None:
     url = sqs.create_queue(QueueName="q")["QueueUrl"]
     unsupported: tuple[Callable[[], object], ...] = (
         lambda: sqs.create_queue(QueueName="q.fifo", Attributes={"FifoQueue": "true"}),
-        lambda: sqs.add_permission(
-            QueueUrl=url, Label="l", AWSAccountIds=["1"], Actions=["SendMessage"]
-        ),
-        lambda: sqs.remove_permission(QueueUrl=url, Label="l"),
     )
     for call in unsupported:
         with pytest.raises(ClientError) as caught:

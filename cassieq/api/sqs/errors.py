@@ -78,10 +78,6 @@ def invalid_message_contents(message: str) -> SqsError:
     return SqsError("InvalidMessageContents", message)
 
 
-def invalid_address(message: str) -> SqsError:
-    return SqsError("InvalidAddress", message, query_code="InvalidAddress")
-
-
 def request_too_large(limit: int) -> SqsError:
     return SqsError(
         "RequestEntityTooLarge", f"The request is larger than {limit} bytes.", status=413
@@ -105,11 +101,11 @@ def queue_does_not_exist(name: str | None = None) -> SqsError:
     )
 
 
-def queue_name_exists(name: str) -> SqsError:
+def queue_name_exists(attributes: list[str]) -> SqsError:
     return SqsError(
         "QueueNameExists",
         f"A queue already exists with the same name and a different value for attribute(s) "
-        f"({name}).",
+        f"{', '.join(attributes)}.",
         query_code="QueueAlreadyExists",
     )
 
@@ -135,10 +131,11 @@ def purge_queue_in_progress(name: str) -> SqsError:
 # --- batches ------------------------------------------------------------------------------
 
 
-def empty_batch_request() -> SqsError:
+def empty_batch_request(entry_type: str) -> SqsError:
+    """``entry_type``: the request's entry shape (DeleteMessageBatchRequestEntry, ...)."""
     return SqsError(
         "EmptyBatchRequest",
-        "There should be at least one SendMessageBatchRequestEntry in the request.",
+        f"There should be at least one {entry_type} in the request.",
         query_code=_SQS + "EmptyBatchRequest",
     )
 
@@ -168,7 +165,7 @@ def invalid_batch_entry_id(entry_id: str) -> SqsError:
     )
 
 
-def batch_request_too_long(limit: int = 262144) -> SqsError:
+def batch_request_too_long(limit: int) -> SqsError:
     return SqsError(
         "BatchRequestTooLong",
         f"Batch requests cannot be longer than {limit} bytes.",

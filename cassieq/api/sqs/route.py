@@ -38,9 +38,11 @@ from cassieq.store.base import StoreError
 
 log = structlog.get_logger("cassieq.sqs")
 
-# A SendMessageBatch carries up to 1 MiB of messages; JSON escaping and base64 of binary
-# attributes make the request bigger than its payload.
-MAX_BODY_BYTES = 3 * 1024 * 1024
+# A SendMessage or SendMessageBatch carries up to 1 MiB of messages (SQS's limit); the
+# request is bigger than its payload: JSON escapes a non-ASCII character as \uXXXX (up to 3
+# times its UTF-8 bytes), the query protocol percent-encodes every such byte (3 times), and
+# a Binary attribute is base64 (4/3), percent-encoded too: 4 MiB and the rest of a request.
+MAX_BODY_BYTES = 5 * 1024 * 1024
 _FORM = "application/x-www-form-urlencoded"
 
 

@@ -2,7 +2,7 @@
 
 Option bounds (SQS's where it has one): bucketSize 1-10000, maxDeliveryCount 1-1000000,
 visibilityTimeoutSeconds 0-604800, delaySeconds 0-900, messageRetentionSeconds
-60-1209600, maxMessageBytes 1-262144, the repair settings 1-86400 seconds. An unknown
+60-1209600, maxMessageBytes 1-1048576 (SQS's 1 MiB), the repair settings 1-86400 seconds. An unknown
 option name is refused (422 naming it), not ignored: a misspelt option would otherwise
 silently keep its default.
 """
@@ -23,7 +23,7 @@ from cassieq.engine.tenancy.queues import (
     MIN_RETENTION_S,
 )
 from cassieq.model import (
-    MAX_MESSAGE_BYTES,
+    MAX_QUEUE_MESSAGE_BYTES,
     PeekedMessage,
     QueueDefinition,
     QueueOptions,
@@ -38,7 +38,7 @@ MaxDeliveryCount = Annotated[int, msgspec.Meta(ge=1, le=1_000_000)]
 VisibilitySeconds = Annotated[int, msgspec.Meta(ge=0, le=MAX_VISIBILITY_TIMEOUT_S)]
 DelaySeconds = Annotated[int, msgspec.Meta(ge=0, le=MAX_DELAY_S)]
 RetentionSeconds = Annotated[int, msgspec.Meta(ge=MIN_RETENTION_S, le=MAX_RETENTION_S)]
-MessageBytes = Annotated[int, msgspec.Meta(ge=1, le=MAX_MESSAGE_BYTES)]
+MessageBytes = Annotated[int, msgspec.Meta(ge=1, le=MAX_QUEUE_MESSAGE_BYTES)]
 RepairSeconds = Annotated[int, msgspec.Meta(ge=1, le=86_400)]
 
 # Wire name -> QueueOptions field, for the options whose names differ.

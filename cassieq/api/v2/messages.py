@@ -42,9 +42,10 @@ from cassieq.model import (
 )
 from cassieq.model import AuthorizationLevel as L
 
-# A send (or visibility) batch may carry 100 messages of the largest size a queue allows;
-# 1 MiB more covers the JSON around them (keys, quotes, attributes' framing, a few escapes).
-# A batch of bodies that JSON must escape heavily can exceed it: 413, send it in parts.
+# A send (or visibility) batch may carry 100 messages of 256 KiB (the queue's limit until it
+# was raised to SQS's 1 MiB; kept, not multiplied by four, so one request holds no more
+# than it did); 1 MiB more covers the JSON around them (keys, quotes, attributes' framing, a
+# few escapes). A larger batch (of 1 MiB messages: more than 25 or so) is 413: send it in parts.
 BATCH_BODY_LIMIT = MAX_BATCH * MAX_MESSAGE_BYTES + 1024 * 1024
 
 

@@ -18,7 +18,7 @@ from cassieq.engine.errors import (
 )
 from cassieq.engine.recent import Recent
 from cassieq.model import (
-    MAX_MESSAGE_BYTES,
+    MAX_QUEUE_MESSAGE_BYTES,
     Account,
     DeletionJob,
     QueueDefinition,
@@ -302,7 +302,7 @@ def validate_options(name: str, options: QueueOptions) -> None:
         MIN_RETENTION_S,
         MAX_RETENTION_S,
     )
-    _check_range("maxMessageBytes", options.max_message_bytes, 1, MAX_MESSAGE_BYTES)
+    _check_range("maxMessageBytes", options.max_message_bytes, 1, MAX_QUEUE_MESSAGE_BYTES)
     _check_range("receiveWaitSeconds", options.receive_wait_seconds, 0, MAX_RECEIVE_WAIT_S)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from cassandra.query import UNSET_VALUE
 
 from cassieq.model import (
+    MAX_MESSAGE_BYTES,
     Account,
     BucketState,
     Counts,
@@ -80,9 +81,11 @@ def queue_of(r: Any) -> QueueDefinition:
             ),
             delay_seconds=_or(r.delay_seconds, d.delay_seconds),
             message_retention_seconds=_or(r.message_retention_seconds, d.message_retention_seconds),
-            max_message_bytes=_or(r.max_message_bytes, d.max_message_bytes),
+            # Null only in rows written before schema 0005: the limit those queues had.
+            max_message_bytes=_or(r.max_message_bytes, MAX_MESSAGE_BYTES),
             receive_wait_seconds=_or(r.receive_wait_seconds, d.receive_wait_seconds),
             redrive_allow_policy=r.redrive_allow_policy or None,
+            **_sqs_attributes_of(r.sqs_attributes),
         ),
         created_at=int(r.created_at),
         options_rev=int(r.options_rev or 0),  # null before schema 0007 and before a change
@@ -104,6 +107,7 @@ def queue_params(q: QueueDefinition) -> tuple[Any, ...]:
         # writes them (queue_replace_params), so removing the last tag clears the cell.
         q.tags or UNSET_VALUE, _unset_if_none(o.redrive_allow_policy),
         o.receive_wait_seconds or UNSET_VALUE, q.modified_at or UNSET_VALUE,
+        sqs_attributes(o) or UNSET_VALUE,
     )  # fmt: skip
 
 
@@ -113,9 +117,36 @@ def queue_replace_params(q: QueueDefinition) -> tuple[Any, ...]:
     o = q.options
     p = queue_params(q)
     return (
-        *p[:9], o.dlq_name or NO_NAME, *p[10:-4], q.tags or NO_TAGS,
+        *p[:9], o.dlq_name or NO_NAME, *p[10:-5], q.tags or NO_TAGS,
         o.redrive_allow_policy or NO_NAME, o.receive_wait_seconds, q.modified_at,
+        sqs_attributes(o) or NO_TAGS,
     )  # fmt: skip
+
+
+def sqs_attributes(o: QueueOptions) -> dict[str, str]:
+    """The SQS attributes kept as given (schema 0011), by SQS name; none: {}."""
+    kept = {
+        "Policy": o.policy,
+        "KmsMasterKeyId": o.kms_master_key_id,
+        "KmsDataKeyReusePeriodSeconds": (
+            None
+            if o.kms_data_key_reuse_period_seconds is None
+            else str(o.kms_data_key_reuse_period_seconds)
+        ),
+        "SqsManagedSseEnabled": "true" if o.sqs_managed_sse_enabled else None,
+    }
+    return {k: v for k, v in kept.items() if v is not None}
+
+
+def _sqs_attributes_of(cell: dict[str, str] | None) -> dict[str, Any]:
+    kept = cell or {}
+    period = kept.get("KmsDataKeyReusePeriodSeconds")
+    return {
+        "policy": kept.get("Policy"),
+        "kms_master_key_id": kept.get("KmsMasterKeyId"),
+        "kms_data_key_reuse_period_seconds": None if period is None else int(period),
+        "sqs_managed_sse_enabled": kept.get("SqsManagedSseEnabled") == "true",
+    }
 
 
 def message_values(m: MessageRow) -> tuple[Any, ...]:

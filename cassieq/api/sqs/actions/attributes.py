@@ -3,7 +3,10 @@
 An SQS attribute is a string; each settable one maps onto one or two QueueOptions fields:
 VisibilityTimeout, DelaySeconds, MessageRetentionPeriod, MaximumMessageSize,
 ReceiveMessageWaitTimeSeconds, RedrivePolicy (deadLetterTargetArn + maxReceiveCount onto
-dlq_name + max_delivery_count) and RedriveAllowPolicy (kept as given). Bounds are SQS's
+dlq_name + max_delivery_count), RedriveAllowPolicy, Policy, KmsMasterKeyId,
+KmsDataKeyReusePeriodSeconds and SqsManagedSseEnabled (checked, kept as given and shown
+back; nothing enforces them: access is by account keys, encryption at rest is
+Cassandra's). Bounds are SQS's
 (narrower than v2's where they differ: VisibilityTimeout at most 12 h, MaximumMessageSize
 at least 1024); the engine's own validation (validate_options) runs after.
 
@@ -26,7 +29,7 @@ from cassieq.engine.tenancy.queues import (
     MAX_RETENTION_S,
     MIN_RETENTION_S,
 )
-from cassieq.model import MAX_MESSAGE_BYTES, QueueDefinition, QueueOptions, Statistics
+from cassieq.model import MAX_QUEUE_MESSAGE_BYTES, QueueDefinition, QueueOptions, Statistics
 
 NO_DELIVERY_LIMIT = 1_000_000  # the largest maxDeliveryCount v2 allows: SQS's "unlimited"
 SQS_DEFAULTS: dict[str, object] = {
@@ -42,22 +45,17 @@ _NUMBERS: dict[str, tuple[str, int, int]] = {
     "VisibilityTimeout": ("visibility_timeout_seconds", 0, MAX_VISIBILITY_S),
     "DelaySeconds": ("delay_seconds", 0, MAX_DELAY_S),
     "MessageRetentionPeriod": ("message_retention_seconds", MIN_RETENTION_S, MAX_RETENTION_S),
-    "MaximumMessageSize": ("max_message_bytes", MIN_MESSAGE_BYTES, MAX_MESSAGE_BYTES),
+    "MaximumMessageSize": ("max_message_bytes", MIN_MESSAGE_BYTES, MAX_QUEUE_MESSAGE_BYTES),
     "ReceiveMessageWaitTimeSeconds": ("receive_wait_seconds", 0, MAX_RECEIVE_WAIT_S),
 }
 # SQS attributes this endpoint has no use for: accepted only with the value that means
 # "off" (what SDKs and templates send), refused otherwise.
-_OFF = {"FifoQueue": "false", "SqsManagedSseEnabled": "false"}
-_UNSUPPORTED = frozenset(
-    {
-        "Policy",
-        "KmsMasterKeyId",
-        "KmsDataKeyReusePeriodSeconds",
-        "ContentBasedDeduplication",
-        "DeduplicationScope",
-        "FifoThroughputLimit",
-    }
-)
+_OFF = {"FifoQueue": "false"}
+_UNSUPPORTED = frozenset({"ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit"})
+MAX_POLICY_BYTES = 8192  # SQS's quota on a queue policy
+MAX_KMS_KEY_ID = 2048
+KMS_REUSE_S = (60, 86400)
+DEFAULT_KMS_REUSE_S = 300  # shown while a KMS key is set and no period was given, as SQS
 _COUNTS = (
     "ApproximateNumberOfMessages",
     "ApproximateNumberOfMessagesNotVisible",
@@ -75,6 +73,10 @@ READABLE = (
     "ReceiveMessageWaitTimeSeconds",
     "RedrivePolicy",
     "RedriveAllowPolicy",
+    "Policy",
+    "KmsMasterKeyId",
+    "KmsDataKeyReusePeriodSeconds",
+    "SqsManagedSseEnabled",
 )
 _PERMISSIONS = ("allowAll", "denyAll", "byQueue")
 
@@ -91,6 +93,14 @@ def option_changes(call: SqsCall, attributes: dict[str, Any]) -> dict[str, objec
             changes.update(_redrive_policy(call, value))
         elif name == "RedriveAllowPolicy":
             changes["redrive_allow_policy"] = _redrive_allow_policy(value)
+        elif name == "Policy":
+            changes["policy"] = _policy(value)
+        elif name == "KmsMasterKeyId":
+            changes["kms_master_key_id"] = _kms_key_id(value)
+        elif name == "KmsDataKeyReusePeriodSeconds":
+            changes["kms_data_key_reuse_period_seconds"] = _number(name, value, *KMS_REUSE_S)
+        elif name == "SqsManagedSseEnabled":
+            changes["sqs_managed_sse_enabled"] = _flag(name, value)
         elif name in _OFF:
             if value.lower() != _OFF[name]:
                 raise errors.unsupported_operation(f"{name}={value} is not supported here.")
@@ -98,7 +108,54 @@ def option_changes(call: SqsCall, attributes: dict[str, Any]) -> dict[str, objec
             raise errors.unsupported_operation(f"The attribute {name} is not supported here.")
         else:
             raise errors.invalid_attribute_name(name)
+    return _one_encryption(changes)
+
+
+def _one_encryption(changes: dict[str, object]) -> dict[str, object]:
+    """SQS has one server-side encryption per queue: SSE-SQS and a KMS key are refused
+    together; setting one turns the other off."""
+    sse, kms = changes.get("sqs_managed_sse_enabled"), changes.get("kms_master_key_id")
+    if sse is True and kms is not None:
+        raise errors.invalid_attribute_value(
+            "You can use one type of server-side encryption (SSE) at one time: either "
+            "SqsManagedSseEnabled=true or a KmsMasterKeyId, not both."
+        )
+    if sse is True:
+        return {**changes, "kms_master_key_id": None}
+    if kms is not None:
+        return {**changes, "sqs_managed_sse_enabled": False}
     return changes
+
+
+def _flag(name: str, value: str) -> bool:
+    if value.lower() not in ("true", "false"):
+        raise errors.invalid_attribute_value(
+            f"Invalid value for the parameter {name}: must be true or false."
+        )
+    return value.lower() == "true"
+
+
+def _policy(value: str) -> str | None:
+    if value == "":  # SQS's way of removing it
+        return None
+    if len(value.encode()) > MAX_POLICY_BYTES:
+        raise errors.invalid_attribute_value(
+            f"Invalid value for the parameter Policy: at most {MAX_POLICY_BYTES} bytes."
+        )
+    policy = _json_object("Policy", value)
+    if not isinstance(policy.get("Statement"), list | dict):
+        raise errors.invalid_attribute_value(
+            "Invalid value for the parameter Policy: a policy has a Statement."
+        )
+    return value
+
+
+def _kms_key_id(value: str) -> str | None:
+    if value == "":  # removes it (the queue is then not KMS-encrypted)
+        return None
+    if len(value) > MAX_KMS_KEY_ID or not value.isprintable():
+        raise errors.invalid_attribute_value("Invalid value for the parameter KmsMasterKeyId.")
+    return value
 
 
 def _number(name: str, value: str, low: int, high: int) -> int:
@@ -208,6 +265,9 @@ def render(
         elif name == "RedriveAllowPolicy":
             if o.redrive_allow_policy is not None:
                 shown[name] = o.redrive_allow_policy
+        elif name in _KEPT:
+            if (value := _kept(o, name)) is not None:
+                shown[name] = value
         elif name == "QueueArn":
             shown[name] = queue_arn(call, queue.name)
         elif name == "CreatedTimestamp":
@@ -223,3 +283,20 @@ def render(
                 }[name]
             )
     return shown
+
+
+_KEPT = ("Policy", "KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds", "SqsManagedSseEnabled")
+
+
+def _kept(o: QueueOptions, name: str) -> str | None:
+    """A kept attribute as SQS shows it (None: not shown)."""
+    if name == "Policy":
+        return o.policy
+    if name == "KmsMasterKeyId":
+        return o.kms_master_key_id
+    if name == "KmsDataKeyReusePeriodSeconds":
+        period = o.kms_data_key_reuse_period_seconds
+        if period is None and o.kms_master_key_id is not None:
+            period = DEFAULT_KMS_REUSE_S
+        return None if period is None else str(period)
+    return "true" if o.sqs_managed_sse_enabled else "false"

@@ -29,7 +29,9 @@ def name_of_url(call: SqsCall, url: str) -> str:
     """The queue name of a QueueUrl of the caller's account (not looked up)."""
     parts = [unquote(p) for p in urlsplit(url).path.split("/") if p]
     if len(parts) != 2 or not all(valid_name(p) for p in parts):
-        raise errors.invalid_address(f"The address {url} is not valid for this endpoint.")
+        # As SQS answers a URL that names no queue (QueueDoesNotExist; in the query
+        # protocol AWS.SimpleQueueService.NonExistentQueue).
+        raise errors.queue_does_not_exist()
     account, name = parts
     if account != call.account:
         raise errors.access_denied(f"Access to the resource {url} is denied.")

@@ -22,7 +22,7 @@ from cassieq.engine.errors import Contention, EngineError, MessageTooLarge, Stal
 from cassieq.model import Delivery, OutgoingMessage, PopReceipt, QueueDefinition, VisibilityChange
 
 MAX_BATCH = 10
-MAX_BATCH_BYTES = 262144  # the whole of a SendMessageBatch, whatever the queue's limit
+MAX_BATCH_BYTES = 1024 * 1024  # the whole of a SendMessageBatch, whatever the queue's limit
 MAX_DELAY_S = 900
 MAX_VISIBILITY_S = 43200
 MAX_WAIT_S = 20
@@ -33,9 +33,14 @@ SYSTEM_ATTRIBUTES = (
     "SentTimestamp",
     "SenderId",
 )
-# Valid names SQS has for other queue kinds (FIFO, tracing): asked for, never present here.
+# AWSTraceHeader, the one system attribute a send may carry: kept in the row's attribute
+# types (SQS's alone: v1 and v2 never show them) under a key no attribute name can be (no
+# name has a ':'), so it needs no column; it does not count against the size, as in SQS.
+TRACE_HEADER = "AWSTraceHeader"
+TRACE_KEY = "sqs:AWSTraceHeader"
+MAX_TRACE_HEADER = 1024
+# Valid names SQS has for other queue kinds (FIFO): asked for, never present here.
 _ABSENT_ATTRIBUTES = {
-    "AWSTraceHeader",
     "MessageDeduplicationId",
     "MessageGroupId",
     "SequenceNumber",
@@ -71,10 +76,11 @@ def _int(params: dict[str, Any], name: str, low: int, high: int, default: _D) ->
     return value
 
 
-def _entries(params: dict[str, Any]) -> list[dict[str, Any]]:
+def _entries(params: dict[str, Any], entry_type: str) -> list[dict[str, Any]]:
+    """A batch's entries (``entry_type``: their shape, named when there are none)."""
     entries = params.get("Entries")
     if not entries:
-        raise errors.empty_batch_request()
+        raise errors.empty_batch_request(entry_type)
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise errors.invalid_parameter_value("Entries must be a list of entries.")
     if len(entries) > MAX_BATCH:
@@ -133,13 +139,15 @@ class _Outgoing:
         # No DelaySeconds: the queue's, applied by the engine.
         delay = _int(params, "DelaySeconds", 0, MAX_DELAY_S, None)
         attrs = message_attrs.to_stored(params.get("MessageAttributes"))
+        system = params.get("MessageSystemAttributes")
+        trace = _trace_header(system)
         # SQS counts attribute names, types and decoded values: the engine checks this size.
         self.size = len(body.encode()) + attrs.size
         self.message = OutgoingMessage(
             body=body,
             delay_ms=None if delay is None else delay * 1000,
             attributes=attrs.values,
-            attribute_types=attrs.types,
+            attribute_types=attrs.types if trace is None else {**attrs.types, TRACE_KEY: trace},
             size=self.size,
         )
         try:
@@ -153,12 +161,40 @@ class _Outgoing:
         self.md5_body = md5_of_body(body)
         given = params.get("MessageAttributes")
         self.md5_attributes = md5_of_attributes(given) if given else None
+        # SQS's digest of the system attributes given (checked by the SDKs, as the others).
+        self.md5_system = None if trace is None else md5_of_attributes(system or {})
 
     def answer(self, tag: str) -> dict[str, Any]:
         out = {"MessageId": message_id(tag), "MD5OfMessageBody": self.md5_body}
         if self.md5_attributes is not None:
             out["MD5OfMessageAttributes"] = self.md5_attributes
+        if self.md5_system is not None:
+            out["MD5OfMessageSystemAttributes"] = self.md5_system
         return out
+
+
+def _trace_header(system: Any) -> str | None:
+    """The AWSTraceHeader of a send's MessageSystemAttributes (None: not given)."""
+    if not system:
+        return None
+    if not isinstance(system, dict) or set(system) != {TRACE_HEADER}:
+        raise errors.invalid_parameter_value(
+            "Message system attribute name(s) are invalid: AWSTraceHeader is the only one a "
+            "message can be sent with."
+        )
+    value = system[TRACE_HEADER]
+    text = value.get("StringValue") if isinstance(value, dict) else None
+    if not isinstance(text, str) or not text or value.get("DataType") != "String":
+        raise errors.invalid_parameter_value(
+            "The message system attribute AWSTraceHeader must have DataType String and a "
+            "non-empty StringValue."
+        )
+    if len(text) > MAX_TRACE_HEADER or not (text.isascii() and text.isprintable()):
+        raise errors.invalid_parameter_value(
+            f"The message system attribute AWSTraceHeader must be an X-Ray trace header: "
+            f"printable ASCII, at most {MAX_TRACE_HEADER} characters."
+        )
+    return text
 
 
 async def send_message(call: SqsCall) -> dict[str, Any]:
@@ -170,7 +206,7 @@ async def send_message(call: SqsCall) -> dict[str, Any]:
 
 async def send_message_batch(call: SqsCall) -> dict[str, Any]:
     name, definition = await _queue(call)
-    entries = _entries(call.params)
+    entries = _entries(call.params, "SendMessageBatchRequestEntry")
     ready: list[tuple[str, _Outgoing]] = []
     failed: list[dict[str, Any]] = []
     for entry in entries:
@@ -202,7 +238,8 @@ def _system_names(params: dict[str, Any]) -> set[str]:
     for name in asked:
         if name == "All":
             names.update(SYSTEM_ATTRIBUTES)
-        elif name in SYSTEM_ATTRIBUTES:
+            names.add(TRACE_HEADER)
+        elif name in SYSTEM_ATTRIBUTES or name == TRACE_HEADER:
             names.add(name)
         elif name not in _ABSENT_ATTRIBUTES:
             raise errors.invalid_attribute_name(str(name))
@@ -248,11 +285,12 @@ async def _message(
         "SentTimestamp": str(d.sent_at),
         "SenderId": call.account,
     }
+    if (trace := d.attribute_types.get(TRACE_KEY)) is not None:
+        every[TRACE_HEADER] = trace
     if system:
         out["Attributes"] = {k: v for k, v in every.items() if k in system}
-    attributes = message_attrs.selected(
-        wanted, message_attrs.to_sqs(d.attributes, d.attribute_types)
-    )
+    types = {k: v for k, v in d.attribute_types.items() if k != TRACE_KEY}
+    attributes = message_attrs.selected(wanted, message_attrs.to_sqs(d.attributes, types))
     if attributes:
         out["MessageAttributes"] = attributes
         out["MD5OfMessageAttributes"] = md5_of_attributes(attributes)
@@ -321,7 +359,7 @@ async def _change_followed(
     for _ in range(FOLLOWS):
         receipt = await _current(call, queue, handle)
         if receipt is None:
-            return StaleReceipt("that delivery is over")
+            return _Superseded("that delivery is over")
         change = VisibilityChange(receipt=receipt, invisibility_ms=seconds * 1000)
         [outcome] = await call.engine.change_visibility(call.account, queue, [change])
         if not isinstance(outcome, StaleReceipt):
@@ -329,7 +367,18 @@ async def _change_followed(
     return Contention("the message kept changing under the visibility change")
 
 
+class _Superseded(StaleReceipt):
+    """The handle's delivery is over (the message deleted, or received again: a newer
+    handle is its receipt now)."""
+
+
 def _change_failure(exc: EngineError) -> errors.SqsError:
+    # SQS: "you must provide the most recently received receipt handle"; an older one is
+    # not valid any more (ReceiptHandleIsInvalid). It never moves the newer delivery: that
+    # would cut short (or stretch) another consumer's lease. MessageNotInflight stays for
+    # what it says: a message that is not in flight.
+    if isinstance(exc, _Superseded):
+        return errors.receipt_handle_is_invalid()
     return errors.message_not_inflight() if isinstance(exc, StaleReceipt) else _engine_failure(exc)
 
 
@@ -361,7 +410,7 @@ async def delete_message_batch(call: SqsCall) -> dict[str, Any]:
     name, _ = await _queue(call)
     failed: dict[str, dict[str, Any]] = {}
     valid: list[tuple[str, handles.Handle]] = []
-    entries = _entries(call.params)
+    entries = _entries(call.params, "DeleteMessageBatchRequestEntry")
     for entry in entries:
         try:
             valid.append(
@@ -380,7 +429,7 @@ async def change_message_visibility_batch(call: SqsCall) -> dict[str, Any]:
     name, _ = await _queue(call)
     failed: dict[str, dict[str, Any]] = {}
     valid: list[tuple[str, handles.Handle, int]] = []
-    entries = _entries(call.params)
+    entries = _entries(call.params, "ChangeMessageVisibilityBatchRequestEntry")
     for entry in entries:
         try:
             handle = await handles.decode(call, name, _required(entry, "ReceiptHandle"))

@@ -1,8 +1,8 @@
 """SQS queue actions on the engine's queues: the same queues v1 and v2 see.
 
 SQS queue names are [A-Za-z0-9_-]{1,80}, a subset of CassieQ's; a queue made through v1
-or v2 with a '.' in its name is still reached by its URL. FIFO queues ('.fifo') and
-permissions (Add/RemovePermission) are not supported: UnsupportedOperation.
+or v2 with a '.' in its name is still reached by its URL. FIFO queues ('.fifo') are not
+supported: UnsupportedOperation. Add/RemovePermission edit the kept Policy (permissions.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from cassieq.api.sqs import errors
-from cassieq.api.sqs.actions import attributes, move_tasks
+from cassieq.api.sqs.actions import attributes, move_tasks, permissions
 from cassieq.api.sqs.actions.common import name_of_url, queue_definition, queue_url, required
 from cassieq.api.sqs.context import Handler, SqsCall
 from cassieq.engine.errors import (
@@ -77,7 +77,8 @@ async def create_queue(call: SqsCall) -> dict[str, Any]:
         raise errors.invalid_parameter_value(
             "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length"
         )
-    changes = attributes.option_changes(call, _attributes_param(call))
+    given = _attributes_param(call)
+    changes = attributes.option_changes(call, given)
     tags = _check_tags(call.params.get("tags") or {})
     if len(tags) > MAX_TAGS:
         raise errors.invalid_parameter_value(f"A queue can have at most {MAX_TAGS} tags.")
@@ -90,9 +91,18 @@ async def create_queue(call: SqsCall) -> dict[str, Any]:
     except InvalidArgument as exc:
         raise errors.invalid_attribute_value(str(exc)) from None
     # An existing queue: the URL when the attributes given match it (those not given are
-    # not compared, as SQS does), QueueNameExists otherwise.
-    if not created and any(getattr(definition.options, f) != v for f, v in changes.items()):
-        raise errors.queue_name_exists(name)
+    # not compared, as SQS does), QueueNameExists naming the ones that differ otherwise.
+    if not created:
+        differ = [
+            attribute
+            for attribute, value in given.items()
+            if any(
+                getattr(definition.options, f) != v
+                for f, v in attributes.option_changes(call, {attribute: value}).items()
+            )
+        ]
+        if differ:
+            raise errors.queue_name_exists(differ)
     return {"QueueUrl": queue_url(call, name)}
 
 
@@ -194,6 +204,8 @@ async def list_dead_letter_source_queues(call: SqsCall) -> dict[str, Any]:
 async def tag_queue(call: SqsCall) -> dict[str, Any]:
     queue = await queue_definition(call)
     tags = _check_tags(required(call, "Tags"))
+    if not tags:  # as SQS: an empty map is, in the query protocol, no parameter at all
+        raise errors.missing_parameter("Tags")
     if len({**queue.tags, **tags}) > MAX_TAGS:
         raise errors.invalid_parameter_value(f"A queue can have at most {MAX_TAGS} tags.")
     await call.engine.retag_queue(call.account, queue.name, tags, [])
@@ -205,6 +217,8 @@ async def untag_queue(call: SqsCall) -> dict[str, Any]:
     keys = required(call, "TagKeys")
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
         raise errors.invalid_parameter_value("TagKeys must be a list of strings.")
+    if not keys:  # as Tags above
+        raise errors.missing_parameter("TagKeys")
     await call.engine.retag_queue(call.account, queue.name, {}, keys)
     return {}
 
@@ -213,12 +227,6 @@ async def list_queue_tags(call: SqsCall) -> dict[str, Any]:
     # Fresh: a change just made on another server must show.
     queue = await queue_definition(call, fresh=True)
     return {"Tags": dict(queue.tags)} if queue.tags else {}
-
-
-async def _unsupported_permissions(call: SqsCall) -> dict[str, Any]:
-    raise errors.unsupported_operation(
-        f"{call.action} is not supported: access is by account keys, not queue policies."
-    )
 
 
 ACTIONS: dict[str, Handler] = {
@@ -235,8 +243,8 @@ ACTIONS: dict[str, Handler] = {
         "TagQueue": tag_queue,
         "UntagQueue": untag_queue,
         "ListQueueTags": list_queue_tags,
-        "AddPermission": _unsupported_permissions,
-        "RemovePermission": _unsupported_permissions,
+        "AddPermission": permissions.add_permission,
+        "RemovePermission": permissions.remove_permission,
         **move_tasks.ACTIONS,
     }.items()
 }
