@@ -9,7 +9,6 @@ from typing import Any
 from cassandra.query import UNSET_VALUE
 
 from cassieq.model import (
-    MAX_MESSAGE_BYTES,
     Account,
     BucketState,
     Counts,
@@ -81,8 +80,7 @@ def queue_of(r: Any) -> QueueDefinition:
             ),
             delay_seconds=_or(r.delay_seconds, d.delay_seconds),
             message_retention_seconds=_or(r.message_retention_seconds, d.message_retention_seconds),
-            # Null only in rows written before schema 0005: the limit those queues had.
-            max_message_bytes=_or(r.max_message_bytes, MAX_MESSAGE_BYTES),
+            max_message_bytes=_or(r.max_message_bytes, d.max_message_bytes),
             receive_wait_seconds=_or(r.receive_wait_seconds, d.receive_wait_seconds),
             redrive_allow_policy=r.redrive_allow_policy or None,
             **_sqs_attributes_of(r.sqs_attributes),
