@@ -5,6 +5,7 @@ then through boto3 against a served app."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -137,6 +138,33 @@ async def test_add_and_remove_permission_edit_the_policy(sqs: Sqs) -> None:  # n
     assert "can't find label" in missing.message
     await sqs("RemovePermission", QueueUrl=url, Label="read")
     assert "Policy" not in await sqs.attributes("q", "All")  # no statement left: no policy
+
+
+async def test_permissions_added_at_once_are_all_kept(sqs: Sqs, engine: QueueEngine) -> None:  # noqa: F811
+    await sqs("CreateQueue", QueueName="q")
+    # Two servers, five at once: each statement is added to the Policy version it read (a
+    # compare-and-set), so none overwrites another.
+    other = Sqs(QueueEngine(engine.ctx.store, engine.ctx.clock, instance_id="o"), sqs.account)
+    labels = [f"l{i}" for i in range(6)]
+    await asyncio.gather(
+        *(
+            (sqs if i % 2 else other)(
+                "AddPermission",
+                QueueUrl=sqs.url("q"),
+                Label=label,
+                AWSAccountIds=["bob"],
+                Actions=["*"],
+            )
+            for i, label in enumerate(labels)
+        )
+    )
+    policy = json.loads((await sqs.attributes("q", "Policy"))["Policy"])
+    assert sorted(s["Sid"] for s in policy["Statement"]) == labels
+    await asyncio.gather(
+        *(sqs("RemovePermission", QueueUrl=sqs.url("q"), Label=label) for label in labels[:3])
+    )
+    policy = json.loads((await sqs.attributes("q", "Policy"))["Policy"])
+    assert sorted(s["Sid"] for s in policy["Statement"]) == labels[3:]
 
 
 async def test_queue_already_exists_names_the_attributes_that_differ(sqs: Sqs) -> None:  # noqa: F811

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Protocol
 
 import msgspec
@@ -116,8 +117,16 @@ class QueueDirectory:
                 return await self._created(owner, revived), True
         raise QueueExists(f"queue {name!r} is being changed concurrently; retry")
 
-    async def update(self, account: str, name: str, changes: dict[str, object]) -> QueueDefinition:
+    async def update(
+        self,
+        account: str,
+        name: str,
+        changes: dict[str, object] | Callable[[QueueOptions], dict[str, object]],
+    ) -> QueueDefinition:
         """Change options (``QueueOptions`` field names) of an existing queue; the new definition.
+        ``changes`` may be a function of the current options (SQS's AddPermission edits the
+        kept Policy): it is called on each version read, so the change applies to the
+        version it was computed from, never over a concurrent one.
 
         A compare-and-set on the queue row's version (the incarnation: an update never lands
         on a queue deleted, or deleted and re-created, meanwhile) and on its options_rev
@@ -128,8 +137,9 @@ class QueueDirectory:
         store = self._ctx.store
         for _ in range(self._ctx.tuning.max_cas_attempts):
             current = await self.get(account, name, fresh=True)
+            wanted = changes(current.options) if callable(changes) else changes
             try:
-                options = msgspec.structs.replace(current.options, **changes)
+                options = msgspec.structs.replace(current.options, **wanted)
             except TypeError as exc:  # an unknown field name: the caller's mistake
                 raise InvalidArgument(str(exc)) from exc
             if options.bucket_size != current.options.bucket_size:
@@ -153,7 +163,7 @@ class QueueDirectory:
                 modified_at=self._ctx.clock.now(),
             )
             if await store.replace_queue(updated, current.version, current.options_rev):
-                self._ctx.log.info("queue_updated", queue=str(updated.id), changes=sorted(changes))
+                self._ctx.log.info("queue_updated", queue=str(updated.id), changes=sorted(wanted))
                 return self._remember(updated)
         raise QueueExists(f"queue {name!r} is being changed concurrently; retry")
 

@@ -18,7 +18,7 @@ from cassieq.api.sqs.actions.attributes import MAX_POLICY_BYTES
 from cassieq.api.sqs.actions.common import queue_arn, queue_definition, required
 from cassieq.api.sqs.context import SqsCall
 from cassieq.api.sqs.model import action_names
-from cassieq.model import valid_name
+from cassieq.model import QueueOptions, valid_name
 
 LABEL = re.compile(r"[A-Za-z0-9_-]{1,80}")
 MAX_ACTIONS = 7  # SQS: at most seven actions per statement
@@ -70,40 +70,48 @@ async def add_permission(call: SqsCall) -> dict[str, Any]:
             )
     if len(actions) > MAX_ACTIONS:
         raise errors.over_limit(f"{len(actions)} actions: a statement has at most {MAX_ACTIONS}.")
-    queue = await queue_definition(call, fresh=True)
+    queue = await queue_definition(call)
     arn = queue_arn(call, queue.name)
-    policy, statements = _statements(queue.options.policy)
-    if any(isinstance(s, dict) and s.get("Sid") == label for s in statements):
-        raise errors.invalid_parameter_value(
-            f"Value {label} for parameter Label is invalid. Reason: Already exists."
-        )
-    statements.append(
-        {
-            "Sid": label,
-            "Effect": "Allow",
-            "Principal": {"AWS": _one_or_list([f"arn:aws:iam::{a}:root" for a in accounts])},
-            "Action": _one_or_list([f"SQS:{a}" for a in actions]),
-            "Resource": arn,
-        }
-    )
-    policy = {"Version": "2012-10-17", "Id": f"{arn}/SQSDefaultPolicy", **policy}
-    policy["Statement"] = statements
-    text = json.dumps(policy, separators=(",", ":"))
-    if len(text.encode()) > MAX_POLICY_BYTES:
-        raise errors.over_limit(f"The queue's policy would be over {MAX_POLICY_BYTES} bytes.")
-    await call.engine.update_queue(call.account, queue.name, {"policy": text})
+    statement = {
+        "Sid": label,
+        "Effect": "Allow",
+        "Principal": {"AWS": _one_or_list([f"arn:aws:iam::{a}:root" for a in accounts])},
+        "Action": _one_or_list([f"SQS:{a}" for a in actions]),
+        "Resource": arn,
+    }
+
+    def added(options: QueueOptions) -> dict[str, object]:
+        policy, statements = _statements(options.policy)
+        if any(isinstance(s, dict) and s.get("Sid") == label for s in statements):
+            raise errors.invalid_parameter_value(
+                f"Value {label} for parameter Label is invalid. Reason: Already exists."
+            )
+        policy = {"Version": "2012-10-17", "Id": f"{arn}/SQSDefaultPolicy", **policy}
+        policy["Statement"] = [*statements, statement]
+        text = json.dumps(policy, separators=(",", ":"))
+        if len(text.encode()) > MAX_POLICY_BYTES:
+            raise errors.over_limit(f"The queue's policy would be over {MAX_POLICY_BYTES} bytes.")
+        return {"policy": text}
+
+    # Computed on the version the update reads (a compare-and-set): two permissions added
+    # at once are both kept.
+    await call.engine.queues.update(call.account, queue.name, added)
     return {}
 
 
 async def remove_permission(call: SqsCall) -> dict[str, Any]:
     label = _label(call)
-    queue = await queue_definition(call, fresh=True)
-    policy, statements = _statements(queue.options.policy)
-    kept = [s for s in statements if not (isinstance(s, dict) and s.get("Sid") == label)]
-    if len(kept) == len(statements):
-        raise errors.invalid_parameter_value(
-            f"Value {label} for parameter Label is invalid. Reason: can't find label."
-        )
-    text = json.dumps({**policy, "Statement": kept}, separators=(",", ":")) if kept else None
-    await call.engine.update_queue(call.account, queue.name, {"policy": text})
+    queue = await queue_definition(call)
+
+    def removed(options: QueueOptions) -> dict[str, object]:
+        policy, statements = _statements(options.policy)
+        kept = [s for s in statements if not (isinstance(s, dict) and s.get("Sid") == label)]
+        if len(kept) == len(statements):
+            raise errors.invalid_parameter_value(
+                f"Value {label} for parameter Label is invalid. Reason: can't find label."
+            )
+        text = json.dumps({**policy, "Statement": kept}, separators=(",", ":"))
+        return {"policy": text if kept else None}  # the Policy goes with its last statement
+
+    await call.engine.queues.update(call.account, queue.name, removed)
     return {}
