@@ -14,8 +14,10 @@ from cassieq.api.sqs.errors import SqsError
 from cassieq.api.sqs.md5 import md5_of_attributes
 from cassieq.engine import QueueEngine
 from tests.engine.conftest import account, calls, clock, engine, make_queue, tuning  # noqa: F401
+from tests.sqs.conftest import SqsServer
 from tests.sqs.live_sqs import LiveSqs
 from tests.sqs.message_calls import Caller
+from tests.sqs.test_message_query_protocol import NS, _post
 
 MIB = 1024 * 1024
 TRACE = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
@@ -161,3 +163,31 @@ def test_boto3_aws_trace_header_comes_back_on_receive(boto: Any) -> None:
         "Messages"
     ]
     assert got["Attributes"] == {"AWSTraceHeader": TRACE}
+
+
+def test_query_protocol_aws_trace_header(sqs_server: SqsServer) -> None:
+    sqs_server.client().create_queue(QueueName="query-traced")
+    path = f"/{sqs_server.account}/query-traced"
+    sent = _post(
+        sqs_server,
+        path,
+        {
+            "Action": "SendMessage",
+            "MessageBody": "b",
+            "MessageSystemAttribute.1.Name": "AWSTraceHeader",
+            "MessageSystemAttribute.1.Value.DataType": "String",
+            "MessageSystemAttribute.1.Value.StringValue": TRACE,
+        },
+    )
+    digest = sent.findtext("q:SendMessageResult/q:MD5OfMessageSystemAttributes", namespaces=NS)
+    assert digest == md5_of_attributes(SYSTEM)
+    got = _post(
+        sqs_server,
+        path,
+        {"Action": "ReceiveMessage", "MessageSystemAttributeName.1": "AWSTraceHeader"},
+    )
+    attributes = {
+        a.findtext("q:Name", namespaces=NS): a.findtext("q:Value", namespaces=NS)
+        for a in got.findall("q:ReceiveMessageResult/q:Message/q:Attribute", NS)
+    }
+    assert attributes == {"AWSTraceHeader": TRACE}
