@@ -29,7 +29,7 @@ class QueueOptionsBody:
             delay_seconds (int | Unset):  Default: 0.
             delete_buckets_after_finalize (bool | Unset):  Default: True.
             max_delivery_count (int | Unset):  Default: 5.
-            max_message_bytes (int | Unset):  Default: 262144.
+            max_message_bytes (int | Unset):  Default: 1048576.
             message_retention_seconds (int | Unset):  Default: 1209600.
             repair_worker_bucket_finalize_time_seconds (int | Unset):  Default: 15.
             repair_worker_poll_seconds (int | Unset):  Default: 5.
@@ -42,7 +42,7 @@ class QueueOptionsBody:
     delay_seconds: int | Unset = 0
     delete_buckets_after_finalize: bool | Unset = True
     max_delivery_count: int | Unset = 5
-    max_message_bytes: int | Unset = 262144
+    max_message_bytes: int | Unset = 1048576
     message_retention_seconds: int | Unset = 1209600
     repair_worker_bucket_finalize_time_seconds: int | Unset = 15
     repair_worker_poll_seconds: int | Unset = 5
