@@ -100,6 +100,8 @@ class QueueEngine:
         invisibility = InvisibilitySide(self.ctx, deliverer)
         self.reader = Reader(self.ctx, deliverer, invisibility, hints)
         self.acker = Acker(self.ctx, invisibility, hints)
+        # Waiting receives wake when a lease this server gave or changed ends.
+        deliverer.on_leased = self.acker.on_leased = self.waiters.visible_at
         self.repairer = Repairer(self.ctx, self.publisher, self.leases)
         self.deleter = Deleter(self.ctx, self.deletion_log, self.reader, self.acker, self.repairer)
         self.statistics_reader = StatisticsReader(self.ctx)

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 
 import pytest
 
-from cassieq.engine import CallCounter, FakeClock, QueueEngine
+from cassieq.engine import CallCounter, FakeClock, QueueEngine, SystemClock
 from cassieq.engine.context import Tuning
 from cassieq.engine.life.long_poll import QueueWatcher
 from cassieq.model import Delivery, OutgoingMessage, QueueId
 from cassieq.store.base import Store
 from tests.engine.conftest import make_queue
+from tests.engine.jobs import own_jobs_queue
 
 MANUAL = Tuning(long_poll_check_ms=3_600_000)  # the test ticks
 SAFETY_S = 20  # only bounds a test that would hang; nothing waits for it to pass
@@ -198,3 +200,23 @@ async def test_a_delayed_put_wakes_nobody_until_the_probe_finds_it_visible(
     watcher.probe()
     got = await asyncio.wait_for(waiting, SAFETY_S)
     assert [d.message for d in got] == ["later"]
+
+
+async def test_a_waiting_receive_gets_a_message_whose_lease_ends_within_100_ms(
+    store: Store,
+) -> None:
+    """#38 item 4, on the wall clock (the wake path is what is under test): the only message
+    is in flight with 3 s left when a receive starts waiting 10 s; it gets the message as
+    its lease ends. Before: the watcher's probe, every two ticks, found it up to 2 s late."""
+    engine = QueueEngine(store, SystemClock(), tuning=own_jobs_queue())
+    account = f"lp-{uuid.uuid4().hex[:10]}"
+    await engine.accounts.create(account)
+    await make_queue(engine, account, "q")
+    await engine.put(account, "q", "leased")
+    assert len(await engine.receive(account, "q", 1, invisibility_s=3)) == 1
+    ends = time.monotonic() + 3.0  # (the lease began a moment before: at most that early)
+    got = await engine.receive(account, "q", 1, invisibility_s=30, wait_s=10)
+    late = time.monotonic() - ends
+    assert [d.message for d in got] == ["leased"]
+    assert -0.05 <= late <= 0.3, f"received {late:+.3f} s after the lease's end"
+    await engine.release_waiters()

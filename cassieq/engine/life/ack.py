@@ -18,7 +18,7 @@ from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import EngineError, InvalidArgument, StaleReceipt, Unsettled
 from cassieq.engine.hints import BucketHints
 from cassieq.engine.life.redeliver import InvisibilitySide
-from cassieq.model import MessageRow, PopReceipt, QueueDefinition, VisibilityChange
+from cassieq.model import MessageRow, PopReceipt, QueueDefinition, QueueId, VisibilityChange
 from cassieq.store.base import StoreError
 from cassieq.tokens import new_token
 
@@ -36,6 +36,8 @@ class Acker:
         self._ctx = ctx
         self._invisibility = invisibility
         self._hints = hints
+        # Told when a changed lease now ends (long polling wakes a waiter then).
+        self.on_leased: Callable[[QueueId, int], None] | None = None
 
     async def ack(self, queue: QueueDefinition, receipt: PopReceipt) -> None:
         if receipt.queue_version != queue.version:
@@ -131,6 +133,8 @@ class Acker:
             # without seeing them visible again. A change to 0 waited up to the snapshot's
             # age (a second) before this server delivered it.
             self._hints.drop(queue.id, bucket)
+            if self.on_leased is not None:
+                self.on_leased(queue.id, min(new.next_visible_on for _, new in won.values()))
         # A delivery behind the pointer that now ends earlier: its straggler is due then.
         lowered = [
             new.next_visible_on

@@ -9,7 +9,10 @@ that has waiters on this server) wakes waiters, oldest first, when a message may
   (``Tuning.long_poll_check_ms``): the growth wakes that many waiters;
 - every ``Tuning.long_poll_probe_ticks``-th tick reads no monoton but wakes the oldest
   waiter to try a real receive (the probe): that is how a message visible again (a lease
-  that ran out, a delay that ended, a repair's re-publish) is found, within two ticks.
+  that ran out, a delay that ended, a repair's re-publish) is found, within two ticks;
+- a lease this server gave, or a delayed put it wrote, ends at a known time: the watcher
+  wakes a waiter then (``due``), so such a message is received within milliseconds of its
+  visibility, not up to two ticks late. Leases of other servers are the probe's.
 
 So an idle queue costs one monoton read per tick and one receive's reads per probe,
 however many receives wait on it. A woken waiter that finds nothing (another consumer
@@ -24,7 +27,9 @@ the client asked for, while the engine clock says when messages are visible.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
@@ -32,6 +37,10 @@ from cassieq.engine.context import EngineContext
 from cassieq.model import MessageRow, QueueId
 
 T = TypeVar("T")
+# When messages of a queue become visible again (engine clock, ms), kept for this many
+# queues and this many times each (the earliest): beyond, the probe finds them.
+DUE_QUEUES = 4096
+DUE_PER_QUEUE = 64
 
 
 class _Waiter:
@@ -44,9 +53,12 @@ class _Waiter:
 class QueueWatcher:
     """The waiters of one queue on this server, and the watching they share."""
 
-    def __init__(self, ctx: EngineContext, queue: QueueId) -> None:
+    def __init__(self, ctx: EngineContext, queue: QueueId, due: list[int] | None = None) -> None:
         self._ctx = ctx
         self.queue = queue
+        # Sorted times (engine clock) at which a message of the queue becomes visible again.
+        self.due: list[int] = [] if due is None else due
+        self.rescheduled = asyncio.Event()  # a new due time: the watching sleep is redone
         self.waiters: list[_Waiter] = []  # oldest first
         # The last receive attempt here found nothing and no put was seen since: a new
         # waiter joins without a receive of its own (idle waiters cost the watcher only).
@@ -104,12 +116,38 @@ class QueueWatcher:
         """The oldest waiter tries a receive: finds messages that are visible again."""
         self.wake(1, news=False)
 
+    def wake_due(self) -> bool:
+        """Wake a waiter for the due times that have come (dropping them): whether any had."""
+        now = self._ctx.clock.now()
+        came = bisect.bisect_right(self.due, now)
+        if not came:
+            return False
+        del self.due[:came]
+        self.wake(1)  # news: a message may be visible now
+        return True
+
     async def run(self) -> None:
+        loop = asyncio.get_running_loop()
         period_s = self._ctx.tuning.long_poll_check_ms / 1000
+        next_tick = loop.time() + period_s
         while True:
             try:
-                await asyncio.sleep(period_s)  # the watching period, not a synchronisation
-                await self.tick()
+                # The watching period, or the next due time if sooner: a timed wait, not
+                # a synchronisation (a new due time cuts it short).
+                timeout = next_tick - loop.time()
+                if self.due:
+                    timeout = min(timeout, (self.due[0] - self._ctx.clock.now()) / 1000)
+                self.rescheduled.clear()
+                # asyncio.timeout, not wait_for: on 3.11 wait_for returns (and swallows the
+                # task's cancellation) when the event is set in the very loop turn that
+                # cancels the watcher, which then never stopped.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(max(0.0, timeout)):
+                        await self.rescheduled.wait()
+                self.wake_due()
+                if loop.time() >= next_tick:
+                    next_tick = loop.time() + period_s
+                    await self.tick()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a store hiccup: the next tick tries again
@@ -160,6 +198,8 @@ class Waiters:
     def __init__(self, ctx: EngineContext) -> None:
         self._ctx = ctx
         self._watchers: dict[QueueId, QueueWatcher] = {}
+        # Known visibility times per queue (a queue's list is its watcher's ``due``).
+        self._due: OrderedDict[QueueId, list[int]] = OrderedDict()
         self._closed = False
         self._stopping: set[asyncio.Task[None]] = set()  # held: the loop keeps weak refs
         self._started: asyncio.Event | None = None  # only while a test awaits watching()
@@ -185,7 +225,7 @@ class Waiters:
     def _watcher_for(self, queue: QueueId) -> QueueWatcher:
         watcher = self._watchers.get(queue)
         if watcher is None:
-            watcher = self._watchers[queue] = QueueWatcher(self._ctx, queue)
+            watcher = self._watchers[queue] = QueueWatcher(self._ctx, queue, self._due_list(queue))
             watcher.task = asyncio.get_running_loop().create_task(watcher.run())
             if self._started is not None:
                 self._started.set()
@@ -193,11 +233,36 @@ class Waiters:
 
     def written(self, queue: QueueId, rows: Sequence[MessageRow]) -> None:
         """The publisher's hook, after a successful write on this server."""
+        delayed = [row.next_visible_on for row in rows if row.next_visible_on > row.created_at]
+        if delayed:
+            # A delayed message wakes a waiter when it becomes visible.
+            self.visible_at(queue, min(delayed))
         watcher = self._watchers.get(queue)
         if watcher is not None and rows:
-            # A delayed message wakes nobody now: the probe finds it once it is visible.
-            visible = sum(1 for row in rows if row.next_visible_on <= row.created_at)
-            watcher.written([row.monoton for row in rows], visible)
+            watcher.written([row.monoton for row in rows], len(rows) - len(delayed))
+
+    def visible_at(self, queue: QueueId, at_ms: int) -> None:
+        """A message of ``queue`` becomes visible again at ``at_ms`` (engine clock): a
+        lease this server gave or shortened, a delayed put it wrote."""
+        due = self._due_list(queue)
+        bisect.insort(due, at_ms)
+        del due[DUE_PER_QUEUE:]  # the earliest are kept: later ones are the probe's
+        watcher = self._watchers.get(queue)
+        if watcher is not None and due[0] == at_ms:
+            watcher.rescheduled.set()
+
+    def _due_list(self, queue: QueueId) -> list[int]:
+        due = self._due.get(queue)
+        if due is None:
+            watcher = self._watchers.get(queue)  # its list, if it outlived its place here
+            due = self._due[queue] = [] if watcher is None else watcher.due
+            while len(self._due) > DUE_QUEUES:
+                self._due.popitem(last=False)
+        else:
+            self._due.move_to_end(queue)
+        # Times past are dropped as the list is touched (no queue keeps its old ones).
+        del due[: bisect.bisect_right(due, self._ctx.clock.now() - 1)]
+        return due
 
     async def receive(
         self,

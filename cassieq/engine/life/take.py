@@ -11,6 +11,7 @@ import asyncio
 import itertools
 import random
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgspec
@@ -71,6 +72,8 @@ class Deliverer:
         # What becomes of a message that used up its deliveries (and of redrives found
         # half done among the rows taken).
         self.dead_letters = DeadLetters(ctx, publisher, queues, self.note_version)
+        # Told when the leases given end (long polling wakes a waiter then).
+        self.on_leased: Callable[[QueueId, int], None] | None = None
 
     async def take(
         self,
@@ -232,6 +235,8 @@ class Deliverer:
             ctx.log.info("messages_expired", queue=str(queue.id), bucket=bucket, count=expired)
         if got:  # every delivery is made here, by the reader and the invisibility side
             ctx.observers.delivered(queue, len(got))
+            if self.on_leased is not None:
+                self.on_leased(queue.id, now + invisibility_ms)
         return got
 
 
