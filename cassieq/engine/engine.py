@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from cassieq.engine.clock import Clock, SystemClock
 from cassieq.engine.context import EngineContext, Tuning
@@ -211,10 +211,14 @@ class QueueEngine:
         return await self.acker.current(await self.queues.get(account, queue), receipt, deliveries)
 
     async def update_queue(
-        self, account: str, queue: str, changes: dict[str, object]
+        self,
+        account: str,
+        queue: str,
+        changes: dict[str, object] | Callable[[QueueOptions], dict[str, object]],
     ) -> QueueDefinition:
         """Change options (``QueueOptions`` field names) of an existing queue (v2 PATCH);
-        the new definition. bucket_size cannot change."""
+        the new definition. bucket_size cannot change. ``changes`` may be a function of the
+        current options, applied within the compare-and-set (SQS's AddPermission)."""
         return await self.queues.update(account, queue, changes)
 
     async def peek(

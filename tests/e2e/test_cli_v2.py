@@ -83,7 +83,7 @@ def test_a_refused_batch_names_its_line(live: Live, tmp_path: Path) -> None:
     assert "line 6 refused: 422" in failed.stderr or "lines 4-6 refused: 422" in failed.stderr
     assert size(live) == 3
     # A body over the queue's size limit: the server names the entry, the CLI its line.
-    big = [json.dumps({"body": "ok"}), json.dumps({"body": "x" * 300_000})]
+    big = [json.dumps({"body": "ok"}), json.dumps({"body": "x" * 1_100_000})]  # over 1 MiB
     too_big = live.run("put", "jobs", "--file", lines_file(tmp_path, big, "big.txt"), "--jsonl")
     assert too_big.returncode == 1 and "sent 0 messages; line 2 refused" in too_big.stderr
     not_utf8 = tmp_path / "latin1.txt"

@@ -95,7 +95,7 @@ async def add_permission(call: SqsCall) -> dict[str, Any]:
 
     # Computed on the version the update reads (a compare-and-set): two permissions added
     # at once are both kept.
-    await call.engine.queues.update(call.account, queue.name, added)
+    await call.engine.update_queue(call.account, queue.name, added)
     return {}
 
 
@@ -113,5 +113,5 @@ async def remove_permission(call: SqsCall) -> dict[str, Any]:
         text = json.dumps({**policy, "Statement": kept}, separators=(",", ":"))
         return {"policy": text if kept else None}  # the Policy goes with its last statement
 
-    await call.engine.queues.update(call.account, queue.name, removed)
+    await call.engine.update_queue(call.account, queue.name, removed)
     return {}
