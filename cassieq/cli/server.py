@@ -169,7 +169,7 @@ def serve(
     from cassandra import InvalidRequest
 
     from cassieq.auth.keyring import key_encryption_key, previous_key_encryption_keys
-    from cassieq.store.cassandra import CassandraStore, CassandraUnavailable
+    from cassieq.store.cassandra import CassandraStore, CassandraUnavailable, connect
 
     settings = serve_settings(
         None,
@@ -189,11 +189,26 @@ def serve(
     key_encryption_key(settings.key_encryption_key)
     previous_key_encryption_keys(settings.key_encryption_key_previous)
     try:
-        _, store = CassandraStore.from_settings(settings)
+        cluster, session = connect(
+            settings.cassandra_hosts,
+            settings.cassandra_port,
+            consistency=settings.consistency,
+            serial_consistency=settings.serial_consistency,
+        )
     except CassandraUnavailable as exc:
         raise click.ClickException(str(exc)) from exc
+    # Looked up in the driver's schema metadata before any statement is prepared: preparing
+    # on a missing keyspace logs the driver's own error and traceback first.
+    found = cluster.metadata.keyspaces.get(settings.keyspace)
+    if found is None or "schema_migrations" not in found.tables:
+        cluster.shutdown()
+        raise _without_schema(settings.keyspace, InvalidRequest("does not exist"))
+    try:
+        store = CassandraStore(
+            session, settings.keyspace, serial_consistency=settings.serial_consistency
+        )
     except InvalidRequest as exc:
-        # Statements are prepared at start: a keyspace without cassieq's tables fails here.
+        # Statements are prepared at start: a keyspace missing some of cassieq's tables.
         raise _without_schema(settings.keyspace, exc) from exc
     _serve(settings, store)
 
