@@ -202,7 +202,7 @@ def serve(
     found = cluster.metadata.keyspaces.get(settings.keyspace)
     if found is None or "schema_migrations" not in found.tables:
         cluster.shutdown()
-        raise _without_schema(settings.keyspace, InvalidRequest("does not exist"))
+        raise _without_schema(settings.keyspace)
     try:
         store = CassandraStore(
             session, settings.keyspace, serial_consistency=settings.serial_consistency
@@ -213,11 +213,12 @@ def serve(
     _serve(settings, store)
 
 
-def _without_schema(keyspace: str, exc: Exception) -> click.ClickException:
-    """The error for a keyspace the server cannot prepare its statements on: the first
-    run's missing step named, rather than the driver's ``code=2200``."""
-    text = str(exc)
-    if "does not exist" not in text and "unconfigured table" not in text:
+def _without_schema(keyspace: str, exc: Exception | None = None) -> click.ClickException:
+    """The error for a keyspace without cassieq's schema (``exc``: the driver's refusal to
+    prepare a statement, when it came to that): the first run's missing step named, rather
+    than the driver's ``code=2200``. Another refusal is passed on as it is."""
+    text = "" if exc is None else str(exc)
+    if exc is not None and "does not exist" not in text and "unconfigured table" not in text:
         return click.ClickException(text)
     return click.ClickException(
         f"keyspace {keyspace!r} has no cassieq schema (the keyspace or its tables do not "
