@@ -39,6 +39,7 @@ def table(result: dict[str, Any]) -> str:
     ]
     if "http_over_engine_e2e" in result:
         lines.append(f"HTTP e2e ÷ engine e2e: {result['http_over_engine_e2e']}")
+    lines += _api_cost(result.get("api_cost", {}))
     if "v2" in result:
         lines += ["", *_v2_table(result["v2"]), "", *_acceptance(result.get("acceptance", []))]
     return "\n".join(lines)
@@ -86,6 +87,19 @@ def _v2_table(v2: dict[str, Any]) -> list[str]:
         f"{idle['waiters_per_server']} idle waiters per server over {idle['seconds']} s: "
         f"store reads/s {reads}; returned early {idle['returned_early']}"
     )
+    return lines
+
+
+def _api_cost(cost: dict[str, Any]) -> list[str]:
+    lines = []
+    if "sqs_over_v2_http_e2e" in cost:
+        lines.append(f"SQS (boto3) e2e ÷ v2 HTTP e2e, same batch: {cost['sqs_over_v2_http_e2e']}")
+    for api, row in cost.items():
+        if isinstance(row, dict):
+            lines.append(
+                f"{api}: {row['e2e_per_s']} e2e/s; CPU s per 1,000 messages e2e: server "
+                f"{row['server_cpu_s_per_1000']}, client {row['client_cpu_s_per_1000']}"
+            )
     return lines
 
 

@@ -26,13 +26,14 @@ from cassieq.store.cassandra import (
 )
 from cassieq.store.observer import BUCKET_PARTITION_LWTS
 from cassieq.tools.bench.ceiling import raw_cas_rate
+from cassieq.tools.bench.cpu import CpuMeter
 from cassieq.tools.bench.history import write_processed_history
-from cassieq.tools.bench.measure import rate
+from cassieq.tools.bench.measure import rate, run_clients
 from cassieq.tools.bench.paired import paired_keyspace
 from cassieq.tools.bench.servers import http_target
 from cassieq.tools.bench.targets import EngineTarget, Target, get_ack, put_get_ack
 from cassieq.tools.bench.v2 import V2Settings, run_v2
-from cassieq.tools.bench.verdict import acceptance, apart_http_e2e_ratio
+from cassieq.tools.bench.verdict import acceptance, apart_http_e2e_ratio, api_cost
 
 Say = Callable[[str], None]
 
@@ -48,13 +49,20 @@ async def phases(target: Target, clients: int, seconds: float) -> dict[str, Any]
         await target.put(queue, f"m-{i}")
         return True
 
+    async def through(i: int) -> int:
+        return int(await put_get_ack(target, cycle, f"c-{i}"))
+
     put_rate = await rate(clients, seconds, put)
     get_ack_rate = await rate(clients, seconds, lambda _: get_ack(target, queue))
-    e2e_rate = await rate(clients, seconds, lambda i: put_get_ack(target, cycle, f"c-{i}"))
+    cpu = CpuMeter(target.server_pid)
+    cpu.start()
+    moved, took = await run_clients(clients, seconds, through)
     return {
         "put_per_s": round(put_rate, 1),
         "get_ack_per_s": round(get_ack_rate, 1),
-        "e2e_per_s": round(e2e_rate, 1),
+        "e2e_per_s": round(moved / took, 1),
+        # Over the e2e turn (cassieq.tools.bench.cpu).
+        **cpu.per_1000(moved),
         "latency_ms": target.latencies.summary(),
     }
 
@@ -162,6 +170,8 @@ async def run_bench(
             result["acceptance"] = acceptance(result)
             # The ratio from the two sections' own figures, minutes apart (not judged).
             result["v2"]["http_e2e_ratio_minutes_apart"] = apart_http_e2e_ratio(result)
+        if http:
+            result["api_cost"] = api_cost(result)
         raw = result["raw_lwt_per_s"][str(top)]
         result["min_lwts_per_message"] = MIN_LWTS_PER_MESSAGE
         result["e2e_over_lwt_bound"] = round(

@@ -24,6 +24,7 @@ class Server:
     account: str
     key: str
     token: str = ""  # the operator token the process was started with
+    pid: int | None = None  # the process's, for its CPU time (cassieq.tools.bench.cpu)
 
 
 @contextlib.asynccontextmanager
@@ -61,7 +62,7 @@ async def server_process(
         await _wait_for(url)
         if account is None:
             account = await _create_account(url, token)
-        yield Server(url, *account, token=token)
+        yield Server(url, *account, token=token, pid=process.pid)
     finally:
         process.terminate()
         await asyncio.to_thread(process.wait, 30)
@@ -71,7 +72,7 @@ async def server_process(
 async def http_target(settings: Settings, keyspace: str) -> AsyncIterator[HttpTarget]:
     """A v1 target driving a server of its own."""
     async with server_process(settings, keyspace) as server:
-        target = HttpTarget(server.url, server.account, server.key)
+        target = HttpTarget(server.url, server.account, server.key, server_pid=server.pid)
         try:
             yield target
         finally:

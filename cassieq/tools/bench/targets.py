@@ -14,6 +14,7 @@ from cassieq.tools.bench.measure import Latencies
 
 class Target(Protocol):
     latencies: Latencies
+    server_pid: int | None  # a server process's, whose CPU a turn measures; None in process
 
     async def create_queue(self, name: str) -> None: ...
 
@@ -27,6 +28,8 @@ class Target(Protocol):
 
 
 class EngineTarget:
+    server_pid: int | None = None
+
     def __init__(self, engine: QueueEngine, account: str) -> None:
         self.engine, self.account, self.latencies = engine, account, Latencies()
 
@@ -58,8 +61,8 @@ class HttpTarget:
     32 clients here (a quarter of the rate aiohttp reaches in the same run).
     """
 
-    def __init__(self, url: str, account: str, key: str) -> None:
-        self.account, self.latencies = account, Latencies()
+    def __init__(self, url: str, account: str, key: str, server_pid: int | None = None) -> None:
+        self.account, self.latencies, self.server_pid = account, Latencies(), server_pid
         self._base = f"{url}/api/v1/accounts/{account}/queues"
         self._session = aiohttp.ClientSession(
             headers={"Authorization": f"Key {key}"},

@@ -22,8 +22,10 @@ MAX_SQS_BATCH = 10
 
 
 class SqsBatchTarget:
-    def __init__(self, url: str, account: str, key: str, clients: int) -> None:
-        self.latencies = Latencies()
+    def __init__(
+        self, url: str, account: str, key: str, clients: int, server_pid: int | None = None
+    ) -> None:
+        self.latencies, self.server_pid = Latencies(), server_pid
         self._pool = ThreadPoolExecutor(max_workers=max(clients, 1))
         self._client = boto3.client(
             "sqs",

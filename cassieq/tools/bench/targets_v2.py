@@ -19,6 +19,7 @@ CYCLE_RECEIVES = 100
 
 class BatchTarget(Protocol):
     latencies: Latencies
+    server_pid: int | None  # a server process's, whose CPU a turn measures; None in process
 
     async def create_queue(self, name: str) -> None: ...
 
@@ -34,6 +35,8 @@ class BatchTarget(Protocol):
 
 
 class EngineBatchTarget:
+    server_pid: int | None = None
+
     def __init__(self, engine: QueueEngine, account: str) -> None:
         self.engine, self.account, self.latencies = engine, account, Latencies()
 
@@ -65,8 +68,8 @@ class HttpBatchTarget:
     Queues are created through v1: the v2 message routes work on any queue, and this keeps
     the section independent of the v2 queue routes."""
 
-    def __init__(self, url: str, account: str, key: str) -> None:
-        self.account, self.latencies = account, Latencies()
+    def __init__(self, url: str, account: str, key: str, server_pid: int | None = None) -> None:
+        self.account, self.latencies, self.server_pid = account, Latencies(), server_pid
         self._v1 = f"{url}/api/v1/accounts/{account}/queues"
         self._v2 = f"{url}/api/v2/accounts/{account}/queues"
         self._session = aiohttp.ClientSession(

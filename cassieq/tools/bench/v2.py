@@ -13,8 +13,9 @@ from cassandra.cluster import Session
 from cassieq.config import Settings
 from cassieq.engine import CallCounter, QueueEngine
 from cassieq.store.base import Store
+from cassieq.tools.bench.cpu import CpuMeter
 from cassieq.tools.bench.longpoll import idle_waiter_reads, wake_up_latency
-from cassieq.tools.bench.measure import throughput
+from cassieq.tools.bench.measure import run_clients, throughput
 from cassieq.tools.bench.paired import paired_http_e2e, paired_keyspace
 from cassieq.tools.bench.servers import server_process
 from cassieq.tools.bench.targets_sqs import MAX_SQS_BATCH, SqsBatchTarget
@@ -54,11 +55,16 @@ async def batch_phases(
 
     put_rate = await throughput(clients, seconds, send)
     received = await throughput(clients, seconds, lambda _: receive_ack(target, queue, batch))
-    e2e = await throughput(clients, seconds, lambda i: cycle(target, cycled, batch, i))
+    cpu = CpuMeter(target.server_pid)
+    cpu.start()
+    moved, took = await run_clients(clients, seconds, lambda i: cycle(target, cycled, batch, i))
     return {
         "put_per_s": round(put_rate, 1),
         "receive_ack_per_s": round(received, 1),
-        "e2e_per_s": round(e2e, 1),
+        "e2e_per_s": round(moved / took, 1),
+        # Over the e2e turn: the server's CPU (when it is a process of its own) and this
+        # process's, the load generator's, per 1,000 messages through.
+        **cpu.per_1000(moved),
         "latency_ms": target.latencies.summary(),
     }
 
@@ -99,7 +105,9 @@ async def _sqs(
     batch = min(max(opts.batches), MAX_SQS_BATCH)
     say(f"SQS endpoint through boto3 (server in its own process), batches of {batch} ...")
     async with server_process(settings, keyspace) as server:
-        target = SqsBatchTarget(server.url, server.account, server.key, clients)
+        target = SqsBatchTarget(
+            server.url, server.account, server.key, clients, server_pid=server.pid
+        )
         try:
             return {str(batch): await batch_phases(target, clients, seconds, batch)}
         finally:
@@ -137,7 +145,9 @@ async def run_v2(
         for batch in opts.batches:
             say(f"v2 HTTP API (server in its own process), batches of {batch} ...")
             async with server_process(settings, keyspace) as server:
-                target = HttpBatchTarget(server.url, server.account, server.key)
+                target = HttpBatchTarget(
+                    server.url, server.account, server.key, server_pid=server.pid
+                )
                 try:
                     out["http"][str(batch)] = await batch_phases(target, clients, seconds, batch)
                 finally:

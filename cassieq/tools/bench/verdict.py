@@ -74,3 +74,33 @@ def apart_http_e2e_ratio(result: dict[str, Any]) -> float | None:
     batch = str(max(int(b) for b in v2["http"]))
     ratio = float(v2["http"][batch]["e2e_per_s"]) / max(float(v1_http["e2e_per_s"]), 0.001)
     return round(ratio, 2)
+
+
+def api_cost(result: dict[str, Any]) -> dict[str, Any]:
+    """Issue #38's figures from one run: SQS ÷ v2 HTTP e2e (largest batch, SQS's at most 10)
+    and CPU seconds per 1,000 messages e2e of each API's server, and of the load generator
+    (boto3's for SQS), at the most clients."""
+    v2 = result.get("v2", {})
+    out: dict[str, Any] = {}
+    top = v2.get("clients") or max((int(c) for c in result.get("http", {})), default=None)
+    v1 = result.get("http", {}).get(str(top))
+    rows: dict[str, dict[str, Any] | None] = {"v1": v1}
+    if "http" in v2:
+        batch = str(max(int(b) for b in v2["http"]))
+        rows[f"v2_b{batch}"] = v2["http"][batch]
+    if "sqs" in v2:
+        sqs_batch, sqs = next(iter(v2["sqs"].items()))
+        rows[f"sqs_b{sqs_batch}"] = sqs
+        v2_same = v2.get("http", {}).get(sqs_batch)
+        if v2_same:
+            out["sqs_over_v2_http_e2e"] = round(
+                float(sqs["e2e_per_s"]) / max(float(v2_same["e2e_per_s"]), 0.001), 2
+            )
+    for name, row in rows.items():
+        if row and "server_cpu_s_per_1000" in row:
+            out[name] = {
+                "e2e_per_s": row["e2e_per_s"],
+                "server_cpu_s_per_1000": row["server_cpu_s_per_1000"],
+                "client_cpu_s_per_1000": row["client_cpu_s_per_1000"],
+            }
+    return out
