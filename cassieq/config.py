@@ -74,6 +74,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # a few answers a second, not its event loop (0: answered at once).
     account_throttle_hold_seconds: Annotated[float, msgspec.Meta(ge=0, le=10)] = 1.0
     account_throttle_hold_per_account: Annotated[int, msgspec.Meta(ge=0)] = 32
+    # Per-account quotas (0: none, the default): messages stored over all the account's
+    # queues (visible, in flight, delayed), and of those in flight. Beyond, puts (receives)
+    # are refused 403 (SQS: OverLimit). Checked against figures every server refreshes each
+    # account_quota_refresh_seconds (the /metrics sample): approximate, see the security page.
+    account_max_stored_messages: Annotated[int, msgspec.Meta(ge=0)] = 0
+    account_max_in_flight_messages: Annotated[int, msgspec.Meta(ge=0)] = 0
+    account_quota_refresh_seconds: Annotated[float, msgspec.Meta(gt=0)] = 10.0
     log_format: LogFormat = "console"
     log_level: LogLevel = "info"
     # One structlog event per HTTP request (method, path without its query string, route,

@@ -20,6 +20,8 @@ from cassieq.api.http.allow_header import AllowHeader
 from cassieq.api.http.bodies import CassieqRequest
 from cassieq.api.http.cors import Cors
 from cassieq.api.metrics import Metrics, MetricsObserver, RequestTimer
+from cassieq.api.metrics.tenant_limits import TenantLimitsCollector
+from cassieq.api.quotas import AccountQuotas
 from cassieq.api.rate_limit import AccountBudgets
 from cassieq.api.ready import ready
 from cassieq.api.sqs.dispatch import SqsDispatch
@@ -103,6 +105,13 @@ def create_app(
     receipts = ReceiptSigner(receipt_secrets(settings, engine), engine.now)
     worker = BackgroundWorker(engine, tick_seconds=background_tick_seconds)
     worker.health.enabled = background
+    exporter = Metrics(settings, engine, worker.health, events)
+    budgets = AccountBudgets.of(settings)
+    # The quotas' figures are the /metrics sample's per-account sums (one pass for both).
+    quotas = AccountQuotas.of(
+        settings, lambda: exporter.sampler.sample.accounts, exporter.sampler.refresh
+    )
+    exporter.registry.register(TenantLimitsCollector(budgets, quotas))
     state = AppState(
         settings=settings,
         engine=engine,
@@ -112,8 +121,9 @@ def create_app(
         ),
         open_admin_port=open_admin_port,
         background=worker.health,
-        metrics=Metrics(settings, engine, worker.health, events),
-        budgets=AccountBudgets.of(settings),
+        metrics=exporter,
+        budgets=budgets,
+        quotas=quotas,
         unverified=UnverifiedBodies(
             settings.http_unverified_body_bytes, settings.http_unverified_body_bytes_per_account
         ),
@@ -131,12 +141,14 @@ def create_app(
             worker.start()
             # The console's charts: statistics of the queues viewed in it, every 10 s.
             sampler = asyncio.create_task(history.run(), name="console-sampler")
+            quotas.start()  # refreshes the quotas' figures while a quota is set
         engine.open()
         try:
             yield
         finally:
             # Waiting receives answer [] now rather than at their deadline.
             await engine.release_waiters()
+            await quotas.stop()
             if state.metrics is not None:
                 await state.metrics.sampler.close()  # a /metrics refresh still running
             await worker.stop()

@@ -31,6 +31,7 @@ import asyncio
 import math
 import random
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -74,7 +75,10 @@ class AccountBudgets:
         self._jitter = random.Random()
         self._buckets: dict[str, _Bucket] = {}
         self._sweep_at = _SWEEP_AT
-        self.throttled = 0  # requests answered 429 (for metrics and benches)
+        self.throttled = 0  # requests found over their budget (for benches)
+        # Requests answered 429, by API ("v1", "v2", "sqs"): /metrics' series, no account
+        # label (one series per account would be one per tenant, unbounded).
+        self.refused: Counter[str] = Counter()
 
     @classmethod
     def of(cls, settings: Settings) -> AccountBudgets:
@@ -164,6 +168,7 @@ async def spend_or_429(connection: ASGIConnection[Any, Any, Any, Any], account: 
     budgets: AccountBudgets = connection.app.state.cassieq.budgets
     wait = await budgets.spend_or_hold(account)
     if wait:
+        budgets.refused["v2" if connection.scope["path"].startswith("/api/v2/") else "v1"] += 1
         raise TooManyRequestsException(
             detail=detail(account, budgets), headers={"Retry-After": retry_after(wait)}
         )
@@ -176,4 +181,7 @@ async def over_budget(
     budget; None, or (none left) the detail and the Retry-After of its ThrottlingException."""
     budgets: AccountBudgets = connection.app.state.cassieq.budgets
     wait = await budgets.spend_or_hold(account)
-    return (detail(account, budgets), retry_after(wait)) if wait else None
+    if not wait:
+        return None
+    budgets.refused["sqs"] += 1
+    return detail(account, budgets), retry_after(wait)

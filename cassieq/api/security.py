@@ -11,6 +11,7 @@ from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
 from cassieq.api.errors import V2_PREFIX
+from cassieq.api.quotas import refuse_over_quota
 from cassieq.api.rate_limit import spend_or_429
 from cassieq.api.state import AppState
 from cassieq.auth.access import (
@@ -35,6 +36,7 @@ async def account_guard(
     await authorize_for(connection, handler.opt["level"], None if queue is None else str(queue))
     # Authenticated: now the account's request budget is spent (never by strangers).
     await spend_or_429(connection, str(connection.path_params.get("account", "")))
+    refuse_over_quota(connection, str(connection.path_params.get("account", "")), handler)
 
 
 async def authorize_for(

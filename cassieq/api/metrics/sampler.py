@@ -43,6 +43,15 @@ class QueueSample:
 
 
 @dataclass(frozen=True)
+class AccountLoad:
+    """An account's messages over all its queues, as the sample read them (the quotas'
+    figures: cassieq.api.quotas)."""
+
+    stored: int = 0  # visible, in flight, delayed, awaiting their dead-letter move
+    in_flight: int = 0
+
+
+@dataclass(frozen=True)
 class Sample:
     queues: list[QueueSample] = field(default_factory=list)
     # Every queue read, its figures summed (labelled series are only for ``queues``).
@@ -55,6 +64,8 @@ class Sample:
     listed: bool = True
     # How long reading it took (what a refresh costs a scrape).
     seconds: float = 0.0
+    # Every account's sums over the queues read (no series: the per-account quotas' figures).
+    accounts: dict[str, AccountLoad] = field(default_factory=dict)
 
 
 class QueueSampler:
@@ -134,6 +145,7 @@ class QueueSampler:
             max_invisibility_lag=max((s.invisibility_lag for s in samples), default=0),
             max_repair_lag=max((s.repair_lag for s in samples), default=0),
             errors=len(read) - len(samples),
+            accounts=_by_account(samples),
         )
 
     async def _one(self, queue: QueueDefinition, limit: asyncio.Semaphore) -> QueueSample | None:
@@ -158,3 +170,12 @@ class QueueSampler:
             invisibility_lag=pointers.invisibility_lag,
             repair_lag=pointers.repair_lag,
         )
+
+
+def _by_account(samples: list[QueueSample]) -> dict[str, AccountLoad]:
+    stored: dict[str, int] = {}
+    in_flight: dict[str, int] = {}
+    for s in samples:
+        stored[s.account] = stored.get(s.account, 0) + max(0, s.stats.size)
+        in_flight[s.account] = in_flight.get(s.account, 0) + s.stats.in_flight
+    return {a: AccountLoad(stored[a], in_flight[a]) for a in stored}

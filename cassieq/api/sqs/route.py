@@ -16,6 +16,7 @@ from litestar import Request, Response, route
 from litestar.exceptions import HTTPException
 
 from cassieq.api.dependencies import App
+from cassieq.api.quotas import sqs_over_quota
 from cassieq.api.rate_limit import over_budget
 from cassieq.api.sqs import errors, json_codec, query_codec
 from cassieq.api.sqs.actions.messages import ACTIONS as MESSAGE_ACTIONS
@@ -115,6 +116,8 @@ async def _answer(
         if not action:
             raise SqsError("MissingAction", "The request must contain the parameter Action.")
     seen.action = action[:80]
+    if refused := sqs_over_quota(request, verified.account, action):  # the account's quotas
+        raise errors.over_limit(refused)
     op = operation(action)
     if op is None:
         raise errors.invalid_action(action[:80])
