@@ -37,6 +37,10 @@ MAX_PER_SECOND = 10_000
 # A running task writes its progress at least once a second plus one move (a few store
 # calls, each bounded by the driver's timeout): a row this old belongs to a stopped server.
 STALE_MS = 60_000
+# Tasks one queue keeps (each a row of its partition for a week, the table's TTL, then a
+# tombstone until compaction purges it): every start and every listing reads them all, so
+# their number must not be a tenant's to grow (#40 finding 1). Beyond, a start is refused.
+MAX_TASKS_KEPT = 100
 
 
 class TaskNotFound(NotFound):
@@ -98,11 +102,18 @@ class Redriver:
         # Two tasks on one queue would move the same messages side by side and count each
         # other's. Checked, not locked: two starts at the same instant can still both run
         # (each message moves once all the same: a move is a compare-and-set).
-        running = [t for t in await self.tasks(dlq) if t.status == "running"]
+        kept = await self.tasks(dlq)
+        running = [t for t in kept if t.status == "running"]
         if running:
             raise Conflict(
                 f"redrive task {running[0].id} is already running on queue {dlq.name!r}: "
                 "cancel it or wait for its end"
+            )
+        if len(kept) >= MAX_TASKS_KEPT:
+            raise Conflict(
+                f"queue {dlq.name!r} keeps {len(kept)} redrive tasks, the most a queue keeps "
+                f"({MAX_TASKS_KEPT}): each is kept 7 days after its last progress, start "
+                "again once the oldest have gone"
             )
         rows = await self._candidates(dlq)
         task = RedriveTask(
