@@ -13,7 +13,7 @@ from litestar.datastructures import State
 from cassieq.api.admin.debug import DebugController
 from cassieq.api.admin.metrics import metrics
 from cassieq.api.dependencies import dependencies
-from cassieq.api.docs import asset_routes, document_security, openapi_config
+from cassieq.api.docs import ExampleBodies, asset_routes, document_security, openapi_config
 from cassieq.api.errors import EXCEPTION_HANDLERS
 from cassieq.api.health import health, root
 from cassieq.api.http.allow_header import AllowHeader
@@ -199,6 +199,8 @@ def create_app(
         # the put route has its own limit, the message size.
         request_max_body_size=settings.http_max_body_bytes,
         openapi_config=openapi_config(),
+        # Before Litestar's own struct plugin: the request bodies' examples (Swagger UI's).
+        plugins=[ExampleBodies()],
         debug=False,
         # Logging is cassieq.logs' alone: Litestar's own set-up would put a plain-text
         # handler on the root logger (unhandled errors are logged by EXCEPTION_HANDLERS).

@@ -7,14 +7,17 @@ bundle is vendored in ``assets/redoc`` (see its VENDORED.md).
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import swagger_ui_bundle
 from litestar import Litestar, Router
+from litestar._openapi.schema_generation.plugins.struct import StructSchemaPlugin
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import RedocRenderPlugin, SwaggerRenderPlugin
-from litestar.openapi.spec import Components, SecurityRequirement, SecurityScheme
+from litestar.openapi.spec import Components, Schema, SecurityRequirement, SecurityScheme
 from litestar.routes import HTTPRoute
 from litestar.static_files import create_static_files_router
 
@@ -23,6 +26,10 @@ from cassieq.api.security import account_guard, admin_guard
 from cassieq.auth.signing import REQUEST_TIME_HEADER
 from cassieq.auth.signing_v2 import DATE_HEADER
 from cassieq.auth.signing_v2 import SCHEME as V2_SCHEME
+
+if TYPE_CHECKING:
+    from litestar._openapi.schema_generation import SchemaCreator
+    from litestar.typing import FieldDefinition
 
 SCHEMA_PATH = "/schema"
 ASSETS_PATH = f"{SCHEMA_PATH}/assets"
@@ -163,3 +170,23 @@ def _requirements(handler: HTTPRouteHandler, path: str) -> list[SecurityRequirem
     if account_guard in guards:
         return V2_ACCOUNT if path.startswith("/api/v2/") else V1_ACCOUNT
     return None
+
+
+class ExampleBodies(StructSchemaPlugin):
+    """A request body's example, from its struct's ``EXAMPLE`` (a ClassVar), as the schema's
+    ``examples``. Swagger UI's "Try it out" sends ``examples[0]`` as it is; without one it makes
+    a body up from the schema, which failed (a made-up dlqName, delaySeconds 900: #39).
+    tests/api/test_openapi_examples.py sends every example to a fresh server. Litestar's own
+    struct plugin, which this extends, is not exported publicly (litestar is pinned below 3)."""
+
+    def is_plugin_supported_field(self, field_definition: FieldDefinition) -> bool:
+        return super().is_plugin_supported_field(field_definition) and hasattr(
+            field_definition.type_, "EXAMPLE"
+        )
+
+    def to_openapi_schema(
+        self, field_definition: FieldDefinition, schema_creator: SchemaCreator
+    ) -> Schema:
+        schema = super().to_openapi_schema(field_definition, schema_creator)
+        schema.examples = [copy.deepcopy(field_definition.type_.EXAMPLE)]
+        return schema

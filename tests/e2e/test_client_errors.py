@@ -1,11 +1,11 @@
-"""The generated client as issue 17 found it wanting: put takes text (sync and async, and
-async with a File), and ``sync()`` / ``asyncio()`` raise typed exceptions carrying the error
-body instead of returning it. Against a live server on each store."""
+"""The generated client as issue 17 found it wanting: put takes text (sync and async; a str,
+as the document declares the body since #39), and ``sync()`` / ``asyncio()`` raise typed
+exceptions carrying the error body instead of returning it. Against a live server on each
+store."""
 
 from __future__ import annotations
 
 import asyncio
-import io
 
 import pytest
 from cassieq_client import AuthenticatedClient
@@ -27,7 +27,6 @@ from cassieq_client.models import (
     ResourceErrorBody,
     V2ErrorBody,
 )
-from cassieq_client.types import File
 from cassieq_client_auth import KeyAuth, SignedAuth
 
 from tests.e2e.cli_v2 import Live, live
@@ -47,18 +46,17 @@ def _take(live: Live, client: AuthenticatedClient) -> GetMessageBody:
     return got
 
 
-def test_put_takes_text_sync_and_async_and_a_file_async(live: Live) -> None:
+def test_put_takes_text_sync_and_async(live: Live) -> None:
     client = _client(live)
     put_message.sync(live.account, "jobs", client=client, body="héllo")
 
     async def puts() -> None:
         await put_message.asyncio(live.account, "jobs", client=client, body="async")
-        raw = File(payload=io.BytesIO(b"from a file"), mime_type="text/plain")
-        await put_message.asyncio(live.account, "jobs", client=client, body=raw)
+        await put_message.asyncio(live.account, "jobs", client=client, body='{"a": "ü"}')
 
     asyncio.run(puts())
     bodies = sorted(_take(live, client).message for _ in range(3))
-    assert bodies == ["async", "from a file", "héllo"]  # UTF-8 text kept, no quotes added
+    assert bodies == ["async", "héllo", '{"a": "ü"}']  # UTF-8 text kept, no quotes added
 
 
 def test_errors_raise_typed_exceptions_with_their_bodies(live: Live) -> None:

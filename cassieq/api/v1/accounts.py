@@ -37,7 +37,9 @@ class _AccountNameBody(Operation):
                                 properties={"accountName": name},
                                 required=["accountName"],
                             ),
-                        ]
+                        ],
+                        # Not `dev`: `cassieq dev` has created that one (a 409).
+                        examples=["team-a"],
                     )
                 )
             },

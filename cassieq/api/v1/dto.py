@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 
@@ -25,6 +25,15 @@ class QueueCreateOptions(msgspec.Struct, frozen=True, rename="camel", forbid_unk
     """v1 create options. An unknown option is refused (422 naming it), not ignored: a
     misspelt option would otherwise silently keep its default. The wire contract lists every
     field CassieQ's clients send, and CassieQ's own Jackson binding had no ignore-unknown."""
+
+    # Swagger UI's body (cassieq.api.docs.ExampleBodies): no dlqName, which must name a queue
+    # that exists (a made-up one is a 422).
+    EXAMPLE: ClassVar[dict[str, Any]] = {
+        "queueName": "orders",
+        "bucketSize": 20,
+        "maxDeliveryCount": 5,
+        "strictFifo": False,
+    }
 
     queue_name: Name
     bucket_size: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 20
@@ -152,6 +161,8 @@ class GetMessageBody(msgspec.Struct, frozen=True, rename="camel"):
 
 
 class UpdateMessageRequest(msgspec.Struct, frozen=True, rename="camel"):
+    EXAMPLE: ClassVar[dict[str, Any]] = {"newInvisibilitySeconds": 30, "message": "Hello again"}
+
     # Absent means 0, visible again at once (CassieQ's default: a long primitive).
     new_invisibility_seconds: Seconds = 0
     message: str | None = None  # null or absent keeps the payload
@@ -176,10 +187,20 @@ class AccountCreateRequest(msgspec.Struct, frozen=True, rename="camel"):
 
 
 class KeyCreateRequest(msgspec.Struct, frozen=True, rename="camel"):
+    EXAMPLE: ClassVar[dict[str, Any]] = {"keyName": "reporting"}
+
     key_name: Name
 
 
 class PermissionRequest(msgspec.Struct, frozen=True, rename="camel"):
+    # `cassieq dev`'s account and key; no start or end time: the grant ends 7 days after issue.
+    EXAMPLE: ClassVar[dict[str, Any]] = {
+        "accountName": "dev",
+        "keyName": "primary",
+        "levels": ["PutMessage", "ReadMessage", "AckMessage"],
+        "queueName": "orders",
+    }
+
     account_name: Name
     key_name: Name
     levels: Annotated[list[str], msgspec.Meta(min_length=1, max_length=16)]

@@ -8,14 +8,7 @@ from typing import Annotated, Any
 from litestar import Controller, Request, Response, delete, get, post, put
 from litestar.exceptions import HTTPException
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.openapi.spec import (
-    OpenAPIFormat,
-    OpenAPIMediaType,
-    OpenAPIType,
-    Operation,
-    RequestBody,
-    Schema,
-)
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from cassieq.api.dependencies import App, Engine
@@ -37,11 +30,13 @@ class _RawMessageBody(Operation):
 
     def __post_init__(self) -> None:
         # Litestar passes request_body=None for a handler without `data`: document ours.
+        # A string, not `format: binary`: Swagger UI then offers a text box (binary gave only
+        # a file picker) and the generated client takes a str. Any UTF-8 text is stored as
+        # sent; the wire is unchanged.
         self.request_body = RequestBody(
-            # Opaque: any bytes of valid UTF-8 are stored exactly as sent.
             content={
                 "text/plain": OpenAPIMediaType(
-                    schema=Schema(type=OpenAPIType.STRING, format=OpenAPIFormat.BINARY)
+                    schema=Schema(type=OpenAPIType.STRING, examples=["Hello, world"])
                 )
             },
             description="The message, stored as sent (UTF-8), at most 256 KiB",

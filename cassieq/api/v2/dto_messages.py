@@ -13,7 +13,7 @@ Limits (SQS's where it has one):
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 
@@ -26,6 +26,9 @@ MAX_ATTRIBUTES = 10
 MAX_ATTRIBUTE_NAME = 256
 ATTRIBUTE_NAME_PATTERN = "^[A-Za-z0-9_.-]+$"
 MAX_RECEIPT_LENGTH = 1024
+# In the ack and visibility examples: a receipt comes from a receive, so a static example
+# cannot hold a real one. Sent as it is, the batch answers 200 with it under "failed".
+EXAMPLE_RECEIPT = "paste-a-popReceipt-from-receive"
 
 AttributeName = Annotated[
     str,
@@ -43,6 +46,13 @@ class OutgoingEntry(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_
 
 
 class SendRequest(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
+    EXAMPLE: ClassVar[dict[str, Any]] = {
+        "messages": [
+            {"body": "Hello, world", "attributes": {"type": "greeting"}},
+            {"body": "Hello again, in 5 seconds", "delaySeconds": 5},
+        ]
+    }
+
     messages: Annotated[list[OutgoingEntry], msgspec.Meta(min_length=1, max_length=MAX_BATCH)]
 
 
@@ -56,6 +66,12 @@ class SendResponse(msgspec.Struct, frozen=True):
 
 
 class ReceiveRequest(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
+    EXAMPLE: ClassVar[dict[str, Any]] = {
+        "maxMessages": 10,
+        "waitSeconds": 1,
+        "visibilityTimeoutSeconds": 30,
+    }
+
     max_messages: Annotated[int, msgspec.Meta(ge=1, le=MAX_BATCH)] = 1
     wait_seconds: Annotated[int, msgspec.Meta(ge=0, le=MAX_WAIT_SECONDS)] = 0
     visibility_timeout_seconds: LeaseSeconds | None = None  # default: the queue's
@@ -77,6 +93,8 @@ class ReceiveResponse(msgspec.Struct, frozen=True):
 
 
 class AckRequest(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
+    EXAMPLE: ClassVar[dict[str, Any]] = {"popReceipts": [EXAMPLE_RECEIPT]}
+
     pop_receipts: Annotated[list[Receipt], msgspec.Meta(min_length=1, max_length=MAX_BATCH)]
 
 
@@ -99,6 +117,10 @@ class VisibilityEntry(msgspec.Struct, frozen=True, rename="camel", forbid_unknow
 
 
 class VisibilityRequest(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
+    EXAMPLE: ClassVar[dict[str, Any]] = {
+        "entries": [{"popReceipt": EXAMPLE_RECEIPT, "visibilityTimeoutSeconds": 60}]
+    }
+
     entries: Annotated[list[VisibilityEntry], msgspec.Meta(min_length=1, max_length=MAX_BATCH)]
 
 

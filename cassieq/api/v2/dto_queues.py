@@ -9,7 +9,7 @@ silently keep its default.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 
@@ -52,6 +52,13 @@ _FIELD_OF = {
 class QueueOptionsBody(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
     """PUT: the queue's options; an absent one takes its default."""
 
+    # No deadLetterQueue: it must name a queue that exists.
+    EXAMPLE: ClassVar[dict[str, Any]] = {
+        "visibilityTimeoutSeconds": 30,
+        "maxDeliveryCount": 5,
+        "messageRetentionSeconds": 345_600,
+    }
+
     bucket_size: BucketSize = _DEFAULTS.bucket_size
     max_delivery_count: MaxDeliveryCount = _DEFAULTS.max_delivery_count
     dead_letter_queue: Name | None = None
@@ -73,6 +80,8 @@ class QueueOptionsPatch(msgspec.Struct, frozen=True, rename="camel", forbid_unkn
 
     bucketSize is accepted only to say why it cannot change (422).
     """
+
+    EXAMPLE: ClassVar[dict[str, Any]] = {"visibilityTimeoutSeconds": 60, "delaySeconds": 0}
 
     bucket_size: BucketSize | msgspec.UnsetType = msgspec.UNSET
     max_delivery_count: MaxDeliveryCount | msgspec.UnsetType = msgspec.UNSET

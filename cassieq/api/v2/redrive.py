@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 from litestar import Controller, Request, get, post
@@ -18,6 +18,9 @@ from cassieq.model import RedriveTask
 
 
 class RedriveRequest(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
+    # No "to": each message goes back to the queue it came from.
+    EXAMPLE: ClassVar[dict[str, Any]] = {"maxPerSecond": 100}
+
     to: Name | None = None
     max_per_second: Annotated[int, msgspec.Meta(ge=1, le=MAX_PER_SECOND)] | None = None
 

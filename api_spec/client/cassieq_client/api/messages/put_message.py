@@ -11,9 +11,7 @@ from ... import errors
 from ...models.auth_error_body import AuthErrorBody
 from ...models.errors_body import ErrorsBody
 from ...models.resource_error_body import ResourceErrorBody
-from ...types import File, FileTypes
 from ...types import UNSET, Unset
-from io import BytesIO
 from typing import cast
 
 
@@ -22,7 +20,7 @@ def _get_kwargs(
     account: str,
     queue: str,
     *,
-    body: File | str,
+    body: str,
     initial_invisibility_seconds: int | None | Unset = UNSET,
     initial_invisiblity_time: int | None | Unset = UNSET,
 
@@ -58,7 +56,7 @@ def _get_kwargs(
         "params": params,
     }
 
-    _kwargs["content"] = body.encode() if isinstance(body, str) else body.payload.read()
+    _kwargs["content"] = body.encode()
     headers["Content-Type"] = "text/plain"
 
     _kwargs["headers"] = headers
@@ -133,7 +131,7 @@ def sync_detailed(
     queue: str,
     *,
     client: AuthenticatedClient,
-    body: File | str,
+    body: str,
     initial_invisibility_seconds: int | None | Unset = UNSET,
     initial_invisiblity_time: int | None | Unset = UNSET,
 
@@ -147,7 +145,7 @@ def sync_detailed(
             visible (default: the queue's delaySeconds, 0 unless set)
         initial_invisiblity_time (int | None | Unset): Deprecated spelling CassieQ still accepts;
             not with the other
-        body (File):
+        body (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -178,7 +176,7 @@ def sync(
     queue: str,
     *,
     client: AuthenticatedClient,
-    body: File | str,
+    body: str,
     initial_invisibility_seconds: int | None | Unset = UNSET,
     initial_invisiblity_time: int | None | Unset = UNSET,
 
@@ -192,7 +190,7 @@ def sync(
             visible (default: the queue's delaySeconds, 0 unless set)
         initial_invisiblity_time (int | None | Unset): Deprecated spelling CassieQ still accepts;
             not with the other
-        body (File):
+        body (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -221,7 +219,7 @@ async def asyncio_detailed(
     queue: str,
     *,
     client: AuthenticatedClient,
-    body: File | str,
+    body: str,
     initial_invisibility_seconds: int | None | Unset = UNSET,
     initial_invisiblity_time: int | None | Unset = UNSET,
 
@@ -235,7 +233,7 @@ async def asyncio_detailed(
             visible (default: the queue's delaySeconds, 0 unless set)
         initial_invisiblity_time (int | None | Unset): Deprecated spelling CassieQ still accepts;
             not with the other
-        body (File):
+        body (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -266,7 +264,7 @@ async def asyncio(
     queue: str,
     *,
     client: AuthenticatedClient,
-    body: File | str,
+    body: str,
     initial_invisibility_seconds: int | None | Unset = UNSET,
     initial_invisiblity_time: int | None | Unset = UNSET,
 
@@ -280,7 +278,7 @@ async def asyncio(
             visible (default: the queue's delaySeconds, 0 unless set)
         initial_invisiblity_time (int | None | Unset): Deprecated spelling CassieQ still accepts;
             not with the other
-        body (File):
+        body (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
