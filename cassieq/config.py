@@ -26,6 +26,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     port: int = 8080
     # A second listener for the operator routes (CassieQ's admin port), when set.
     admin_port: int | None = None
+    # `cassieq serve`: server processes on the port(s), each a full server (unset: the
+    # machine's cores; 1: one process, no supervisor). `cassieq dev` serves with one.
+    workers: Annotated[int, msgspec.Meta(ge=1, le=1024)] | None = None
     admin_token: str | None = None
     # Signs pop receipts; unset: the keyspace's own random secret (`secrets` table).
     receipt_secret: str | None = None

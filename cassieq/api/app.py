@@ -34,6 +34,7 @@ from cassieq.api.v1.permissions import PermissionController
 from cassieq.api.v1.queues import QueueController
 from cassieq.api.v2 import V2_ROUTES
 from cassieq.api.web_console import History, console_router
+from cassieq.api.workers import WorkerHeader, WorkerSlot
 from cassieq.auth.keyring import key_encryption_key, previous_key_encryption_keys
 from cassieq.auth.receipt_keys import ReceiptSecrets, ReceiptSigner
 from cassieq.auth.replay import ReplayCache
@@ -84,8 +85,10 @@ def create_app(
     background_tick_seconds: float = 1.0,
     open_admin_port: bool = False,
     observers: Sequence[Observer] = (),
+    worker_slot: WorkerSlot | None = None,
 ) -> Litestar:
-    """``observers``: the engine's besides the metrics' own (tests count calls with one)."""
+    """``observers``: the engine's besides the metrics' own (tests count calls with one).
+    ``worker_slot``: this process's place among the workers of `cassieq serve --workers N`."""
     events = MetricsObserver()  # the engine's events, for /metrics
     engine = QueueEngine(
         store,
@@ -105,7 +108,7 @@ def create_app(
     receipts = ReceiptSigner(receipt_secrets(settings, engine), engine.now)
     worker = BackgroundWorker(engine, tick_seconds=background_tick_seconds)
     worker.health.enabled = background
-    exporter = Metrics(settings, engine, worker.health, events)
+    exporter = Metrics(settings, engine, worker.health, events, worker=worker_slot)
     budgets = AccountBudgets.of(settings)
     # The quotas' figures are the /metrics sample's per-account sums (one pass for both).
     quotas = AccountQuotas.of(
@@ -143,14 +146,14 @@ def create_app(
             sampler = asyncio.create_task(history.run(), name="console-sampler")
             quotas.start()  # refreshes the quotas' figures while a quota is set
         engine.open()
+        await exporter.open()  # the sibling workers' /metrics asks this one from now on
         try:
             yield
         finally:
             # Waiting receives answer [] now rather than at their deadline.
             await engine.release_waiters()
             await quotas.stop()
-            if state.metrics is not None:
-                await state.metrics.sampler.close()  # a /metrics refresh still running
+            await exporter.close()  # a /metrics refresh still running; the workers' socket
             await worker.stop()
             if sampler is not None:
                 sampler.cancel()
@@ -215,6 +218,8 @@ def create_app(
         # origin carries the allow-origin header (a 404 too), and preflights never reach a
         # route's guards.
         app.asgi_handler = Cors(app.asgi_handler, settings.cors_origins)
+    if worker_slot is not None:
+        app.asgi_handler = WorkerHeader(app.asgi_handler, worker_slot.index)
     # Outermost: every answer is timed, a CORS preflight's and a 404's too.
     assert state.metrics is not None
     app.asgi_handler = RequestTimer(

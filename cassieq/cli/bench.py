@@ -47,6 +47,12 @@ from cassieq.config import Settings
     show_default=True,
     help="Rounds of v1 v2 v2 v1 HTTP e2e turns on one server, for #15's ratio.",
 )
+@click.option(
+    "--workers",
+    default=None,
+    help="`cassieq serve --workers` counts (e.g. 1,2) whose HTTP e2e is measured at the top "
+    "concurrency, in the JSON under 'workers' (default: none).",
+)
 def bench(
     ctx: click.Context,
     as_json: bool,
@@ -61,6 +67,7 @@ def bench(
     idle_waiters: int,
     idle_seconds: float,
     paired_rounds: int,
+    workers: str | None,
 ) -> None:
     """Measure the engine and the HTTP API against the LWT ceiling (real Cassandra).
 
@@ -95,6 +102,7 @@ def bench(
                 idle_seconds=idle_seconds,
                 paired_rounds=paired_rounds,
             ),
+            workers=[int(w) for w in workers.split(",")] if workers else None,
         )
     )
     click.echo(json.dumps(result, indent=2) if as_json else table(result))

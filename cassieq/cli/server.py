@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
@@ -9,12 +11,14 @@ from typing import TYPE_CHECKING, Any, get_args
 import click
 
 from cassieq.cli.common import err as _err
+from cassieq.cli.serving import connected
 from cassieq.config import LogFormat, LogLevel, Settings
 
 # The shortest operator token or receipt secret `cassieq serve` accepts.
 MIN_SECRET_LENGTH = 32
 
 if TYPE_CHECKING:
+    from cassieq.api.workers import WorkerSlot
     from cassieq.engine import QueueEngine
 
 # --------------------------------------------------------------------------- servers
@@ -151,6 +155,13 @@ def dev(
     "--cassandra-port", type=int, default=None, help="CQL port ($CASSIEQ_CASSANDRA_PORT)."
 )
 @click.option("--keyspace", default=None, help="($CASSIEQ_KEYSPACE, default cassieq).")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 1024),
+    default=None,
+    help="Server processes on the port(s), each a full server ($CASSIEQ_WORKERS; default: "
+    "the machine's cores).",
+)
 @_LOG_FORMAT
 @_LOG_LEVEL
 def serve(
@@ -160,16 +171,16 @@ def serve(
     cassandra_hosts: str | None,
     cassandra_port: int | None,
     keyspace: str | None,
+    workers: int | None,
     log_format: str | None,
     log_level: str | None,
 ) -> None:
     """Run the production server on Cassandra, configured by CASSIEQ_* variables; a flag
     wins over its variable. Secrets (tokens, keys) are read from the environment only: a
     command line is visible to every user of the machine."""
-    from cassandra import InvalidRequest
-
+    from cassieq.api.http.supervisor import supervise
+    from cassieq.api.workers import default_workers
     from cassieq.auth.keyring import key_encryption_key, previous_key_encryption_keys
-    from cassieq.store.cassandra import CassandraStore, CassandraUnavailable, connect
 
     settings = serve_settings(
         None,
@@ -179,6 +190,7 @@ def serve(
         cassandra_hosts=cassandra_hosts,
         cassandra_port=cassandra_port,
         keyspace=keyspace,
+        workers=workers,
         log_format=log_format,
         log_level=log_level,
     )
@@ -188,43 +200,34 @@ def serve(
     # A malformed one is refused before connecting.
     key_encryption_key(settings.key_encryption_key)
     previous_key_encryption_keys(settings.key_encryption_key_previous)
-    try:
-        cluster, session = connect(
-            settings.cassandra_hosts,
-            settings.cassandra_port,
-            consistency=settings.consistency,
-            serial_consistency=settings.serial_consistency,
-        )
-    except CassandraUnavailable as exc:
-        raise click.ClickException(str(exc)) from exc
-    # Looked up in the driver's schema metadata before any statement is prepared: preparing
-    # on a missing keyspace logs the driver's own error and traceback first.
-    found = cluster.metadata.keyspaces.get(settings.keyspace)
-    if found is None or "schema_migrations" not in found.tables:
-        cluster.shutdown()
-        raise _without_schema(settings.keyspace)
-    try:
-        store = CassandraStore(
-            session, settings.keyspace, serial_consistency=settings.serial_consistency
-        )
-    except InvalidRequest as exc:
-        # Statements are prepared at start: a keyspace missing some of cassieq's tables.
-        raise _without_schema(settings.keyspace, exc) from exc
-    _serve(settings, store)
-
-
-def _without_schema(keyspace: str, exc: Exception | None = None) -> click.ClickException:
-    """The error for a keyspace without cassieq's schema (``exc``: the driver's refusal to
-    prepare a statement, when it came to that): the first run's missing step named, rather
-    than the driver's ``code=2200``. Another refusal is passed on as it is."""
-    text = "" if exc is None else str(exc)
-    if exc is not None and "does not exist" not in text and "unconfigured table" not in text:
-        return click.ClickException(text)
-    return click.ClickException(
-        f"keyspace {keyspace!r} has no cassieq schema (the keyspace or its tables do not "
-        f"exist). Create it first, with the same CASSIEQ_CASSANDRA_* settings: "
-        f"`cassieq schema apply --keyspace {keyspace}` (docs/operations/serving.md, First run)"
+    count = settings.workers or default_workers()
+    if count == 1:
+        _serve(settings, _serving_store(settings))
+        return
+    # Checked once here (a missing schema is one error line, not one per worker, restarted
+    # forever); each worker connects on its own.
+    cluster, _store = connected(settings)
+    cluster.shutdown()
+    _warn_kek_in_keyspace(settings)
+    status = supervise(
+        functools.partial(_worker, settings),
+        count=count,
+        host=settings.host,
+        port=settings.port,
+        admin_port=settings.admin_port,
     )
+    if status:
+        raise SystemExit(status)
+
+
+def _worker(settings: Settings, slot: WorkerSlot, sockets: list[socket.socket]) -> None:
+    """One server process of `cassieq serve --workers N` (spawned by the supervisor)."""
+    _configure_logging(settings)
+    _serve(settings, _serving_store(settings), worker_slot=slot, sockets=sockets)
+
+
+def _serving_store(settings: Settings) -> Any:
+    return connected(settings)[1]
 
 
 def serve_settings(
@@ -440,14 +443,8 @@ def _configure_logging(settings: Settings) -> Any:
     return structlog.get_logger("cassieq")
 
 
-def _serve(settings: Settings, store: Any, *, open_admin_port: bool = False) -> None:
-    """Serve until stopped. Logging is configured by the caller, before it logs anything."""
-    import signal
-
-    from cassieq.api.app import create_app
-    from cassieq.api.http.server import serve
-
-    if not open_admin_port and settings.key_encryption_key is None:
+def _warn_kek_in_keyspace(settings: Settings) -> None:
+    if settings.key_encryption_key is None:
         # Loudly, at every start of a production server (`cassieq dev` is for this machine).
         import structlog
 
@@ -456,7 +453,26 @@ def _serve(settings: Settings, store: Any, *, open_admin_port: bool = False) -> 
         structlog.get_logger("cassieq").warning(
             "key_encryption_key_in_keyspace", detail=KEK_IN_KEYSPACE_WARNING
         )
-    app = create_app(settings, store, open_admin_port=open_admin_port)
+
+
+def _serve(
+    settings: Settings,
+    store: Any,
+    *,
+    open_admin_port: bool = False,
+    worker_slot: WorkerSlot | None = None,
+    sockets: list[socket.socket] | None = None,
+) -> None:
+    """Serve until stopped. Logging is configured by the caller, before it logs anything.
+    ``worker_slot`` and ``sockets``: a worker's, given by its supervisor (which warned)."""
+    import signal
+
+    from cassieq.api.app import create_app
+    from cassieq.api.http.server import serve
+
+    if not open_admin_port and worker_slot is None:
+        _warn_kek_in_keyspace(settings)
+    app = create_app(settings, store, open_admin_port=open_admin_port, worker_slot=worker_slot)
     # uvicorn takes SIGTERM while it serves, shuts down gracefully, then restores the
     # handler it found and raises the signal again, so that the process dies of it (exit
     # 143). A SIGTERM is how docker stop, systemd and Kubernetes ask for that graceful stop:
@@ -469,4 +485,5 @@ def _serve(settings: Settings, store: Any, *, open_admin_port: bool = False) -> 
         port=settings.port,
         admin_port=settings.admin_port,
         log_level=settings.log_level,
+        sockets=sockets,
     )

@@ -44,6 +44,9 @@ def start_server(node: CassandraNode, log: Path, port: int | None = None, **env:
         "CASSIEQ_PORT": str(port),
         "CASSIEQ_ADMIN_TOKEN": ADMIN_TOKEN,
         "CASSIEQ_LOG_FORMAT": "json",
+        # One process, as the tests of one server expect (a put wakes a long poll at once,
+        # /metrics counts what this test did); tests/e2e/test_serve_workers.py asks for more.
+        "CASSIEQ_WORKERS": "1",
         **env,
     }
     with log.open("ab") as out:  # the child keeps its own copy of the descriptor

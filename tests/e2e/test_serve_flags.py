@@ -75,6 +75,7 @@ def test_every_serve_flag_overrides_its_variable() -> None:
         "CASSIEQ_CASSANDRA_HOSTS": "10.0.0.2",
         "CASSIEQ_CASSANDRA_PORT": "3",
         "CASSIEQ_KEYSPACE": "from_env",
+        "CASSIEQ_WORKERS": "4",
         "CASSIEQ_LOG_FORMAT": "console",
         "CASSIEQ_LOG_LEVEL": "debug",
     }
@@ -85,12 +86,14 @@ def test_every_serve_flag_overrides_its_variable() -> None:
         "cassandra_hosts": "a,b",
         "cassandra_port": 9043,
         "keyspace": "from_flag",
+        "workers": 2,
         "log_format": "json",
         "log_level": "warning",
     }
     s = serve_settings(env, **flags)
     assert (s.host, s.port, s.admin_port) == ("0.0.0.0", 8090, 8091)
     assert (s.cassandra_hosts, s.cassandra_port, s.keyspace) == (("a", "b"), 9043, "from_flag")
-    assert (s.log_format, s.log_level) == ("json", "warning")
+    assert (s.log_format, s.log_level, s.workers) == ("json", "warning", 2)
     unset = serve_settings(env, **dict.fromkeys(flags))  # no flags: the environment
     assert (unset.port, unset.keyspace, unset.log_format) == (1, "from_env", "console")
+    assert unset.workers == 4

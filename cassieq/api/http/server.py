@@ -79,24 +79,36 @@ class ReleasingServer(uvicorn.Server):
         await super().shutdown(sockets)
 
 
-def serve(app: Litestar, *, host: str, port: int, admin_port: int | None, log_level: str) -> None:
+def serve(
+    app: Litestar,
+    *,
+    host: str,
+    port: int,
+    admin_port: int | None,
+    log_level: str,
+    sockets: list[socket.socket] | None = None,
+) -> None:
     """Serve the app on its port, and on the admin port too when one is set (one process,
     one engine: the admin listener runs no lifespan of its own). A listener that cannot
     start (its port in use) ends the process with uvicorn's exit status 3, after uvicorn's
-    one error line."""
+    one error line. ``sockets``: listening already (a worker of `cassieq serve --workers`,
+    given its supervisor's), the port's then the admin port's; else bound here."""
     servers = [ReleasingServer(uvicorn_config(app, host=host, port=port, log_level=log_level))]
     if admin_port is not None:
         admin = uvicorn_config(app, host=host, port=admin_port, log_level=log_level, lifespan=False)
         servers.append(ReleasingServer(admin))
     settle_for_serving()
-    status = asyncio.run(_serve_all(servers))
+    status = asyncio.run(_serve_all(servers, sockets))
     if status:
         raise SystemExit(status)
 
 
-async def _serve_all(servers: list[ReleasingServer]) -> int:
+async def _serve_all(
+    servers: list[ReleasingServer], sockets: list[socket.socket] | None = None
+) -> int:
     """Run the listeners until one stops; the exit status (0, or the first failure's)."""
-    tasks = [asyncio.create_task(_run(s)) for s in servers]
+    given: list[socket.socket | None] = list(sockets) if sockets else [None] * len(servers)
+    tasks = [asyncio.create_task(_run(s, sock)) for s, sock in zip(servers, given, strict=True)]
     # Each uvicorn server takes the shutdown signal in turn; whichever stops first (by a
     # signal or a failure to bind) stops the others, so no listener outlives the process's
     # purpose.
@@ -106,9 +118,9 @@ async def _serve_all(servers: list[ReleasingServer]) -> int:
     return next((status for status in await asyncio.gather(*tasks) if status), 0)
 
 
-async def _run(server: ReleasingServer) -> int:
+async def _run(server: ReleasingServer, sock: socket.socket | None = None) -> int:
     try:
-        await server.serve()
+        await server.serve(sockets=None if sock is None else [sock])
     except SystemExit as exc:
         # uvicorn's way out of a failed startup (a port in use), after logging why. Raised
         # in the task it escaped the event loop as a 50-line traceback of a task exception

@@ -1,14 +1,21 @@
-"""Prometheus metrics: one registry per app (several apps in one process, as in tests,
-never share series), filled by collectors at scrape time and by the request timer."""
+"""Prometheus metrics: registries per app (several apps in one process, as in tests,
+never share series), filled by collectors at scrape time and by the request timer.
+
+Two registries: the per-queue figures, read from the store (the same on every server), and
+this process's own (requests, engine events, background loop), which a worker of
+`cassieq serve --workers N` adds up with its siblings' (cassieq.api.metrics.workers)."""
 
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.metrics_core import Metric
 
-from cassieq.api.metrics.collectors import BackgroundCollector, QueueCollector
+from cassieq.api.metrics.collectors import BackgroundCollector, LongPollCollector, QueueCollector
 from cassieq.api.metrics.http import RequestTimer, request_histogram
 from cassieq.api.metrics.observer import EngineEventsCollector, MetricsObserver
 from cassieq.api.metrics.sampler import QueueSampler
+from cassieq.api.metrics.workers import WorkerIdentity, WorkerMetrics
+from cassieq.api.workers import WorkerSlot
 from cassieq.config import Settings
 from cassieq.engine import QueueEngine
 from cassieq.engine.worker import LoopHealth
@@ -24,8 +31,10 @@ class Metrics:
         engine: QueueEngine,
         health: LoopHealth,
         events: MetricsObserver,
+        worker: WorkerSlot | None = None,
     ) -> None:
-        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry = CollectorRegistry(auto_describe=False)  # the queues'
+        self.local = CollectorRegistry(auto_describe=False)  # this process's
         self.sampler = QueueSampler(
             engine,
             top=settings.metrics_top_queues,
@@ -33,14 +42,39 @@ class Metrics:
             cache_ms=round(settings.metrics_cache_seconds * 1000),
             wait_s=settings.metrics_scrape_wait_seconds,
         )
-        self.requests = request_histogram(self.registry)
+        self.requests = request_histogram(self.local)
         self.registry.register(QueueCollector(self.sampler))
-        self.registry.register(EngineEventsCollector(events))
-        self.registry.register(BackgroundCollector(health, engine.now))
+        self.local.register(EngineEventsCollector(events))
+        self.local.register(BackgroundCollector(health, engine.now))
+        self.local.register(LongPollCollector(engine.long_poll_slots.waiting))
+        self.workers: WorkerMetrics | None = None
+        if worker is not None:
+            self.local.register(WorkerIdentity(worker))
+            self.workers = WorkerMetrics(worker, self.local)
+
+    async def open(self) -> None:
+        if self.workers is not None:
+            await self.workers.open()
+
+    async def close(self) -> None:
+        await self.sampler.close()  # a refresh still running
+        if self.workers is not None:
+            await self.workers.close()
 
     async def render(self) -> bytes:
         await self.sampler.refresh()
-        return generate_latest(self.registry)
+        local = self.local if self.workers is None else _Families(await self.workers.collect())
+        return generate_latest(self.registry) + generate_latest(local)
+
+
+class _Families:
+    """Families already collected, shaped as a registry for generate_latest."""
+
+    def __init__(self, families: list[Metric]) -> None:
+        self._families = families
+
+    def collect(self) -> list[Metric]:
+        return self._families
 
 
 __all__ = ["Metrics", "MetricsObserver", "RequestTimer"]

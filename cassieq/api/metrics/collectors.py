@@ -144,3 +144,20 @@ class BackgroundCollector:
                 "Seconds since the last background pass completed.",
                 value=max(0, self._now_ms() - h.last_success_ms) / 1000,
             )
+
+
+class LongPollCollector:
+    """Receives waiting now (long polls) on this server: summed over the workers."""
+
+    def __init__(self, waiting: Callable[[], int]) -> None:
+        self._waiting = waiting
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily(
+            "cassieq_long_poll_waiting",
+            "Receives (v2 waitSeconds, SQS WaitTimeSeconds) waiting now on this server.",
+            value=self._waiting(),
+        )

@@ -34,6 +34,7 @@ from cassieq.tools.bench.servers import http_target
 from cassieq.tools.bench.targets import EngineTarget, Target, get_ack, put_get_ack
 from cassieq.tools.bench.v2 import V2Settings, run_v2
 from cassieq.tools.bench.verdict import acceptance, apart_http_e2e_ratio, api_cost
+from cassieq.tools.bench.workers import run_workers
 
 Say = Callable[[str], None]
 
@@ -77,8 +78,10 @@ async def run_bench(
     http: bool,
     say: Say,
     v2: V2Settings | None = None,
+    workers: list[int] | None = None,
 ) -> dict[str, Any]:
-    """The whole run; ``v2`` None leaves out the v2 section (and the acceptance rows)."""
+    """The whole run; ``v2`` None leaves out the v2 section (and the acceptance rows);
+    ``workers``: the `cassieq serve --workers` counts whose HTTP e2e is measured."""
     if http and v2 is not None:
         # Refused now rather than five minutes into the run.
         check_keyspace(paired_keyspace(keyspace), SchemaError)
@@ -127,6 +130,11 @@ async def run_bench(
             result["http_over_engine_e2e"] = round(
                 result["http"][str(top)]["e2e_per_s"] / max(engine_e2e, 0.001), 2
             )
+        if http and workers:
+            result["workers"], result["workers_http_e2e_last_over_first"] = await run_workers(
+                settings, keyspace, counts=workers, clients=top, seconds=seconds,
+                measure=phases, say=say,
+            )  # fmt: skip
         (
             result["lwts_per_message"],
             result["message_partition_lwts_per_message"],

@@ -48,6 +48,8 @@ async def server_process(
         "CASSIEQ_LOG_LEVEL": "warning",
         "CASSIEQ_CASSANDRA_HOSTS": ",".join(settings.cassandra_hosts),
         "CASSIEQ_CASSANDRA_PORT": str(settings.cassandra_port),
+        # One process unless asked (`--workers`): the figures compare with earlier runs'.
+        "CASSIEQ_WORKERS": "1",
         **(env or {}),
     }
     process = await asyncio.to_thread(
