@@ -9,6 +9,7 @@ import socket
 import uvicorn
 from litestar import Litestar
 
+from cassieq.api.http import event_loop
 from cassieq.api.http.gc_tuning import settle_for_serving
 from cassieq.api.http.h11_limits import HttpLimits, protocol_class
 from cassieq.api.state import AppState
@@ -98,7 +99,7 @@ def serve(
         admin = uvicorn_config(app, host=host, port=admin_port, log_level=log_level, lifespan=False)
         servers.append(ReleasingServer(admin))
     settle_for_serving()
-    status = asyncio.run(_serve_all(servers, sockets))
+    status = event_loop.run(_serve_all(servers, sockets))
     if status:
         raise SystemExit(status)
 
