@@ -48,15 +48,27 @@ _PORT = click.option(
 @_HOSTS
 @_PORT
 @click.option("--version", "version", default=None, help="Cassandra 5.0.x version, or 'latest'.")
+@click.option(
+    "--inter-node-delay-ms",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Cluster only: route the nodes' storage traffic through Toxiproxy with this latency "
+    "each way (a network between machines; own data dirs). Needs Toxiproxy: "
+    "go install github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0",
+)
 def cassandra_start(
-    nodes: int | None, hosts: str | None, port: int | None, version: str | None
+    nodes: int | None,
+    hosts: str | None,
+    port: int | None,
+    version: str | None,
+    inter_node_delay_ms: int | None,
 ) -> None:
     """Fetch (once), start and wait for the node(s); reuse what already runs."""
     from cassieq.tools.devcluster import cassandra as tool
 
     if version == "latest":
         version = tool.resolve_latest_version(tool.NodeConfig.from_env().home)
-    ring = _cluster_config(nodes, hosts, port, version)
+    ring = _cluster_config(nodes, hosts, port, version, inter_node_delay_ms)
     if ring is not None:
         _cluster_start(ring)
         return
@@ -84,7 +96,7 @@ def cassandra_stop(nodes: int | None, hosts: str | None, port: int | None) -> No
 
     ring = _cluster_config(nodes, hosts, port)
     if ring is not None:
-        cluster.stop_cluster(ring, log=click.echo)
+        cluster.stop_cluster(cluster.running_variant(ring), log=click.echo)
         return
     tool.stop(tool.NodeConfig.from_env(native_port=port), log=click.echo)
 
@@ -145,12 +157,16 @@ def cassandra_restart(node: int, hosts: str | None, port: int | None) -> None:
 
 
 def _cluster_config(
-    nodes: int | None, hosts: str | None, port: int | None, version: str | None = None
+    nodes: int | None,
+    hosts: str | None,
+    port: int | None,
+    version: str | None = None,
+    inter_node_delay_ms: int | None = None,
 ) -> ClusterConfig | None:
     from cassieq.tools.devcluster import cluster
 
     try:
-        return cluster.from_options(nodes, hosts, port, version)
+        return cluster.from_options(nodes, hosts, port, version, inter_node_delay_ms)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
 
@@ -164,7 +180,7 @@ def _cluster_node(node: int, hosts: str | None, port: int | None) -> ClusterConf
         raise click.ClickException(str(exc)) from exc
     if node not in ring.numbers:
         raise click.ClickException(f"no node {node}: the cluster has nodes 1..{len(ring.hosts)}")
-    return ring
+    return cluster.running_variant(ring)
 
 
 def _cluster_start(ring: ClusterConfig) -> None:
@@ -183,11 +199,20 @@ def _cluster_start(ring: ClusterConfig) -> None:
     took = f"ready in {seconds:.1f} s" if seconds else "already running"
     rf = min(3, len(ring.hosts))
     click.echo(f"cluster of {len(ring.hosts)} nodes {took}; replication {ring.replication(rf)}")
+    if ring.delayed:
+        click.echo(
+            f"inter-node traffic through Toxiproxy ({ring.toxiproxy().url}): "
+            f"{ring.inter_node_delay_ms} ms each way; stop with `cassieq cassandra stop --nodes "
+            f"{len(ring.hosts)}`"
+        )
 
 
 def _cluster_status(ring: ClusterConfig) -> None:
     from cassieq.tools.devcluster import cluster
 
+    ring = cluster.running_variant(ring)
+    if ring.delayed:
+        click.echo(f"the delayed cluster: {ring.inter_node_delay_ms} ms each way (Toxiproxy)")
     down = 0
     for n, st in zip(ring.numbers, cluster.cluster_status(ring), strict=True):
         where = f"node {n} {ring.hosts[n - 1]}:{ring.native_port}"

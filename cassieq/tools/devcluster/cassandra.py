@@ -110,6 +110,9 @@ class NodeConfig:
     cluster_name: str = SINGLE_NODE_CLUSTER_NAME
     dir_name: str = ""  # empty: node-<native_port>
     startup_options: tuple[str, ...] = SINGLE_NODE_OPTIONS
+    # The address peers reach this node at, when not its own (the delayed cluster's proxy,
+    # cassieq/tools/devcluster/delay.py); empty: the yaml leaves broadcast_address unset.
+    broadcast_host: str = ""
 
     @classmethod
     def from_env(cls, **overrides: object) -> NodeConfig:
@@ -134,8 +137,8 @@ class NodeConfig:
 
     @property
     def storage_address(self) -> str:
-        """How gossip names this node ("host:storage_port")."""
-        return f"{self.host}:{self.storage_port}"
+        """How gossip names this node ("host:storage_port", the advertised host)."""
+        return f"{self.broadcast_host or self.host}:{self.storage_port}"
 
     @property
     def pid_file(self) -> Path:
@@ -198,6 +201,10 @@ _CONF_PACKAGE = "cassieq.tools.devcluster"
 def render_yaml(cfg: NodeConfig) -> str:
     """The node's cassandra.yaml: the project's template filled in for this node."""
     template = resources.files(_CONF_PACKAGE).joinpath("conf/cassandra.yaml").read_text()
+    if cfg.broadcast_host:
+        # Appended, not templated: a node without one renders exactly as before.
+        template += "\n# Peers reach this node through its proxy.\n"
+        template += f"broadcast_address: {cfg.broadcast_host}\n"
     return template.format(
         cluster_name=cfg.cluster_name,
         seeds=",".join(cfg.seeds) or cfg.storage_address,

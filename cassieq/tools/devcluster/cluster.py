@@ -26,10 +26,10 @@ import os
 import re
 import time
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from cassieq.tools.devcluster import maven
+from cassieq.tools.devcluster import delay, maven
 from cassieq.tools.devcluster.cassandra import (
     DEFAULT_VERSION,
     CassandraToolError,
@@ -57,12 +57,14 @@ __all__ = [
     "gossip_up",
     "kill_node",
     "restart_node",
+    "running_variant",
     "start_cluster",
     "stop_cluster",
 ]
 
 DEFAULT_CLUSTER_HOSTS = ("127.0.0.2", "127.0.0.3", "127.0.0.4")
 CLUSTER_NAME = "cassieq-cluster"  # not the dev node's: the two rings can never merge
+DELAYED_CLUSTER_NAME = "cassieq-cluster-delayed"  # nor the plain cluster's (its own dirs)
 START_TIMEOUT_S = 300.0  # three cold JVMs on two cores
 RESTART_TIMEOUT_S = 180.0
 _POLL_S = 0.5
@@ -109,12 +111,20 @@ class ClusterConfig:
     version: str = DEFAULT_VERSION
     home: Path = field(default_factory=maven.cassieq_home)  # the single node's $CASSIEQ_HOME
     datacenter: str = "datacenter1"  # what SimpleSnitch (the yaml's snitch) reports
+    # > 0: the delayed cluster (delay.py): peers talk through Toxiproxy, this many ms each
+    # way, and the nodes keep their own data dirs ("-delayed"). 0: the plain cluster.
+    inter_node_delay_ms: int = 0
 
     def __post_init__(self) -> None:
         if not self.hosts:
             raise ValueError("a cluster needs at least one host")
         if len(set(self.hosts)) != len(self.hosts):
             raise ValueError(f"cluster hosts repeat: {','.join(self.hosts)}")
+        if self.inter_node_delay_ms < 0:
+            raise ValueError(f"a negative inter-node delay: {self.inter_node_delay_ms} ms")
+        if self.inter_node_delay_ms:
+            for host in self.hosts:
+                delay.proxy_host(host)  # refuses hosts a loopback proxy cannot stand beside
 
     @classmethod
     def from_env(cls, **overrides: object) -> ClusterConfig:
@@ -145,8 +155,26 @@ class ClusterConfig:
         return range(1, len(self.hosts) + 1)
 
     @property
+    def delayed(self) -> bool:
+        return self.inter_node_delay_ms > 0
+
+    def advertised(self, host: str) -> str:
+        """The address peers reach ``host`` at: its proxy in the delayed cluster."""
+        return delay.proxy_host(host) if self.delayed else host
+
+    @property
     def seeds(self) -> tuple[str, ...]:
-        return tuple(f"{host}:{self.storage_port}" for host in self.hosts)
+        return tuple(f"{self.advertised(host)}:{self.storage_port}" for host in self.hosts)
+
+    def toxiproxy(self) -> delay.Toxiproxy:
+        return delay.Toxiproxy(self.home)
+
+    def proxies(self) -> list[dict[str, object]]:
+        """Toxiproxy's configuration for this cluster (delay.proxies)."""
+        return delay.proxies(self.hosts, self.storage_port)
+
+    def variant(self, inter_node_delay_ms: int) -> ClusterConfig:
+        return replace(self, inter_node_delay_ms=inter_node_delay_ms)
 
     def node(self, n: int) -> NodeConfig:
         """Node ``n`` (1-based) as the single-node tool sees it."""
@@ -161,9 +189,10 @@ class ClusterConfig:
             heap=self.heap,
             home=self.home,
             seeds=self.seeds,
-            cluster_name=CLUSTER_NAME,
-            dir_name=f"cluster-{host}-{self.native_port}",
+            cluster_name=DELAYED_CLUSTER_NAME if self.delayed else CLUSTER_NAME,
+            dir_name=f"cluster-{host}-{self.native_port}" + ("-delayed" if self.delayed else ""),
             startup_options=CLUSTER_NODE_OPTIONS,
+            broadcast_host=delay.proxy_host(host) if self.delayed else "",
         )
 
     def replication(self, rf: int = 3) -> str:
@@ -179,17 +208,24 @@ def default_hosts(nodes: int) -> tuple[str, ...]:
 
 
 def from_options(
-    nodes: int | None, hosts: str | None, port: int | None, version: str | None = None
+    nodes: int | None,
+    hosts: str | None,
+    port: int | None,
+    version: str | None = None,
+    inter_node_delay_ms: int | None = None,
 ) -> ClusterConfig | None:
     """The cluster that command-line options name, or None for the single dev node (no
     --hosts and --nodes absent or 1). --nodes N alone takes N default hosts."""
     if hosts is None and nodes in (None, 1):
+        if inter_node_delay_ms:
+            raise ValueError("--inter-node-delay-ms needs a cluster (--nodes 3)")
         return None
-    cfg = ClusterConfig.from_env(hosts=hosts, native_port=port, version=version)
+    more = {"native_port": port, "version": version, "inter_node_delay_ms": inter_node_delay_ms}
+    cfg = ClusterConfig.from_env(hosts=hosts, **more)
     if nodes is None or nodes == len(cfg.hosts):
         return cfg
     if hosts is None and "CASSIEQ_CLUSTER_HOSTS" not in os.environ:
-        return ClusterConfig.from_env(hosts=default_hosts(nodes), native_port=port, version=version)
+        return ClusterConfig.from_env(hosts=default_hosts(nodes), **more)
     raise ValueError(f"--nodes {nodes} but {len(cfg.hosts)} hosts: {','.join(cfg.hosts)}")
 
 
@@ -214,6 +250,11 @@ def start_cluster(
     all serve CQL and each logs every other UP. Return the seconds taken (0.0: all reused)."""
     say = log or _silent
     began = time.monotonic()
+    if cfg.delayed:
+        # Before any node: a node gossips with its peers through their proxies from the start.
+        proxy = cfg.toxiproxy()
+        proxy_pid = proxy.start(cfg.proxies(), cfg.inter_node_delay_ms)
+        say(f"Toxiproxy (pid {proxy_pid}, {proxy.url}): {cfg.inter_node_delay_ms} ms each way")
     pids: dict[int, int] = {}
     for n in cfg.numbers:
         node = cfg.node(n)
@@ -244,7 +285,27 @@ def stop_cluster(cfg: ClusterConfig, *, log: _Log | None = None) -> int:
             stopped += 1
     if not stopped:
         say("no cluster node started by cassieq is running")
+    if cfg.delayed and (proxy_pid := cfg.toxiproxy().stop()) is not None:
+        say(f"stopped Toxiproxy (pid {proxy_pid})")
     return stopped
+
+
+def running_variant(cfg: ClusterConfig) -> ClusterConfig:
+    """The delayed variant of ``cfg`` (with the latency its Toxiproxy sets) when any of its
+    nodes or its Toxiproxy runs, else ``cfg``: status, stop, kill and restart then act on
+    the cluster that runs without being told which."""
+    if cfg.delayed:
+        return cfg
+    try:
+        delayed = cfg.variant(1)
+    except ValueError:  # hosts no proxy can stand beside: never a delayed cluster
+        return cfg
+    proxy = delayed.toxiproxy()
+    nodes = any(owned_pid(delayed.node(n)) is not None for n in delayed.numbers)
+    if not nodes and proxy.owned_pid() is None:
+        return cfg
+    latencies = set(proxy.latency().values())
+    return delayed.variant(max(latencies) if latencies else 1)
 
 
 def kill_node(cfg: ClusterConfig, n: int, *, log: _Log | None = None) -> int:
@@ -398,7 +459,7 @@ def _prefixed(say: _Log, n: int) -> _Log:
 
 
 def _peer(cfg: ClusterConfig, m: int) -> str:
-    return f"{cfg.hosts[m - 1]}:{cfg.storage_port}"
+    return cfg.node(m).storage_address
 
 
 def _where(node: NodeConfig) -> str:
