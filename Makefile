@@ -1,25 +1,43 @@
 # The two commands a newcomer needs: `make dev` and `make test`.
-# Both create .venv and install what they need on first use.
+# Both create .venv and install what they need on first use: `make dev` the package and the
+# generated client (the server), `make test` (and lint, docs, test-fast) the rest too.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+# What the server needs: the package and the generated client (no test tools, no PySpark).
+DEV_STAMP := $(VENV)/.installed-dev
+# Everything: the `dev` extra (tests, lint, docs) and the `pipeline` extra (PySpark) too.
 STAMP  := $(VENV)/.installed
 TEST_KEYSPACE ?= cassieq_test
 
 # apt-get as root, else through sudo (the browser tests' chromium).
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: dev test test-fast lint docs browser cassandra-start cassandra-stop cluster-start cluster-stop clean prometheus-check
+.PHONY: dev deps test test-fast lint docs browser cassandra-start cassandra-stop cluster-start cluster-stop clean prometheus-check
 
-$(STAMP): pyproject.toml api_spec/client/pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,pipeline]' -e ./api_spec/client
-	touch $(STAMP)
+
+# pip's own output (no --quiet): what it collects and downloads, as it goes.
+$(DEV_STAMP): pyproject.toml api_spec/client/pyproject.toml | $(BIN)/python
+	@echo "== installing cassieq and its generated client into $(VENV) (the server's needs)"
+	$(BIN)/python -m pip install -e . -e ./api_spec/client
+	touch $(DEV_STAMP)
+
+# After `make dev` this adds the extras; the full install serves `make dev` too.
+$(STAMP): pyproject.toml api_spec/client/pyproject.toml | $(BIN)/python
+	@echo "== installing the dev extra (tests, lint, docs) and the pipeline extra (PySpark):"
+	@echo "== about 1 GB on a first run, several minutes"
+	$(BIN)/python -m pip install -e '.[dev,pipeline]' -e ./api_spec/client
+	touch $(STAMP) $(DEV_STAMP)
 
 ## dev: run the development server on http://127.0.0.1:8080
-dev: $(STAMP)
+dev: $(DEV_STAMP)
 	$(BIN)/cassieq dev
+
+## deps: install everything `make test` needs, and run nothing
+deps: $(STAMP)
 
 ## lint: ruff (lint, format check, complexity), mypy, and the import contracts (.importlinter)
 lint: $(STAMP)
@@ -31,7 +49,7 @@ lint: $(STAMP)
 
 ## test: lint, build the docs (strict), start the local node and the three-node cluster, apply
 ## the schema to an empty test keyspace, run the suite (the cluster tests: the cluster tool and a short chaos soak)
-test: lint docs browser cassandra-start cluster-start
+test: $(STAMP) lint docs browser cassandra-start cluster-start
 	$(BIN)/cassieq schema apply --keyspace $(TEST_KEYSPACE) --recreate
 	CASSIEQ_TEST_KEYSPACE=$(TEST_KEYSPACE) $(BIN)/pytest
 
@@ -51,17 +69,17 @@ docs: $(STAMP)
 browser:
 	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium; }
 
-cassandra-start: $(STAMP)
+cassandra-start: $(DEV_STAMP)
 	$(BIN)/cassieq cassandra start
 
-cassandra-stop: $(STAMP)
+cassandra-stop: $(DEV_STAMP)
 	$(BIN)/cassieq cassandra stop
 
 ## cluster-start: the local three-node cluster on 127.0.0.2-4, beside the dev node (768 MB heap each)
-cluster-start: $(STAMP)
+cluster-start: $(DEV_STAMP)
 	$(BIN)/cassieq cassandra start --nodes 3
 
-cluster-stop: $(STAMP)
+cluster-stop: $(DEV_STAMP)
 	$(BIN)/cassieq cassandra stop --nodes 3
 
 ## prometheus-check: a real Prometheus (Debian's package, installed if missing: needs root)
