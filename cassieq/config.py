@@ -58,6 +58,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     sqs_region: Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9-]{1,64}$")] = "us-east-1"
     # Active queues one account may have; a create beyond it answers 409.
     max_queues_per_account: int = 1_000
+    # The partitions of a queue created without saying (v1, SQS, a v2 PUT without
+    # `partitions`): each is its own monoton, buckets and pointers (issue 35). Changing it
+    # changes no existing queue.
+    default_partitions: Annotated[int, msgspec.Meta(ge=1, le=256)] = 1
     # Long polling: how often a queue with waiting v2 receives on this server is checked
     # for puts of other servers (one store read); every second check is a receive instead,
     # which finds messages visible again (ended leases and delays).

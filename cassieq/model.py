@@ -35,6 +35,18 @@ limits (a mutation up to half a commit log segment, 16 MiB by default); the stor
 larger sets in parts (store.base.MAX_BATCH_BYTES)."""
 
 
+PEEK_CURSOR_PATTERN = r"^[0-9]{1,18}$|^[0-9]{0,18}(\.[0-9]{0,18}){1,255}$"
+"""A peek cursor (opaque to clients): a monoton; of a queue of many partitions, one per
+partition joined by "." (an empty one: that partition from its start)."""
+
+
+def message_id(partition: int, monoton: int) -> str:
+    """A message's id on the wire (v2): its monoton, prefixed by its partition beyond the
+    first (``3-1204``), so ids stay unique in a queue and a queue of one partition's are as
+    they were before partitions."""
+    return f"{partition}-{monoton}" if partition else str(monoton)
+
+
 def utf8_len(text: str) -> int:
     """Bytes of ``text`` in UTF-8. ASCII text (``isascii`` is a flag lookup in CPython) is
     not encoded: this runs for every message of every batch the store writes."""
@@ -81,16 +93,32 @@ class AuthorizationLevel(enum.Enum):
         return self.value[1]
 
 
-class QueueId(msgspec.Struct, frozen=True):
-    """``account:queue:version``. Deleting a queue bumps the version, so a re-created
-    queue of the same name shares no rows with the old one."""
+MAX_PARTITIONS = 256
+"""The most partitions a queue can have (issue 35)."""
+
+
+# omit_defaults: partition 0 encodes as before partitions existed (deletion jobs, snapshots).
+class QueueId(msgspec.Struct, frozen=True, omit_defaults=True):
+    """``account:queue:version`` (partition 0) or ``account:queue:version:partition``: the
+    key of one partition's rows (its monoton, buckets and pointers). Deleting a queue bumps
+    the version, so a re-created queue of the same name shares no rows with the old one.
+    Partition 0's key is the queue's key from before partitions: a queue of one partition
+    is stored exactly as it always was."""
 
     account: str
     queue: str
     version: int
+    partition: int = 0
 
     def __str__(self) -> str:
+        if self.partition:
+            return f"{self.account}:{self.queue}:{self.version}:{self.partition}"
         return f"{self.account}:{self.queue}:{self.version}"
+
+    @property
+    def whole(self) -> QueueId:
+        """The queue's id (partition 0's), whichever partition this is."""
+        return QueueId(self.account, self.queue, self.version) if self.partition else self
 
 
 class QueueOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -117,6 +145,9 @@ class QueueOptions(msgspec.Struct, frozen=True, kw_only=True):
     kms_master_key_id: str | None = None
     kms_data_key_reuse_period_seconds: int | None = None
     sqs_managed_sse_enabled: bool = False
+    # Partitions (schema 0012, issue 35): each its own monoton, buckets, pointers and repair
+    # lease. Only ever grows (a shrink would strand the messages of the partitions removed).
+    partitions: int = 1
 
     @property
     def retention_ms(self) -> int:
@@ -150,6 +181,27 @@ class QueueDefinition(msgspec.Struct, frozen=True, kw_only=True, dict=True):
 
     def bucket_of(self, monoton: int) -> int:
         return monoton // self.options.bucket_size
+
+    def in_partition(self, partition: int) -> QueueDefinition:
+        """The definition as the engine's parts see one partition: ``id`` is the partition's
+        (every part keys its state by ``id``: monotons, buckets, pointers, leases, caches)."""
+        if partition == 0:
+            return self
+        # Kept beside the definition (servers cache definitions): a view per partition is
+        # made once, not at every put and receive.
+        views: dict[int, QueueDefinition] = self.__dict__.setdefault("_partition_views", {})
+        view = views.get(partition)
+        if view is None:
+            view = views[partition] = msgspec.structs.replace(self)
+            view.__dict__["id"] = QueueId(self.account, self.name, self.version, partition)
+        return view
+
+    @property
+    def partition(self) -> int:
+        return self.id.partition
+
+    def partition_views(self) -> list[QueueDefinition]:
+        return [self.in_partition(p) for p in range(self.options.partitions)]
 
 
 class Account(msgspec.Struct, frozen=True, kw_only=True):
@@ -331,13 +383,15 @@ class InvisibilityState(msgspec.Struct, frozen=True, kw_only=True):
     summary: Counts = msgspec.field(default_factory=Counts)
 
 
-class PopReceipt(msgspec.Struct, frozen=True, array_like=True):
+# omit_defaults: a receipt of partition 0 encodes as receipts did before partitions.
+class PopReceipt(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
     """Which delivery of which message a consumer holds. Signed by the API layer."""
 
     queue_version: int
     monoton: int
     version: int
     tag: str
+    partition: int = 0
 
 
 class Delivery(msgspec.Struct, frozen=True, kw_only=True):
@@ -384,11 +438,15 @@ class OutgoingMessage(msgspec.Struct, frozen=True, kw_only=True):
     # Bytes counted against maxMessageBytes when the API counts otherwise than body, names
     # and values in UTF-8 (SQS); None: counted that way.
     size: int | None = None
+    # The partition's key (v2 partitionKey, SQS MessageGroupId): messages of one key go to
+    # one partition of a partitioned queue. None: the server spreads them.
+    partition_key: str | None = None
 
 
 class Sent(msgspec.Struct, frozen=True, kw_only=True):
     monoton: int
     tag: str
+    partition: int = 0
 
 
 class VisibilityChange(msgspec.Struct, frozen=True, kw_only=True):
@@ -407,6 +465,7 @@ class PeekedMessage(msgspec.Struct, frozen=True, kw_only=True):
     delivery_count: int  # deliveries made so far
     visible: bool
     sent_at: int
+    partition: int = 0
 
 
 class RedriveTask(msgspec.Struct, frozen=True, kw_only=True):
@@ -431,10 +490,11 @@ class Lease(msgspec.Struct, frozen=True, kw_only=True):
     expires_at: int
 
 
-class DeletionJob(msgspec.Struct, frozen=True, kw_only=True):
+class DeletionJob(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     queue: QueueId
     bucket_size: int
     created_at: int
+    partitions: int = 1  # every partition's rows go (jobs from before partitions: one)
 
 
 class StatsSnapshot(msgspec.Struct, frozen=True, kw_only=True):

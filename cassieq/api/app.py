@@ -95,6 +95,7 @@ def create_app(
         clock,
         tuning=Tuning(
             max_queues_per_account=settings.max_queues_per_account,
+            default_partitions=settings.default_partitions,
             long_poll_check_ms=settings.long_poll_check_ms,
             long_poll_max_waiting=settings.long_poll_max_waiting,
             long_poll_max_waiting_per_account=settings.long_poll_max_waiting_per_account,

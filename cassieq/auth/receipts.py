@@ -64,7 +64,12 @@ class ReceiptCodec:
         self._legacy = URLSafeSerializer([*previous, secret], salt=_LEGACY_SALT)
 
     def encode(self, account: str, queue: str, receipt: PopReceipt) -> str:
-        payload = _b64(_encoder.encode([account, queue, *msgspec.to_builtins(receipt)]))
+        fields = msgspec.to_builtins(receipt)
+        if not receipt.partition:
+            # Partition 0's receipt is the one from before partitions (consumers holding
+            # receipts across an upgrade, and back, keep them valid).
+            fields = fields[:-1]
+        payload = _b64(_encoder.encode([account, queue, *fields]))
         return f"{payload.decode()}{_SEPARATOR}{self._tag(self._keys[0], payload).decode()}"
 
     def decode(self, account: str, queue: str, token: str) -> PopReceipt:

@@ -172,3 +172,9 @@ def fairness(
     )
     result = asyncio.run(run_fairness(Settings.from_env(), keyspace=keyspace, fair=fair, say=_err))
     click.echo(json.dumps(result, indent=2) if as_json else fairness_table(result))
+
+
+# `cassieq bench partitions` (issue 35), in a module of its own.
+from cassieq.cli.bench_partitions import partitions as _partitions  # noqa: E402
+
+bench.add_command(_partitions)

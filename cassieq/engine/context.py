@@ -45,6 +45,8 @@ class Tuning:
     # Snapshots of reader buckets kept as hints (puts of this server are added to them).
     bucket_cache_entries: int = 1024
     max_cas_attempts: int = 64
+    # The partitions of a queue created without saying (Settings.default_partitions).
+    default_partitions: int = 1
     # Active queues an account may have (CASSIEQ_MAX_QUEUES_PER_ACCOUNT): every server's
     # background pass lists every queue, so one tenant's thousands delay everyone's repair.
     max_queues_per_account: int = 1_000

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import Callable, Sequence
 
@@ -14,6 +15,15 @@ from cassieq.engine.life.ack import Acker
 from cassieq.engine.life.long_poll import Waiters
 from cassieq.engine.life.long_poll_slots import LongPollSlots
 from cassieq.engine.life.monotons import MonotonStrategy
+from cassieq.engine.life.partitions import (
+    Rotation,
+    by_partition,
+    peek_across,
+    receipt_partition,
+    receive_across,
+    split_by_partition,
+    sum_statistics,
+)
 from cassieq.engine.life.peek import MAX_LIMIT as MAX_PEEK
 from cassieq.engine.life.peek import Peeker
 from cassieq.engine.life.purge import Purger
@@ -109,6 +119,13 @@ class QueueEngine:
         self.purger = Purger(self.ctx)
         self.redriver = Redriver(self.ctx, deliverer.dead_letters, self.queues)
         self.inspector = Inspector(self.ctx)
+        # Where this server's puts without a key go, and where its receives start (issue 35).
+        self._rotation = Rotation()
+
+    @property
+    def default_partitions(self) -> int:
+        """The partitions of a queue whose creation does not say (a server setting)."""
+        return self.ctx.tuning.default_partitions
 
     # The message operations by account and queue name, as the API sees them.
 
@@ -134,15 +151,19 @@ class QueueEngine:
             _check_seconds("initialInvisibilitySeconds", initial_invisibility_s)
             delay_ms = initial_invisibility_s * 1000
         definition = await self.queues.get(account, queue)
+        if definition.options.partitions > 1:
+            partition = self.publisher.pick_partition(definition, self._rotation)
+            definition = definition.in_partition(partition)
         return await self.publisher.put(definition, message, delay_ms)
 
     async def get_next(self, account: str, queue: str, invisibility_s: int = 30) -> Delivery | None:
         _check_seconds("invisibilityTimeSeconds", invisibility_s)
-        definition = await self.queues.get(account, queue)
-        return await self.reader.get_next(definition, invisibility_s * 1000)
+        got = await self._receive(await self.queues.get(account, queue), 1, invisibility_s * 1000)
+        return got[0] if got else None
 
     async def ack(self, account: str, queue: str, receipt: PopReceipt) -> None:
-        await self.acker.ack(await self.queues.get(account, queue), receipt)
+        definition = await self.queues.get(account, queue)
+        await self.acker.ack(definition.in_partition(receipt.partition), receipt)
 
     async def update(
         self,
@@ -153,7 +174,7 @@ class QueueEngine:
         invisibility_s: int,
     ) -> PopReceipt:
         _check_seconds("newInvisibilitySeconds", invisibility_s)
-        definition = await self.queues.get(account, queue)
+        definition = (await self.queues.get(account, queue)).in_partition(receipt.partition)
         return await self.acker.update(definition, receipt, message, invisibility_s * 1000)
 
     # v2 (api-v2.md). Batches answer per entry, in request order; the caller validated the
@@ -164,9 +185,26 @@ class QueueEngine:
 
     async def send(self, account: str, queue: str, messages: list[OutgoingMessage]) -> list[Sent]:
         definition = await self.queues.get(account, queue)
-        # One group: one monoton range, one conditional batch per bucket partition.
-        rows = await self.publisher.put_rows(definition, messages)
-        return [Sent(monoton=r.monoton, tag=r.tag) for r in rows]
+        # One group per partition: one monoton range, one conditional batch per bucket.
+        parts = split_by_partition(
+            definition, messages, lambda: self.publisher.pick_partition(definition, self._rotation)
+        )
+        if len(parts) == 1:
+            ((partition, _),) = parts.items()
+            view = definition.in_partition(partition)
+            rows = await self.publisher.put_rows(view, messages)
+            return [Sent(monoton=r.monoton, tag=r.tag, partition=partition) for r in rows]
+        written = await asyncio.gather(
+            *(
+                self.publisher.put_rows(definition.in_partition(p), [messages[i] for i in indexes])
+                for p, indexes in parts.items()
+            )
+        )
+        sent: list[Sent | None] = [None] * len(messages)
+        for (p, indexes), rows in zip(parts.items(), written, strict=True):
+            for i, r in zip(indexes, rows, strict=True):
+                sent[i] = Sent(monoton=r.monoton, tag=r.tag, partition=p)
+        return [s for s in sent if s is not None]
 
     async def receive(
         self,
@@ -184,31 +222,50 @@ class QueueEngine:
         invisibility_ms = invisibility_s * 1000
 
         async def receive() -> list[Delivery]:
-            return await self.reader.receive(definition, max_messages, invisibility_ms)
+            return await self._receive(definition, max_messages, invisibility_ms)
 
         if wait_s <= 0:
             return await receive()
         with self.long_poll_slots.hold(account) as may_wait:
             if not may_wait:  # this account's share of waiting receives, or all, are taken
                 return await receive()
-            return await self.waiters.receive(definition.id, receive, wait_s, max_messages)
+            partitions = definition.options.partitions
+            return await self.waiters.receive(
+                definition.id, receive, wait_s, max_messages, partitions
+            )
+
+    async def _receive(
+        self, definition: QueueDefinition, want: int, invisibility_ms: int
+    ) -> list[Delivery]:
+        async def one(view: QueueDefinition, wanted: int) -> list[Delivery]:
+            return await self.reader.receive(view, wanted, invisibility_ms)
+
+        return await receive_across(definition, want, self._rotation, one)
 
     async def ack_batch(
         self, account: str, queue: str, receipts: list[PopReceipt]
     ) -> list[EngineError | None]:
-        return await self.acker.ack_many(await self.queues.get(account, queue), receipts)
+        return await by_partition(
+            await self.queues.get(account, queue), receipts, receipt_partition, self.acker.ack_many
+        )
 
     async def change_visibility(
         self, account: str, queue: str, changes: list[VisibilityChange]
     ) -> list[PopReceipt | EngineError]:
-        return await self.acker.change_many(await self.queues.get(account, queue), changes)
+        return await by_partition(
+            await self.queues.get(account, queue),
+            changes,
+            lambda change: change.receipt.partition,
+            self.acker.change_many,
+        )
 
     async def current_receipt(
         self, account: str, queue: str, receipt: PopReceipt, deliveries: int
     ) -> PopReceipt | None:
         """The receipt now of the delivery (the ``deliveries``-th) ``receipt`` was given
         for, None when that delivery is over (the SQS endpoint's receipt handles)."""
-        return await self.acker.current(await self.queues.get(account, queue), receipt, deliveries)
+        definition = (await self.queues.get(account, queue)).in_partition(receipt.partition)
+        return await self.acker.current(definition, receipt, deliveries)
 
     async def update_queue(
         self,
@@ -222,16 +279,23 @@ class QueueEngine:
         return await self.queues.update(account, queue, changes)
 
     async def peek(
-        self, account: str, queue: str, limit: int, after: int | None = None
-    ) -> tuple[list[PeekedMessage], int | None]:
-        """Messages still in the queue in monoton order after ``after``; the next cursor."""
+        self, account: str, queue: str, limit: int, after: str | None = None
+    ) -> tuple[list[PeekedMessage], str | None]:
+        """Messages still in the queue after the cursor ``after``, in monoton order in each
+        partition, the partitions merged by sent time; the next cursor (opaque)."""
         if not 1 <= limit <= MAX_PEEK:
             raise InvalidArgument(f"limit must be between 1 and {MAX_PEEK}")
-        return await self.peeker.peek(await self.queues.get(account, queue), limit, after)
+        definition = await self.queues.get(account, queue)
+        try:
+            found, following = await peek_across(definition, limit, after, self.peeker.peek)
+        except ValueError:
+            raise InvalidArgument("after is not a cursor this queue gave") from None
+        return [m for _, m in found], following
 
     async def purge(self, account: str, queue: str) -> int:
         """Drop every message put before the call; how many were dropped."""
-        return await self.purger.purge(await self.queues.get(account, queue, fresh=True))
+        definition = await self.queues.get(account, queue, fresh=True)
+        return sum(await asyncio.gather(*map(self.purger.purge, definition.partition_views())))
 
     async def start_redrive(
         self, account: str, queue: str, to: str | None, max_per_second: int | None
@@ -263,7 +327,7 @@ class QueueEngine:
         return await self.queues.retag(account, queue, add, remove)
 
     async def statistics(self, account: str, queue: str) -> Statistics:
-        return await self.statistics_reader.read(await self.queues.get(account, queue))
+        return await self.queue_statistics(await self.queues.get(account, queue))
 
     async def statistics_snapshot(self, account: str, queue: str) -> StatsSnapshot | None:
         """The pipeline's latest snapshot of this queue (None: none yet for this version)."""
@@ -327,7 +391,9 @@ class QueueEngine:
         return await self.queues.delete(account, name)
 
     async def queue_statistics(self, queue: QueueDefinition) -> Statistics:
-        return await self.statistics_reader.read(queue)
+        """Summed over the queue's partitions."""
+        views = queue.partition_views()
+        return sum_statistics(await asyncio.gather(*map(self.statistics_reader.read, views)))
 
     async def console_session_secret(self) -> bytes:
         """The keyspace's random key of web-console sessions (shared by every server)."""
@@ -381,7 +447,10 @@ class QueueEngine:
         await self.reader.settle()
 
     async def repair(self, account: str, queue: str) -> int | None:
-        return await self.repairer.run_once(await self.queues.get(account, queue, fresh=True))
+        """One repair pass of every partition; the last partition's answer (the pointer)."""
+        definition = await self.queues.get(account, queue, fresh=True)
+        answers = [await self.repairer.run_once(view) for view in definition.partition_views()]
+        return answers[-1]
 
 
 def _check_seconds(name: str, value: int) -> None:

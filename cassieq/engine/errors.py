@@ -43,6 +43,10 @@ class QueueLimitReached(Conflict):
     """The account has as many queues as it may (Tuning.max_queues_per_account)."""
 
 
+class PartitionsCannotShrink(Conflict):
+    """A queue's partitions only grow: a partition removed would strand its messages."""
+
+
 class StaleReceipt(Conflict):
     """The receipt's delivery is over: acked, redelivered, updated, or never was."""
 

@@ -105,10 +105,11 @@ class BackgroundWorker:
         """Repair one queue; a failure is that queue's, logged, and the pass goes on: one
         tenant's queue whose repair keeps failing must not fail every server's pass (and
         with it /ready everywhere) nor hold back the other queues' repairs."""
-        try:
-            await self._engine.repairer.run_once(queue)
-        except Exception:
-            self._engine.ctx.log.exception("repair_failed", queue=str(queue.id))
+        for view in queue.partition_views():  # each partition has its own repair (issue 35)
+            try:
+                await self._engine.repairer.run_once(view)
+            except Exception:
+                self._engine.ctx.log.exception("repair_failed", queue=str(view.id))
 
     async def _directory_slice(self, account: str) -> tuple[list[QueueDefinition], str]:
         """This tick's rows of the account's directory: up to DIRECTORY_PAGES_PER_TICK pages

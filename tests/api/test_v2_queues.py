@@ -31,6 +31,7 @@ DEFAULTS = {
     "repairWorkerBucketFinalizeTimeSeconds": 15,
     "deleteBucketsAfterFinalize": True,
     "strictFifo": True,
+    "partitions": 1,  # issue 35: the server's default (1 unless set)
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import msgspec
 from litestar import Controller, Response, delete, get, post
 from litestar.params import FromPath, JSONBody, QueryParameter
 
@@ -60,8 +61,10 @@ class QueueController(Controller):
     ) -> Response[bytes]:
         # CassieQ ignores dlqName on create (fixed here): the engine refuses a dead-letter
         # queue that does not exist (422), and an account's queue beyond its limit (409).
+        # v1 has no word for partitions: the server's default (issue 35).
+        options = msgspec.structs.replace(data.options(), partitions=engine.default_partitions)
         _, created = await engine.create_queue(
-            account, data.queue_name, data.options(), error_if_exists=error_if_exists
+            account, data.queue_name, options, error_if_exists=error_if_exists
         )
         # CassieQ answers an empty body: its clients read it as "true" (GET shows the queue).
         return EmptyResponse(201 if created else 200)

@@ -43,6 +43,9 @@ class OutgoingEntry(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_
     body: str
     delay_seconds: Annotated[int, msgspec.Meta(ge=0, le=MAX_DELAY_SECONDS)] | None = None
     attributes: Attributes = msgspec.field(default_factory=dict)
+    # Messages of one key go to one partition of a partitioned queue (in order there);
+    # absent: the server spreads them.
+    partition_key: Annotated[str, msgspec.Meta(min_length=1, max_length=256)] | None = None
 
 
 class SendRequest(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):

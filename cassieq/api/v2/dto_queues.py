@@ -23,12 +23,14 @@ from cassieq.engine.tenancy.queues import (
     MIN_RETENTION_S,
 )
 from cassieq.model import (
+    MAX_PARTITIONS,
     MAX_QUEUE_MESSAGE_BYTES,
     PeekedMessage,
     QueueDefinition,
     QueueOptions,
     Statistics,
     StatsSnapshot,
+    message_id,
 )
 
 _DEFAULTS = QueueOptions()
@@ -40,6 +42,7 @@ DelaySeconds = Annotated[int, msgspec.Meta(ge=0, le=MAX_DELAY_S)]
 RetentionSeconds = Annotated[int, msgspec.Meta(ge=MIN_RETENTION_S, le=MAX_RETENTION_S)]
 MessageBytes = Annotated[int, msgspec.Meta(ge=1, le=MAX_QUEUE_MESSAGE_BYTES)]
 RepairSeconds = Annotated[int, msgspec.Meta(ge=1, le=86_400)]
+Partitions = Annotated[int, msgspec.Meta(ge=1, le=MAX_PARTITIONS)]
 
 # Wire name -> QueueOptions field, for the options whose names differ.
 _FIELD_OF = {
@@ -70,9 +73,13 @@ class QueueOptionsBody(msgspec.Struct, frozen=True, rename="camel", forbid_unkno
     repair_worker_bucket_finalize_time_seconds: RepairSeconds = _DEFAULTS.finalize_seconds
     delete_buckets_after_finalize: bool = _DEFAULTS.delete_buckets_after_finalize
     strict_fifo: bool = _DEFAULTS.strict_fifo
+    # Absent: the server's default (CASSIEQ_DEFAULT_PARTITIONS, 1 unless set).
+    partitions: Partitions | None = None
 
-    def options(self) -> QueueOptions:
-        return QueueOptions(**_as_options(msgspec.structs.asdict(self)))
+    def options(self, default_partitions: int = 1) -> QueueOptions:
+        fields = _as_options(msgspec.structs.asdict(self))
+        fields["partitions"] = self.partitions or default_partitions
+        return QueueOptions(**fields)
 
 
 class QueueOptionsPatch(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
@@ -94,6 +101,8 @@ class QueueOptionsPatch(msgspec.Struct, frozen=True, rename="camel", forbid_unkn
     repair_worker_bucket_finalize_time_seconds: RepairSeconds | msgspec.UnsetType = msgspec.UNSET
     delete_buckets_after_finalize: bool | msgspec.UnsetType = msgspec.UNSET
     strict_fifo: bool | msgspec.UnsetType = msgspec.UNSET
+    # Only grows (409 on fewer): the new partitions take puts once servers see the change.
+    partitions: Partitions | msgspec.UnsetType = msgspec.UNSET
 
     def changes(self) -> dict[str, object]:
         """The options given, by their QueueOptions names."""
@@ -121,6 +130,7 @@ class QueueBody(msgspec.Struct, frozen=True, rename="camel"):
     delete_buckets_after_finalize: bool
     strict_fifo: bool
     created_at: str  # ISO-8601 UTC
+    partitions: int
 
     @classmethod
     def of(cls, q: QueueDefinition) -> QueueBody:
@@ -139,6 +149,7 @@ class QueueBody(msgspec.Struct, frozen=True, rename="camel"):
             delete_buckets_after_finalize=o.delete_buckets_after_finalize,
             strict_fifo=o.strict_fifo,
             created_at=iso_time(q.created_at),
+            partitions=o.partitions,
         )
 
 
@@ -193,7 +204,7 @@ class PeekedMessageBody(msgspec.Struct, frozen=True, rename="camel"):
     @classmethod
     def of(cls, m: PeekedMessage) -> PeekedMessageBody:
         return cls(
-            id=str(m.monoton),
+            id=message_id(m.partition, m.monoton),
             body=m.body,
             attributes=m.attributes,
             delivery_count=m.delivery_count,

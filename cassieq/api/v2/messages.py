@@ -39,6 +39,7 @@ from cassieq.model import (
     OutgoingMessage,
     PopReceipt,
     VisibilityChange,
+    message_id,
 )
 from cassieq.model import AuthorizationLevel as L
 
@@ -75,12 +76,15 @@ class MessageV2Controller(Controller):
                 body=entry.body,
                 delay_ms=None if entry.delay_seconds is None else entry.delay_seconds * 1000,
                 attributes=dict(entry.attributes),
+                partition_key=entry.partition_key,
             )
             for entry in data.messages
         ]
         sent = await engine.send(account, queue, outgoing)
         return SendResponse(
-            messages=[SentEntry(id=str(s.monoton), message_tag=s.tag) for s in sent]
+            messages=[
+                SentEntry(id=message_id(s.partition, s.monoton), message_tag=s.tag) for s in sent
+            ]
         )
 
     @post(
@@ -193,7 +197,7 @@ async def _received(
     receipts: ReceiptSigner, account: str, queue: str, d: Delivery
 ) -> ReceivedMessage:
     return ReceivedMessage(
-        id=str(d.receipt.monoton),
+        id=message_id(d.receipt.partition, d.receipt.monoton),
         body=d.message,
         attributes=d.attributes,
         pop_receipt=await receipts.encode(account, queue, d.receipt),

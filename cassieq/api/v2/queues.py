@@ -26,10 +26,10 @@ from cassieq.api.v2.dto_queues import (
 )
 from cassieq.engine.errors import InvalidArgument, QueueExists
 from cassieq.engine.life.peek import MAX_LIMIT as MAX_PEEK
+from cassieq.model import PEEK_CURSOR_PATTERN, QueueOptions
 from cassieq.model import AuthorizationLevel as L
-from cassieq.model import QueueOptions
 
-CURSOR_PATTERN = r"^[0-9]{1,18}$"
+CURSOR_PATTERN = PEEK_CURSOR_PATTERN
 
 
 class QueueV2Controller(Controller):
@@ -60,7 +60,7 @@ class QueueV2Controller(Controller):
         queue: FromPath[str],
         data: JSONBody[QueueOptionsBody],
     ) -> Response[QueueBody]:
-        options = data.options()
+        options = data.options(engine.default_partitions)
         dlq = options.dlq_name
         if dlq is not None and await engine.find_queue(account, dlq, fresh=True) is None:
             raise InvalidArgument(f"deadLetterQueue {dlq!r} must name an existing queue")
@@ -172,12 +172,8 @@ class QueueV2Controller(Controller):
             ),
         ] = None,
     ) -> PeekBody:
-        cursor = None if after is None else int(after)
-        messages, following = await engine.peek(account, queue, limit, cursor)
-        return PeekBody(
-            messages=[PeekedMessageBody.of(m) for m in messages],
-            next=None if following is None else str(following),
-        )
+        messages, following = await engine.peek(account, queue, limit, after)
+        return PeekBody(messages=[PeekedMessageBody.of(m) for m in messages], next=following)
 
 
 QUEUE_ROUTES: list[Any] = [QueueV2Controller]

@@ -34,7 +34,7 @@ from cassieq.api.web_console.session import (
 from cassieq.auth.access import admin_token_matches
 from cassieq.engine import QueueEngine
 from cassieq.engine.errors import Conflict, InvalidArgument
-from cassieq.model import QueueDefinition, Statistics
+from cassieq.model import PEEK_CURSOR_PATTERN, QueueDefinition, Statistics
 
 PEEK_LIMIT = 20
 BODY_PREVIEW = 400
@@ -176,7 +176,7 @@ async def queue_page(
     engine: Engine,
     account: FromPath[str],
     queue: FromPath[str],
-    after: Annotated[int | None, Parameter(ge=0, le=2**63 - 1)] = None,
+    after: Annotated[str | None, Parameter(pattern=PEEK_CURSOR_PATTERN, max_length=5_000)] = None,
     task: Annotated[str | None, Parameter(max_length=64)] = None,
     purged: Annotated[int | None, Parameter(ge=0)] = None,
 ) -> Response[Any]:

@@ -192,7 +192,7 @@ def _holds(row: MessageRow, receipt: PopReceipt) -> bool:
 
 
 def _receipt(queue: QueueDefinition, row: MessageRow) -> PopReceipt:
-    return PopReceipt(queue.version, row.monoton, row.version, row.tag)
+    return PopReceipt(queue.version, row.monoton, row.version, row.tag, queue.partition)
 
 
 def _changed(row: MessageRow, change: VisibilityChange, now: int) -> MessageRow:

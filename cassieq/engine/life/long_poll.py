@@ -64,7 +64,9 @@ class QueueWatcher:
         # waiter joins without a receive of its own (idle waiters cost the watcher only).
         self.quiet = False
         self._news = 0  # counts the puts seen, so a stale "found nothing" is not believed
-        self._seen: int | None = None  # the monoton at the last check
+        # The queue's partitions (its monotons are checked); only grows, as a queue's do.
+        self.partitions = 1
+        self._seen: dict[int, int] = {}  # partition -> its monoton at the last check
         self._ticks = 0
         self._attempting = 0
         self._changed = asyncio.Event()  # set at every join, leave and attempt: for tests
@@ -82,13 +84,14 @@ class QueueWatcher:
                 waiter.woken.set()
                 count -= 1
 
-    def written(self, monotons: Sequence[int], visible: int) -> None:
+    def written(self, monotons: Sequence[int], visible: int, partition: int = 0) -> None:
         """Messages put on this server, ``visible`` of them at once: wake a waiter for
         each of those, and do not wake them again when the monoton check sees these."""
         # Only when they follow the last check's value: a gap before them may be puts of
         # other servers, which the check must still see (at worst ours wake twice).
-        if self._seen is not None and min(monotons) <= self._seen:
-            self._seen = max(self._seen, max(monotons) + 1)
+        seen = self._seen.get(partition)
+        if seen is not None and min(monotons) <= seen:
+            self._seen[partition] = max(seen, max(monotons) + 1)
         if visible:
             self.wake(visible)
 
@@ -101,16 +104,29 @@ class QueueWatcher:
             await self.check()
 
     async def check(self) -> None:
-        """Read the monoton (one read): wake a waiter per message put since the last check
-        (by any server)."""
-        monoton = await self._ctx.store.read_monoton(self.queue)
-        if self._seen is not None and monoton > self._seen:
-            self.wake(monoton - self._seen)
-        self._seen = monoton if self._seen is None else max(self._seen, monoton)
+        """Read the monoton of each partition (one read each, side by side): wake a waiter
+        per message put since the last check (by any server)."""
+        q, store = self.queue, self._ctx.store
+        ids = [QueueId(q.account, q.queue, q.version, p) for p in range(self.partitions)]
+        monotons = await asyncio.gather(*map(store.read_monoton, ids))
+        grown = 0
+        for partition, monoton in enumerate(monotons):
+            seen = self._seen.get(partition)
+            if seen is not None and monoton > seen:
+                grown += monoton - seen
+            self._seen[partition] = monoton if seen is None else max(seen, monoton)
+        if grown:
+            self.wake(grown)
+
+    @property
+    def checked(self) -> bool:
+        """Every partition's monoton has its baseline."""
+        return len(self._seen) >= self.partitions
 
     @property
     def seen(self) -> int | None:
-        return self._seen
+        """The monotons at the last check, summed over the partitions (None: none yet)."""
+        return sum(self._seen.values()) if self._seen else None
 
     def probe(self) -> None:
         """The oldest waiter tries a receive: finds messages that are visible again."""
@@ -215,12 +231,15 @@ class Waiters:
         await watcher.settled(waiters)
         return watcher
 
-    async def _ready(self, queue: QueueId) -> QueueWatcher:
-        """The queue's running watcher, with its baseline monoton read (so a put after
+    async def _ready(self, queue: QueueId, partitions: int = 1) -> QueueWatcher:
+        """The queue's running watcher, with its baseline monotons read (so a put after
         this wakes the waiters)."""
-        while (watcher := self._watcher_for(queue)).seen is None:
+        while True:
+            watcher = self._watcher_for(queue)
+            watcher.partitions = max(watcher.partitions, partitions)
+            if watcher.checked:
+                return watcher
             await watcher.check()
-        return watcher
 
     def _watcher_for(self, queue: QueueId) -> QueueWatcher:
         watcher = self._watchers.get(queue)
@@ -232,18 +251,22 @@ class Waiters:
         return watcher
 
     def written(self, queue: QueueId, rows: Sequence[MessageRow]) -> None:
-        """The publisher's hook, after a successful write on this server."""
+        """The publisher's hook, after a successful write on this server (``queue``: the
+        partition written; its queue's waiters are woken)."""
         delayed = [row.next_visible_on for row in rows if row.next_visible_on > row.created_at]
         if delayed:
             # A delayed message wakes a waiter when it becomes visible.
             self.visible_at(queue, min(delayed))
-        watcher = self._watchers.get(queue)
+        watcher = self._watchers.get(queue.whole)
         if watcher is not None and rows:
-            watcher.written([row.monoton for row in rows], len(rows) - len(delayed))
+            monotons = [row.monoton for row in rows]
+            watcher.written(monotons, len(rows) - len(delayed), queue.partition)
 
     def visible_at(self, queue: QueueId, at_ms: int) -> None:
-        """A message of ``queue`` becomes visible again at ``at_ms`` (engine clock): a
-        lease this server gave or shortened, a delayed put it wrote."""
+        """A message of ``queue`` (any of its partitions) becomes visible again at
+        ``at_ms`` (engine clock): a lease this server gave or shortened, a delayed put it
+        wrote."""
+        queue = queue.whole
         due = self._due_list(queue)
         bisect.insort(due, at_ms)
         del due[DUE_PER_QUEUE:]  # the earliest are kept: later ones are the probe's
@@ -270,8 +293,10 @@ class Waiters:
         receive: Callable[[], Awaitable[list[T]]],
         wait_s: float,
         want: int,
+        partitions: int = 1,
     ) -> list[T]:
-        """``receive()``'s first non-empty answer within ``wait_s`` seconds, else []."""
+        """``receive()``'s first non-empty answer within ``wait_s`` seconds, else []
+        (``partitions``: the queue's, whose monotons the watcher checks)."""
         if self._closed:
             return await receive()
         if queue not in self._watchers:
@@ -282,14 +307,14 @@ class Waiters:
             got = await receive()
             if got:
                 return got
-        watcher = await self._ready(queue)
+        watcher = await self._ready(queue, partitions)
         if not watcher.quiet:
             got = await watcher.attempt(receive)
             if got:
                 self._stop_if_idle(queue, watcher)
                 return got
             # Again: the last waiter may have left (and stopped that watcher) meanwhile.
-            watcher = await self._ready(queue)
+            watcher = await self._ready(queue, partitions)
         # No await since _ready: the watcher joined is running and has its baseline.
         waiter = watcher.join()
         loop = asyncio.get_running_loop()

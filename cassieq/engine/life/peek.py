@@ -46,7 +46,7 @@ class Peeker:
             for snap in snaps:
                 for m in snap.messages:
                     if (after is None or m.monoton > after) and _in_queue(queue, m, now):
-                        found.append(_peeked(m, now))
+                        found.append(_peeked(m, now, queue.partition))
                         if len(found) == limit:
                             return found, m.monoton
         if len(buckets) > len(reading):
@@ -64,7 +64,7 @@ def _in_queue(queue: QueueDefinition, m: MessageRow, now: int) -> bool:
     )
 
 
-def _peeked(m: MessageRow, now: int) -> PeekedMessage:
+def _peeked(m: MessageRow, now: int, partition: int) -> PeekedMessage:
     return PeekedMessage(
         monoton=m.monoton,
         body=m.message,
@@ -72,4 +72,5 @@ def _peeked(m: MessageRow, now: int) -> PeekedMessage:
         delivery_count=m.delivery_count,
         visible=m.visible(now),
         sent_at=m.created_at,
+        partition=partition,
     )

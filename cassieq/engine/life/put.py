@@ -20,6 +20,7 @@ from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import Contention, InvalidArgument
 from cassieq.engine.hints import BucketHints
 from cassieq.engine.life.monotons import Monotons, MonotonStrategy
+from cassieq.engine.life.partitions import Rotation
 from cassieq.model import MessageRow, OutgoingMessage, QueueDefinition, QueueId
 from cassieq.store.base import by_bytes, row_bytes
 from cassieq.tokens import new_token
@@ -55,6 +56,22 @@ class Publisher:
         self._tasks: set[asyncio.Task[None]] = set()  # held: the loop keeps only weak refs
         # Told of every successful write (long polling wakes this server's waiters with it).
         self.on_written: Callable[[QueueId, list[MessageRow]], None] | None = None
+
+    def pick_partition(self, queue: QueueDefinition, rotation: Rotation) -> int:
+        """Where this server's next put without a key goes (life/partitions.py): a
+        partition with a group gathering behind a write (joined: no LWT of its own), else
+        one this server writes nothing to now, else the rotation's next."""
+        partitions = queue.options.partitions
+        ids = [queue.in_partition(p).id for p in range(partitions)]  # views: made once
+        for p, qid in enumerate(ids):
+            if self._waiting.get(qid):
+                return p
+        start = rotation.next(partitions)
+        for i in range(partitions):
+            p = (start + i) % partitions
+            if ids[p] not in self._flushing:
+                return p
+        return start
 
     async def take_monotons(self, queue: QueueId, count: int = 1) -> int:
         """Reserve ``count`` consecutive monotons (one compare-and-set); the first."""

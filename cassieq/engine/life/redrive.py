@@ -75,6 +75,10 @@ class RateLimiter:
         self._next = max(float(now), self._next or 0.0) + self._interval_ms
 
 
+# A message to redrive: the partition it is in, its bucket, the row as first seen.
+_Candidate = tuple[QueueDefinition, int, MessageRow]
+
+
 class Redriver:
     def __init__(
         self, ctx: EngineContext, dead_letters: DeadLetters, queues: QueueDirectory
@@ -176,10 +180,17 @@ class Redriver:
             job.cancel()
         await asyncio.gather(*self._running.values(), return_exceptions=True)
 
-    async def _candidates(self, dlq: QueueDefinition) -> list[tuple[int, MessageRow]]:
-        """The messages in the dead-letter queue now: neither acked nor in a consumer's
-        lease nor being moved on to its own dead-letter queue (unfinished redrive claims
-        are taken: they are finished)."""
+    async def _candidates(self, dlq: QueueDefinition) -> list[_Candidate]:
+        """The messages in the dead-letter queue now, partition after partition."""
+        found: list[_Candidate] = []
+        for view in dlq.partition_views():
+            found += [(view, bucket, row) for bucket, row in await self._in_partition(view)]
+        return found
+
+    async def _in_partition(self, dlq: QueueDefinition) -> list[tuple[int, MessageRow]]:
+        """The messages in one partition of the dead-letter queue now: neither acked nor in
+        a consumer's lease nor being moved on to its own dead-letter queue (unfinished
+        redrive claims are taken: they are finished)."""
         store, qid = self._ctx.store, dlq.id
         repair, state = await asyncio.gather(
             store.read_pointer(qid, "repair"), store.read_invisibility(qid)
@@ -201,7 +212,7 @@ class Redriver:
         dlq: QueueDefinition,
         to: QueueDefinition | None,
         sources: list[QueueDefinition],
-        rows: list[tuple[int, MessageRow]],
+        rows: list[_Candidate],
         task: RedriveTask,
         per_second: int,
     ) -> None:
@@ -209,7 +220,7 @@ class Redriver:
         limiter = RateLimiter(ctx.clock, per_second, lambda s: self.sleep(s))
         only = sources[0] if len(sources) == 1 else None
         try:
-            for bucket, seen in rows:
+            for source, bucket, seen in rows:
                 await limiter.take()
                 # One read a move (a move is several compare-and-sets): a cancel from
                 # any server is seen at the next message.
@@ -217,13 +228,13 @@ class Redriver:
                 if stored is not None and stored.cancel_requested:
                     task = _with(task, ctx, status="cancelled")
                     break
-                row = await ctx.store.read_message(dlq.id, bucket, seen.monoton)
+                row = await ctx.store.read_message(source.id, bucket, seen.monoton)
                 if row is None or not _movable(row, ctx.clock.now()):
                     task = _with(task, ctx, total=task.total - 1)  # consumed meanwhile
                 else:
                     target = await self._target(dlq, row, to, only)
                     moved = target is not None and await self._dead_letters.redrive(
-                        dlq, bucket, row, target
+                        source, bucket, row, target
                     )
                     if moved:
                         task = _with(task, ctx, moved=task.moved + 1)

@@ -42,12 +42,12 @@ class ReaderWrites:
     rows: dict[int, MessageRow] = field(default_factory=dict)
 
 
-# (account, queue, queue version, monoton)
-_TakenKey = tuple[str, str, int, int]
+# (account, queue, queue version, partition, monoton)
+_TakenKey = tuple[str, str, int, int, int]
 
 
 def _taken_key(queue: QueueDefinition, monoton: int) -> _TakenKey:
-    return (queue.account, queue.name, queue.version, monoton)
+    return (queue.account, queue.name, queue.version, queue.partition, monoton)
 
 
 class Deliverer:
@@ -268,7 +268,7 @@ def without_body(row: MessageRow) -> MessageRow:
 def delivery_of(queue: QueueDefinition, row: MessageRow, taken: MessageRow) -> Delivery:
     """The delivery that ``taken`` (the row as the consuming write left it) made of ``row``."""
     return Delivery(
-        receipt=PopReceipt(queue.version, row.monoton, taken.version, row.tag),
+        receipt=PopReceipt(queue.version, row.monoton, taken.version, row.tag, queue.partition),
         message=row.message,
         # The deliveries before this one (0 on the first), as CassieQ counts them; the
         # row keeps the deliveries made, and max_delivery_count is judged on the count

@@ -13,12 +13,14 @@ from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import (
     AccountNotFound,
     InvalidArgument,
+    PartitionsCannotShrink,
     QueueExists,
     QueueLimitReached,
     QueueNotFound,
 )
 from cassieq.engine.recent import Recent
 from cassieq.model import (
+    MAX_PARTITIONS,
     MAX_QUEUE_MESSAGE_BYTES,
     Account,
     DeletionJob,
@@ -146,6 +148,11 @@ class QueueDirectory:
                 raise InvalidArgument(
                     "bucketSize cannot change: the queue's messages are laid out by it"
                 )
+            if options.partitions < current.options.partitions:
+                raise PartitionsCannotShrink(
+                    f"partitions can only grow: the queue has {current.options.partitions}, "
+                    "and a partition removed would strand its messages"
+                )
             validate_options(name, options)
             new_dlq = options.dlq_name
             if (
@@ -252,7 +259,12 @@ class QueueDirectory:
                 raise QueueNotFound(f"queue {name!r} not found in account {account!r}")
             # The job is written first: a crash after it and before the bump leaves a
             # job for a live queue, which the deleter recognises and drops.
-            job = DeletionJob(queue=queue.id, bucket_size=queue.options.bucket_size, created_at=now)
+            job = DeletionJob(
+                queue=queue.id,
+                bucket_size=queue.options.bucket_size,
+                created_at=now,
+                partitions=queue.options.partitions,
+            )
             await self._jobs.add(job)
             gone = msgspec.structs.replace(queue, version=queue.version + 1, status="deleted")
             if await store.replace_queue(gone, queue.version):
@@ -314,6 +326,7 @@ def validate_options(name: str, options: QueueOptions) -> None:
     )
     _check_range("maxMessageBytes", options.max_message_bytes, 1, MAX_QUEUE_MESSAGE_BYTES)
     _check_range("receiveWaitSeconds", options.receive_wait_seconds, 0, MAX_RECEIVE_WAIT_S)
+    _check_range("partitions", options.partitions, 1, MAX_PARTITIONS)
 
 
 def _check_range(label: str, value: int, low: int, high: int) -> None:

@@ -19,7 +19,7 @@ from cassieq.engine.life.ack import Acker
 from cassieq.engine.life.receive import Reader
 from cassieq.engine.upkeep.deletion_jobs import DeletionLog, decode_job
 from cassieq.engine.upkeep.repair import Repairer
-from cassieq.model import DeletionJob, Delivery, QueueId
+from cassieq.model import MAX_PARTITIONS, DeletionJob, Delivery, QueueId
 
 MAX_JOBS_PER_PASS = 1024
 JOBS_AT_ONCE = 16
@@ -154,9 +154,19 @@ class Deleter:
         if current is not None and current.version == qid.version and current.status == "active":
             # The delete never happened (crash before the version bump): keep the queue.
             return
-        # Every bucket up to the monoton's, and one past it for a repair copy in flight.
-        buckets = (await store.read_monoton(qid)) // job.bucket_size + 2
-        await store.delete_queue_state(qid, buckets)
+        buckets = 0
+        for partition in range(MAX_PARTITIONS):
+            pid = QueueId(qid.account, qid.queue, qid.version, partition)
+            monoton = await store.read_monoton(pid)
+            if partition >= job.partitions and monoton == 0:
+                # Past the job's partitions, only a growth racing the delete (between the
+                # job's write and the version bump) can have made more: each such one with
+                # a message taken is deleted too; the first without ends them.
+                break
+            # Every bucket up to the monoton's, and one past it for a repair copy in flight.
+            count = monoton // job.bucket_size + 2
+            await store.delete_queue_state(pid, count)
+            buckets += count
         snapshot = await store.read_stats_snapshot(qid.account, qid.queue)
         if snapshot is not None and snapshot.queue == qid:
             # Only this version's: a re-created queue's own snapshot stays. (A stats job

@@ -84,6 +84,7 @@ def queue_of(r: Any) -> QueueDefinition:
             receive_wait_seconds=_or(r.receive_wait_seconds, d.receive_wait_seconds),
             redrive_allow_policy=r.redrive_allow_policy or None,
             **_sqs_attributes_of(r.sqs_attributes),
+            partitions=_or(r.partitions, d.partitions),
         ),
         created_at=int(r.created_at),
         options_rev=int(r.options_rev or 0),  # null before schema 0007 and before a change
@@ -106,6 +107,8 @@ def queue_params(q: QueueDefinition) -> tuple[Any, ...]:
         q.tags or UNSET_VALUE, _unset_if_none(o.redrive_allow_policy),
         o.receive_wait_seconds or UNSET_VALUE, q.modified_at or UNSET_VALUE,
         sqs_attributes(o) or UNSET_VALUE,
+        # Left unset for one partition: a queue that never had more writes no cell.
+        o.partitions if o.partitions != 1 else UNSET_VALUE,
     )  # fmt: skip
 
 
@@ -115,9 +118,9 @@ def queue_replace_params(q: QueueDefinition) -> tuple[Any, ...]:
     o = q.options
     p = queue_params(q)
     return (
-        *p[:9], o.dlq_name or NO_NAME, *p[10:-5], q.tags or NO_TAGS,
+        *p[:9], o.dlq_name or NO_NAME, *p[10:-6], q.tags or NO_TAGS,
         o.redrive_allow_policy or NO_NAME, o.receive_wait_seconds, q.modified_at,
-        sqs_attributes(o) or NO_TAGS,
+        sqs_attributes(o) or NO_TAGS, o.partitions,
     )  # fmt: skip
 
 

@@ -51,7 +51,7 @@ QUEUE_COLUMNS = (
     "repair_poll_seconds, finalize_seconds, delete_buckets_after_finalize, dlq_name, "
     "strict_fifo, created_at, visibility_timeout_seconds, delay_seconds, "
     "message_retention_seconds, max_message_bytes, options_rev, tags, redrive_allow_policy, "
-    "receive_wait_seconds, modified_at, sqs_attributes"
+    "receive_wait_seconds, modified_at, sqs_attributes, partitions"
 )
 
 
@@ -117,7 +117,7 @@ class Statements:
             "dlq_name = ?, strict_fifo = ?, created_at = ?, visibility_timeout_seconds = ?, "
             "delay_seconds = ?, message_retention_seconds = ?, max_message_bytes = ?, "
             "options_rev = ?, tags = ?, redrive_allow_policy = ?, receive_wait_seconds = ?, "
-            "modified_at = ?, sqs_attributes = ? "
+            "modified_at = ?, sqs_attributes = ?, partitions = ? "
             "WHERE account_name = ? AND queue_name = ? IF version = ?"
         )
         self.queue_replace = p(queue_set)

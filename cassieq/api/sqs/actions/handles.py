@@ -36,7 +36,9 @@ def _signer(call: SqsCall) -> ReceiptSigner:
 async def encode(call: SqsCall, queue: str, delivery: Delivery) -> str:
     r = delivery.receipt
     deliveries = delivery.delivery_count + 1  # the row's count once this delivery was made
-    tagged = PopReceipt(r.queue_version, r.monoton, r.version, f"{r.tag}{_SEPARATOR}{deliveries}")
+    tagged = PopReceipt(
+        r.queue_version, r.monoton, r.version, f"{r.tag}{_SEPARATOR}{deliveries}", r.partition
+    )
     return await _signer(call).encode(call.account, queue, tagged)
 
 
@@ -54,4 +56,4 @@ async def decode(call: SqsCall, queue: str, token: str) -> Handle:
         return Handle(r, None)
     if not count.isdigit():
         raise errors.receipt_handle_is_invalid(token)
-    return Handle(PopReceipt(r.queue_version, r.monoton, r.version, tag), int(count))
+    return Handle(PopReceipt(r.queue_version, r.monoton, r.version, tag, r.partition), int(count))

@@ -149,6 +149,8 @@ class _Outgoing:
             attributes=attrs.values,
             attribute_types=attrs.types if trace is None else {**attrs.types, TRACE_KEY: trace},
             size=self.size,
+            # A message group keeps to one partition of a partitioned queue (issue 35).
+            partition_key=group if isinstance(group := params.get("MessageGroupId"), str) else None,
         )
         try:
             # The queue's policy, asked here too so a batch can fail this entry alone.

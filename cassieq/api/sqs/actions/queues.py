@@ -85,7 +85,8 @@ async def create_queue(call: SqsCall) -> dict[str, Any]:
     dlq = changes.get("dlq_name")
     if isinstance(dlq, str) and await call.engine.find_queue(call.account, dlq) is None:
         raise errors.queue_does_not_exist(dlq)
-    options = attributes.sqs_options(changes)
+    # SQS has no word for partitions: the server's default (issue 35).
+    options = attributes.sqs_options({"partitions": call.engine.default_partitions, **changes})
     try:
         definition, created = await call.engine.create_queue(call.account, name, options, tags=tags)
     except InvalidArgument as exc:
