@@ -29,11 +29,13 @@ class OutgoingEntry:
             body (str):
             attributes (OutgoingEntryAttributes | Unset):
             delay_seconds (int | None | Unset):
+            partition_key (None | str | Unset):
      """
 
     body: str
     attributes: OutgoingEntryAttributes | Unset = UNSET
     delay_seconds: int | None | Unset = UNSET
+    partition_key: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -54,6 +56,12 @@ class OutgoingEntry:
         else:
             delay_seconds = self.delay_seconds
 
+        partition_key: None | str | Unset
+        if isinstance(self.partition_key, Unset):
+            partition_key = UNSET
+        else:
+            partition_key = self.partition_key
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -64,6 +72,8 @@ class OutgoingEntry:
             field_dict["attributes"] = attributes
         if delay_seconds is not UNSET:
             field_dict["delaySeconds"] = delay_seconds
+        if partition_key is not UNSET:
+            field_dict["partitionKey"] = partition_key
 
         return field_dict
 
@@ -95,10 +105,21 @@ class OutgoingEntry:
         delay_seconds = _parse_delay_seconds(d.pop("delaySeconds", UNSET))
 
 
+        def _parse_partition_key(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        partition_key = _parse_partition_key(d.pop("partitionKey", UNSET))
+
+
         outgoing_entry = cls(
             body=body,
             attributes=attributes,
             delay_seconds=delay_seconds,
+            partition_key=partition_key,
         )
 
 

@@ -31,6 +31,7 @@ class QueueBody:
             max_delivery_count (int):
             max_message_bytes (int):
             message_retention_seconds (int):
+            partitions (int):
             queue_name (str):
             repair_worker_bucket_finalize_time_seconds (int):
             repair_worker_poll_seconds (int):
@@ -46,6 +47,7 @@ class QueueBody:
     max_delivery_count: int
     max_message_bytes: int
     message_retention_seconds: int
+    partitions: int
     queue_name: str
     repair_worker_bucket_finalize_time_seconds: int
     repair_worker_poll_seconds: int
@@ -75,6 +77,8 @@ class QueueBody:
 
         message_retention_seconds = self.message_retention_seconds
 
+        partitions = self.partitions
+
         queue_name = self.queue_name
 
         repair_worker_bucket_finalize_time_seconds = self.repair_worker_bucket_finalize_time_seconds
@@ -97,6 +101,7 @@ class QueueBody:
             "maxDeliveryCount": max_delivery_count,
             "maxMessageBytes": max_message_bytes,
             "messageRetentionSeconds": message_retention_seconds,
+            "partitions": partitions,
             "queueName": queue_name,
             "repairWorkerBucketFinalizeTimeSeconds": repair_worker_bucket_finalize_time_seconds,
             "repairWorkerPollSeconds": repair_worker_poll_seconds,
@@ -133,6 +138,8 @@ class QueueBody:
 
         message_retention_seconds = d.pop("messageRetentionSeconds")
 
+        partitions = d.pop("partitions")
+
         queue_name = d.pop("queueName")
 
         repair_worker_bucket_finalize_time_seconds = d.pop("repairWorkerBucketFinalizeTimeSeconds")
@@ -152,6 +159,7 @@ class QueueBody:
             max_delivery_count=max_delivery_count,
             max_message_bytes=max_message_bytes,
             message_retention_seconds=message_retention_seconds,
+            partitions=partitions,
             queue_name=queue_name,
             repair_worker_bucket_finalize_time_seconds=repair_worker_bucket_finalize_time_seconds,
             repair_worker_poll_seconds=repair_worker_poll_seconds,

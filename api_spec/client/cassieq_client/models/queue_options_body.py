@@ -31,6 +31,7 @@ class QueueOptionsBody:
             max_delivery_count (int | Unset):  Default: 5.
             max_message_bytes (int | Unset):  Default: 1048576.
             message_retention_seconds (int | Unset):  Default: 1209600.
+            partitions (int | None | Unset):
             repair_worker_bucket_finalize_time_seconds (int | Unset):  Default: 15.
             repair_worker_poll_seconds (int | Unset):  Default: 5.
             strict_fifo (bool | Unset):  Default: True.
@@ -44,6 +45,7 @@ class QueueOptionsBody:
     max_delivery_count: int | Unset = 5
     max_message_bytes: int | Unset = 1048576
     message_retention_seconds: int | Unset = 1209600
+    partitions: int | None | Unset = UNSET
     repair_worker_bucket_finalize_time_seconds: int | Unset = 15
     repair_worker_poll_seconds: int | Unset = 5
     strict_fifo: bool | Unset = True
@@ -73,6 +75,12 @@ class QueueOptionsBody:
 
         message_retention_seconds = self.message_retention_seconds
 
+        partitions: int | None | Unset
+        if isinstance(self.partitions, Unset):
+            partitions = UNSET
+        else:
+            partitions = self.partitions
+
         repair_worker_bucket_finalize_time_seconds = self.repair_worker_bucket_finalize_time_seconds
 
         repair_worker_poll_seconds = self.repair_worker_poll_seconds
@@ -100,6 +108,8 @@ class QueueOptionsBody:
             field_dict["maxMessageBytes"] = max_message_bytes
         if message_retention_seconds is not UNSET:
             field_dict["messageRetentionSeconds"] = message_retention_seconds
+        if partitions is not UNSET:
+            field_dict["partitions"] = partitions
         if repair_worker_bucket_finalize_time_seconds is not UNSET:
             field_dict["repairWorkerBucketFinalizeTimeSeconds"] = repair_worker_bucket_finalize_time_seconds
         if repair_worker_poll_seconds is not UNSET:
@@ -138,6 +148,16 @@ class QueueOptionsBody:
 
         message_retention_seconds = d.pop("messageRetentionSeconds", UNSET)
 
+        def _parse_partitions(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        partitions = _parse_partitions(d.pop("partitions", UNSET))
+
+
         repair_worker_bucket_finalize_time_seconds = d.pop("repairWorkerBucketFinalizeTimeSeconds", UNSET)
 
         repair_worker_poll_seconds = d.pop("repairWorkerPollSeconds", UNSET)
@@ -154,6 +174,7 @@ class QueueOptionsBody:
             max_delivery_count=max_delivery_count,
             max_message_bytes=max_message_bytes,
             message_retention_seconds=message_retention_seconds,
+            partitions=partitions,
             repair_worker_bucket_finalize_time_seconds=repair_worker_bucket_finalize_time_seconds,
             repair_worker_poll_seconds=repair_worker_poll_seconds,
             strict_fifo=strict_fifo,

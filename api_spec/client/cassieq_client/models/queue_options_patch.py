@@ -31,6 +31,7 @@ class QueueOptionsPatch:
             max_delivery_count (int | Unset):
             max_message_bytes (int | Unset):
             message_retention_seconds (int | Unset):
+            partitions (int | Unset):
             repair_worker_bucket_finalize_time_seconds (int | Unset):
             repair_worker_poll_seconds (int | Unset):
             strict_fifo (bool | Unset):
@@ -44,6 +45,7 @@ class QueueOptionsPatch:
     max_delivery_count: int | Unset = UNSET
     max_message_bytes: int | Unset = UNSET
     message_retention_seconds: int | Unset = UNSET
+    partitions: int | Unset = UNSET
     repair_worker_bucket_finalize_time_seconds: int | Unset = UNSET
     repair_worker_poll_seconds: int | Unset = UNSET
     strict_fifo: bool | Unset = UNSET
@@ -97,6 +99,12 @@ class QueueOptionsPatch:
         else:
             message_retention_seconds = self.message_retention_seconds
 
+        partitions: int | Unset
+        if isinstance(self.partitions, Unset):
+            partitions = UNSET
+        else:
+            partitions = self.partitions
+
         repair_worker_bucket_finalize_time_seconds: int | Unset
         if isinstance(self.repair_worker_bucket_finalize_time_seconds, Unset):
             repair_worker_bucket_finalize_time_seconds = UNSET
@@ -140,6 +148,8 @@ class QueueOptionsPatch:
             field_dict["maxMessageBytes"] = max_message_bytes
         if message_retention_seconds is not UNSET:
             field_dict["messageRetentionSeconds"] = message_retention_seconds
+        if partitions is not UNSET:
+            field_dict["partitions"] = partitions
         if repair_worker_bucket_finalize_time_seconds is not UNSET:
             field_dict["repairWorkerBucketFinalizeTimeSeconds"] = repair_worker_bucket_finalize_time_seconds
         if repair_worker_poll_seconds is not UNSET:
@@ -214,6 +224,14 @@ class QueueOptionsPatch:
         message_retention_seconds = _parse_message_retention_seconds(d.pop("messageRetentionSeconds", UNSET))
 
 
+        def _parse_partitions(data: object) -> int | Unset:
+            if isinstance(data, Unset):
+                return data
+            return cast(int | Unset, data)
+
+        partitions = _parse_partitions(d.pop("partitions", UNSET))
+
+
         def _parse_repair_worker_bucket_finalize_time_seconds(data: object) -> int | Unset:
             if isinstance(data, Unset):
                 return data
@@ -254,6 +272,7 @@ class QueueOptionsPatch:
             max_delivery_count=max_delivery_count,
             max_message_bytes=max_message_bytes,
             message_retention_seconds=message_retention_seconds,
+            partitions=partitions,
             repair_worker_bucket_finalize_time_seconds=repair_worker_bucket_finalize_time_seconds,
             repair_worker_poll_seconds=repair_worker_poll_seconds,
             strict_fifo=strict_fifo,
