@@ -250,6 +250,7 @@ def start_cluster(
     all serve CQL and each logs every other UP. Return the seconds taken (0.0: all reused)."""
     say = log or _silent
     began = time.monotonic()
+    _refuse_the_other_variant(cfg)
     if cfg.delayed:
         # Before any node: a node gossips with its peers through their proxies from the start.
         proxy = cfg.toxiproxy()
@@ -438,6 +439,17 @@ def _first_problem(
             if m != n and view.get(_peer(cfg, m)) is not True:
                 return n, f"does not see node {m} ({cfg.hosts[m - 1]}) UP in gossip"
     return None
+
+
+def _refuse_the_other_variant(cfg: ClusterConfig) -> None:
+    """The plain and the delayed cluster share addresses and ports: one runs at a time."""
+    other = cfg.variant(0) if cfg.delayed else running_variant(cfg)
+    if other.delayed != cfg.delayed and any(owned_pid(other.node(n)) for n in other.numbers):
+        which = "delayed" if other.delayed else "plain"
+        raise CassandraToolError(
+            f"the {which} cluster runs on these addresses; stop it first: "
+            f"cassieq cassandra stop --nodes {len(cfg.hosts)}"
+        )
 
 
 def _refuse_foreign(node: NodeConfig, n: int) -> None:
