@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -177,3 +179,37 @@ def test_sigterm_stops_every_worker_and_exits_0(
         with pytest.raises(ProcessLookupError):  # exited and reaped by the supervisor
             os.kill(pid, 0)
     assert '"event": "workers_stopped"' in (tmp_path / "serve.log").read_text()
+
+
+def test_a_supervisor_killed_takes_its_workers_with_it(
+    cassandra_store: object, cassandra_node: CassandraNode, tmp_path: Path
+) -> None:
+    server = _start_two(cassandra_node, tmp_path / "serve.log")
+    pids = [int(pid) for pid in _worker_pids(server).values()]
+    server.process.kill()
+    server.process.wait(timeout=DEADLINE_S)
+    deadline = time.monotonic() + DEADLINE_S
+    for pid in pids:
+        # Killed by the kernel when their parent died; init reaps them (bounded poll).
+        while Path(f"/proc/{pid}").exists() and "zombie" not in _state(pid):
+            assert time.monotonic() < deadline, f"worker {pid} outlived its supervisor"
+    # The port is free again (no listener left): a server started on it can bind.
+    port = int(server.url.rsplit(":", 1)[1])
+    while True:
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(("127.0.0.1", port))
+                break
+            except OSError as exc:
+                listeners = subprocess.run(
+                    ["ss", "-ltnp", f"sport = :{port}"], capture_output=True, text=True
+                ).stdout
+                assert time.monotonic() < deadline, f"{exc}; still listening:\n{listeners}"
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split("\n")[0]
+    except (OSError, IndexError):
+        return "zombie"  # gone between the two reads

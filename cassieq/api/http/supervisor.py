@@ -176,12 +176,13 @@ def _worker_main(target: WorkerTarget, slot: WorkerSlot, sockets: list[socket.so
 
 
 def _die_with_parent() -> None:
-    """Linux: SIGTERM this process when the supervisor dies (killed with SIGKILL, say), so
-    no worker is left serving unsupervised."""
+    """Linux: SIGKILL this process when the supervisor dies (killed with SIGKILL, say): the
+    server as a whole crashed, and no worker is left serving unsupervised or holding the
+    port a server started again on it must bind (a graceful stop would hold it seconds)."""
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass  # elsewhere: a worker outlives a killed supervisor

@@ -39,6 +39,12 @@ def table(result: dict[str, Any]) -> str:
     ]
     if "http_over_engine_e2e" in result:
         lines.append(f"HTTP e2e ÷ engine e2e: {result['http_over_engine_e2e']}")
+    if "workers" in result:
+        each = ", ".join(f"{n}: {w['e2e_per_s']}" for n, w in result["workers"].items())
+        lines.append(
+            f"v1 HTTP e2e/s by `cassieq serve --workers` ({each}); last ÷ first: "
+            f"{result['workers_http_e2e_last_over_first']}"
+        )
     lines += _api_cost(result.get("api_cost", {}))
     if "v2" in result:
         lines += ["", *_v2_table(result["v2"]), "", *_acceptance(result.get("acceptance", []))]
@@ -95,11 +101,20 @@ def _api_cost(cost: dict[str, Any]) -> list[str]:
     if "sqs_over_v2_http_e2e" in cost:
         lines.append(f"SQS (boto3) e2e ÷ v2 HTTP e2e, same batch: {cost['sqs_over_v2_http_e2e']}")
     for api, row in cost.items():
-        if isinstance(row, dict):
+        if isinstance(row, dict) and api != "in_turns":
             lines.append(
                 f"{api}: {row['e2e_per_s']} e2e/s; CPU s per 1,000 messages e2e: server "
                 f"{row['server_cpu_s_per_1000']}, client {row['client_cpu_s_per_1000']}"
             )
+    turns = cost.get("in_turns")
+    if turns:
+        lines.append(f"in turns on one server: SQS e2e ÷ v2 e2e {turns['sqs_over_v2_e2e']}")
+        for api, row in turns.items():
+            if isinstance(row, dict):
+                lines.append(
+                    f"  {api}: {row['e2e_per_s']} e2e/s; CPU s per 1,000 messages e2e: server "
+                    f"{row['server_cpu_s_per_1000']}, client {row['client_cpu_s_per_1000']}"
+                )
     return lines
 
 
