@@ -77,20 +77,33 @@ async def lwt_round_trip(session: Session, keyspace: str, samples: int) -> dict[
     update = _prepare(
         session, f"UPDATE {keyspace}.{_TABLE} SET v = ? WHERE k = ? AND c = 0 IF v = ?"
     )
+    read = _prepare(session, f"SELECT v FROM {keyspace}.{_TABLE} WHERE k = ? AND c = 0")
     tag = secrets.token_hex(4)
     out: dict[str, Any] = {"samples": samples}
     timings: list[float] = []
+    timeouts = 0
     for i in range(samples):
         started = time.perf_counter()
-        await execute_async(session, insert, (f"rt-{tag}-{i}",))
+        try:
+            await execute_async(session, insert, (f"rt-{tag}-{i}",))
+        except Exception:  # a server timeout: counted, not timed (its cost is the timeout)
+            timeouts += 1
+            continue
         timings.append((time.perf_counter() - started) * 1000)
     out["insert_if_not_exists_ms"] = _summary(timings)
-    timings = []
-    for i in range(samples):
+    timings, value, row = [], 0, f"rt-{tag}-0"
+    for _ in range(samples):
         started = time.perf_counter()
-        await execute_async(session, update, (i + 1, f"rt-{tag}-0", i))
+        try:
+            await execute_async(session, update, (value + 1, row, value))
+        except Exception:  # outcome unknown: read the row at SERIAL and go on from it
+            timeouts += 1
+            value = (await execute_async(session, read, (row,)))[0].v
+            continue
         timings.append((time.perf_counter() - started) * 1000)
+        value += 1
     out["update_if_ms"] = _summary(timings)
+    out["timeouts"] = timeouts
     return out
 
 
