@@ -58,13 +58,22 @@ class CpuMeter:
         self._server = None if self.server_pid is None else process_cpu_seconds(self.server_pid)
         self._client = time.process_time()
 
+    def spent(self) -> dict[str, float]:
+        """CPU seconds since ``start``: ``client`` (this process), and ``server`` when the
+        server's pid was given and readable."""
+        out = {"client": time.process_time() - self._client}
+        if self.server_pid is not None and self._server is not None:
+            now = process_cpu_seconds(self.server_pid)
+            if now is not None:
+                out["server"] = now - self._server
+        return out
+
     def per_1000(self, messages: int) -> dict[str, float]:
         """``server_cpu_s_per_1000`` (when the server's pid was given and readable) and
         ``client_cpu_s_per_1000`` over the ``messages`` the turn moved."""
         per = 1000 / max(messages, 1)
-        out = {"client_cpu_s_per_1000": round((time.process_time() - self._client) * per, 3)}
-        if self.server_pid is not None and self._server is not None:
-            now = process_cpu_seconds(self.server_pid)
-            if now is not None:
-                out["server_cpu_s_per_1000"] = round((now - self._server) * per, 3)
+        spent = self.spent()
+        out = {"client_cpu_s_per_1000": round(spent["client"] * per, 3)}
+        if "server" in spent:
+            out["server_cpu_s_per_1000"] = round(spent["server"] * per, 3)
         return out

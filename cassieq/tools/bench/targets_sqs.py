@@ -49,6 +49,10 @@ class SqsBatchTarget:
     async def create_queue(self, name: str) -> None:
         self._urls[name] = (await self._call("create_queue", QueueName=name))["QueueUrl"]
 
+    async def use_queue(self, name: str) -> None:
+        """A queue made another way (through v1, with options SQS has no attribute for)."""
+        self._urls[name] = (await self._call("get_queue_url", QueueName=name))["QueueUrl"]
+
     async def send(self, queue: str, bodies: list[str]) -> None:
         started = time.perf_counter()
         entries = [{"Id": str(i), "MessageBody": b} for i, b in enumerate(bodies)]

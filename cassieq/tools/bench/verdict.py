@@ -103,4 +103,19 @@ def api_cost(result: dict[str, Any]) -> dict[str, Any]:
                 "server_cpu_s_per_1000": row["server_cpu_s_per_1000"],
                 "client_cpu_s_per_1000": row["client_cpu_s_per_1000"],
             }
+    # The same from the turns on one server (cassieq.tools.bench.paired): no repair, and no
+    # earlier measurement's queues to repair, in them.
+    paired = v2.get("paired_http_e2e") or {}
+    if "cpu_s_per_1000" in paired:
+        out["in_turns"] = {
+            "sqs_over_v2_e2e": paired["sqs_over_v2"],
+            **{
+                name: {"e2e_per_s": paired[f"{api}_e2e_per_s"], **paired["cpu_s_per_1000"][api]}
+                for name, api in (
+                    ("v1", "v1"),
+                    (f"v2_b{paired['batch']}", "v2"),
+                    (f"sqs_b{paired['sqs_batch']}", "sqs"),
+                )
+            },
+        }
     return out
