@@ -88,6 +88,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     account_max_stored_messages: Annotated[int, msgspec.Meta(ge=0)] = 0
     account_max_in_flight_messages: Annotated[int, msgspec.Meta(ge=0)] = 0
     account_quota_refresh_seconds: Annotated[float, msgspec.Meta(gt=0)] = 10.0
+    # Fair admission (cassieq.api.admission): authenticated requests handled at once; beyond,
+    # a request waits for a place and places go to the accounts waiting in turns (0: off).
+    # A request gives its place back when it ends or after the second setting (a long
+    # poll's wait holds none).
+    http_fair_admission_slots: Annotated[int, msgspec.Meta(ge=0)] = 0
+    http_fair_admission_hold_seconds: Annotated[float, msgspec.Meta(gt=0, le=60)] = 0.5
     log_format: LogFormat = "console"
     log_level: LogLevel = "info"
     # One structlog event per HTTP request (method, path without its query string, route,

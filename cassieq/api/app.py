@@ -12,6 +12,7 @@ from litestar.datastructures import State
 
 from cassieq.api.admin.debug import DebugController
 from cassieq.api.admin.metrics import metrics
+from cassieq.api.admission import FairAdmission, GivesPlacesBack
 from cassieq.api.dependencies import dependencies
 from cassieq.api.docs import ExampleBodies, asset_routes, document_security, openapi_config
 from cassieq.api.errors import EXCEPTION_HANDLERS
@@ -128,6 +129,7 @@ def create_app(
         metrics=exporter,
         budgets=budgets,
         quotas=quotas,
+        admission=FairAdmission.of(settings),
         unverified=UnverifiedBodies(
             settings.http_unverified_body_bytes, settings.http_unverified_body_bytes_per_account
         ),
@@ -221,6 +223,7 @@ def create_app(
         app.asgi_handler = Cors(app.asgi_handler, settings.cors_origins)
     if worker_slot is not None:
         app.asgi_handler = WorkerHeader(app.asgi_handler, worker_slot.index)
+    app.asgi_handler = GivesPlacesBack(app.asgi_handler)  # fair admission's places
     # Outermost: every answer is timed, a CORS preflight's and a 404's too.
     assert state.metrics is not None
     app.asgi_handler = RequestTimer(

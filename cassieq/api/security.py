@@ -10,6 +10,7 @@ from litestar import Request
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
+from cassieq.api.admission import admit
 from cassieq.api.errors import V2_PREFIX
 from cassieq.api.quotas import refuse_over_quota
 from cassieq.api.rate_limit import spend_or_429
@@ -37,6 +38,7 @@ async def account_guard(
     # Authenticated: now the account's request budget is spent (never by strangers).
     await spend_or_429(connection, str(connection.path_params.get("account", "")))
     refuse_over_quota(connection, str(connection.path_params.get("account", "")), handler)
+    await admit(connection, str(connection.path_params.get("account", "")))  # in turns when busy
 
 
 async def authorize_for(

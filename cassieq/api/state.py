@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from cassieq.api.admission import FairAdmission
 from cassieq.api.quotas import AccountQuotas
 from cassieq.api.rate_limit import AccountBudgets
 from cassieq.api.unverified_bodies import UnverifiedBodies
@@ -36,6 +37,8 @@ class AppState:
     budgets: AccountBudgets = field(default_factory=lambda: AccountBudgets.of(Settings()))
     # Each account's quotas of messages stored and in flight (cassieq.api.quotas).
     quotas: AccountQuotas = field(default_factory=lambda: AccountQuotas(0, 0))
+    # Places for authenticated requests, taken in turns by accounts when busy (admission.py).
+    admission: FairAdmission = field(default_factory=lambda: FairAdmission(0))
     # Room for v2 bodies read before their signature is checked (unverified_bodies.py).
     unverified: UnverifiedBodies = field(
         default_factory=lambda: UnverifiedBodies(

@@ -144,6 +144,13 @@ def bench(
     show_default=True,
     help="Dropped and re-created by every run.",
 )
+@click.option(
+    "--rounds",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="Turns alone and under the flood, interleaved, each --seconds long.",
+)
 def fairness(
     as_json: bool,
     seconds: float,
@@ -153,6 +160,7 @@ def fairness(
     account_rate: float | None,
     account_burst: int | None,
     keyspace: str,
+    rounds: int,
 ) -> None:
     """Tenant B's put latency alone, then while tenant A floods puts (issue 40's fairness)."""
     import asyncio
@@ -169,6 +177,7 @@ def fairness(
         a_clients=a_clients,
         account_rate=account_rate,
         account_burst=account_burst,
+        rounds=rounds,
     )
     result = asyncio.run(run_fairness(Settings.from_env(), keyspace=keyspace, fair=fair, say=_err))
     click.echo(json.dumps(result, indent=2) if as_json else fairness_table(result))

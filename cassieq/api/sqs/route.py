@@ -16,6 +16,7 @@ import structlog
 from litestar import Request, Response, route
 from litestar.exceptions import HTTPException
 
+from cassieq.api.admission import admit
 from cassieq.api.dependencies import App
 from cassieq.api.quotas import sqs_over_quota
 from cassieq.api.rate_limit import over_budget
@@ -134,6 +135,7 @@ async def _answer(
     seen.action = action[:80]
     if refused := sqs_over_quota(request, verified.account, action):  # the account's quotas
         raise errors.over_limit(refused)
+    await admit(request, verified.account)  # accounts take turns when the server is busy
     op = operation(action)
     if op is None:
         raise errors.invalid_action(action[:80])

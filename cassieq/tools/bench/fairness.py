@@ -42,6 +42,10 @@ class FairnessSettings:
     # the settings' defaults.
     account_rate: float | None = None
     account_burst: int | None = None
+    # Turns alone and under the flood, interleaved (alone, flood, alone, flood, ...), each
+    # ``seconds``: on a machine others load too, a load that comes and goes falls on both
+    # sides alike, where two long turns one after the other can each meet a different load.
+    rounds: int = 1
 
 
 class RawClient:
@@ -164,38 +168,44 @@ async def run_fairness(
         b, b_key = await _tenant(server.url, server.token)
         b_request, a_request = put_request(port, b, b_key), put_request(port, a, a_key)
 
-        say(f"tenant B alone: {fair.b_clients} clients, {fair.b_rate:g}/s, {fair.seconds:g} s")
-        b_statuses: Counter[int] = Counter()
-        b_alone: list[float] = []
-        until = time.monotonic() + fair.seconds
         b_clients = [RawClient(port, b_request) for _ in range(fair.b_clients)]
-        await _loop(b_clients, until, b_statuses, b_alone, fair.b_rate)
-        alone = _summary(b_alone, b_statuses, fair.seconds)
-
-        say(f"tenant B while A floods puts: {fair.a_clients} clients, {fair.seconds:g} s")
-        b_statuses, a_statuses = Counter[int](), Counter[int]()
+        alone_statuses, b_statuses, a_statuses = Counter[int](), Counter[int](), Counter[int]()
+        b_alone: list[float] = []
         b_flood: list[float] = []
         a_latencies: list[float] = []
-        until = time.monotonic() + fair.seconds
-        await asyncio.gather(
-            _loop(b_clients, until, b_statuses, b_flood, fair.b_rate),
-            _loop(
-                [RawClient(port, a_request) for _ in range(fair.a_clients)],
-                until,
-                a_statuses,
-                a_latencies,
-            ),
-        )
-        flooded = _summary(b_flood, b_statuses, fair.seconds)
-        flood = _summary(a_latencies, a_statuses, fair.seconds)
+        for turn in range(1, fair.rounds + 1):
+            say(
+                f"round {turn}/{fair.rounds}: tenant B alone: {fair.b_clients} clients, "
+                f"{fair.b_rate:g}/s, {fair.seconds:g} s"
+            )
+            until = time.monotonic() + fair.seconds
+            await _loop(b_clients, until, alone_statuses, b_alone, fair.b_rate)
+            say(f"round {turn}/{fair.rounds}: B while A floods puts: {fair.a_clients} clients")
+            until = time.monotonic() + fair.seconds
+            await asyncio.gather(
+                _loop(b_clients, until, b_statuses, b_flood, fair.b_rate),
+                _loop(
+                    [RawClient(port, a_request) for _ in range(fair.a_clients)],
+                    until,
+                    a_statuses,
+                    a_latencies,
+                ),
+            )
+        total_s = fair.seconds * fair.rounds
+        alone = _summary(b_alone, alone_statuses, total_s)
+        flooded = _summary(b_flood, b_statuses, total_s)
+        flood = _summary(a_latencies, a_statuses, total_s)
     ratio = round(flooded["p95"] / alone["p95"], 2) if alone["p95"] else None
     return {
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
         "cores": os.cpu_count(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "seconds_per_turn": fair.seconds,
+        "rounds": fair.rounds,
         "account_rate": fair.account_rate or settings.account_requests_per_second,
         "account_burst": fair.account_burst or settings.account_request_burst,
+        # Fair admission's places (0: off), as the server read them from the environment.
+        "fair_admission_slots": settings.http_fair_admission_slots,
         "b_clients": fair.b_clients,
         "b_rate": fair.b_rate,
         "a_clients": fair.a_clients,
@@ -212,7 +222,8 @@ def fairness_table(result: dict[str, Any]) -> str:
     alone, flooded, flood = result["b_alone"], result["b_under_flood"], result["a_flood"]
     rows = [
         f"fairness ({result['date']}, {result['cores']} cores, load {result['load_average']}, "
-        f"budget {result['account_rate']:g}/s burst {result['account_burst']})",
+        f"budget {result['account_rate']:g}/s burst {result['account_burst']}, "
+        f"fair admission {result.get('fair_admission_slots', 'n/a')} places)",
         f"{'':24}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}{'req/s':>10}  statuses",
     ]
     for label, f in (
