@@ -410,7 +410,12 @@ class QueueEngine:
     # ------------------------------------------------ inspection (debug, console, metrics)
 
     async def inspect_pointers(self, queue: QueueDefinition) -> Pointers:
+        """The pointers of ``queue``'s own partition (a definition: partition 0)."""
         return await self.inspector.pointers(queue)
+
+    async def inspect_partition_pointers(self, queue: QueueDefinition) -> list[Pointers]:
+        """The pointers of every partition of the queue, in partition order."""
+        return list(await asyncio.gather(*map(self.inspector.pointers, queue.partition_views())))
 
     async def inspect_bucket(self, queue: QueueDefinition, bucket: int) -> BucketState:
         return await self.inspector.bucket(queue, bucket)

@@ -340,3 +340,33 @@ async def test_a_slow_refresh_answers_the_previous_sample() -> None:
     assert sampler.sample.listed is True
     assert [(q.account, q.queue) for q in sampler.sample.queues] == [("acct", "q")]
     await sampler.close()
+
+
+def test_a_partitioned_queue_shows_each_partitions_lag_and_the_largest(api: Api) -> None:
+    created = api.client.put(
+        f"/api/v2/accounts/{api.account}/queues/other",
+        json={"partitions": 3, "bucketSize": 2},
+        headers={"Authorization": f"Key {api.key}"},
+    )
+    assert created.status_code == 201, created.text
+    for i in range(12):
+        api.send("other", {"body": f"m{i}"})
+    api.receive("other", 10)  # left in flight: the readers move on, invisibility stays
+    samples = api.scrape()
+    lags: dict[tuple[str, str], float] = {}
+    for (name, labels), value in samples.items():
+        found = dict(labels)
+        # (The shared keyspace holds other tests' partitioned queues too.)
+        if name == "cassieq_queue_partition_lag_buckets" and found["account"] == api.account:
+            assert found["queue"] == "other"
+            lags[(found["partition"], found["pointer"])] = value
+    assert set(lags) == {(p, k) for p in "012" for k in ("invisibility", "repair")}
+    inv = api.queue_value(samples, "cassieq_queue_invisibility_lag_buckets", "other")
+    assert inv == max(v for (_, k), v in lags.items() if k == "invisibility")
+    assert inv is not None and inv > 0
+    # A queue of one partition has no per-partition series (this account's "q").
+    assert not any(
+        dict(labels).get("account") == api.account and dict(labels).get("queue") == "q"
+        for (name, labels) in samples
+        if name == "cassieq_queue_partition_lag_buckets"
+    )

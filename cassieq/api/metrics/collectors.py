@@ -40,12 +40,14 @@ _GAUGES: list[tuple[str, str, Callable[[QueueSample], float]]] = [
     ),
     (
         "cassieq_queue_invisibility_lag_buckets",
-        "Reader pointer minus invisibility pointer, in buckets.",
+        "Reader pointer minus invisibility pointer, in buckets (the largest of the queue's "
+        "partitions).",
         lambda s: s.invisibility_lag,
     ),
     (
         "cassieq_queue_repair_lag_buckets",
-        "Reader pointer minus repair pointer, in buckets (a growing lag: a stalled queue).",
+        "Reader pointer minus repair pointer, in buckets (a growing lag: a stalled queue; the "
+        "largest of the queue's partitions).",
         lambda s: s.repair_lag,
     ),
 ]
@@ -88,6 +90,17 @@ class QueueCollector:
             for s in sample.queues:
                 counter.add_metric([s.account, s.queue], figure(s))
             yield counter
+        partition_lag = GaugeMetricFamily(
+            "cassieq_queue_partition_lag_buckets",
+            "Pointer lag behind the reader of each partition of a queue of many partitions.",
+            labels=[*QUEUE_LABELS, "partition", "pointer"],
+        )
+        for s in sample.queues:
+            for partition, (invisibility, repair) in enumerate(s.partition_lags):
+                labels = [s.account, s.queue, str(partition)]
+                partition_lag.add_metric([*labels, "invisibility"], invisibility)
+                partition_lag.add_metric([*labels, "repair"], repair)
+        yield partition_lag
         yield GaugeMetricFamily(
             "cassieq_queues", "Active queues read by the last sample.", value=sample.total_queues
         )

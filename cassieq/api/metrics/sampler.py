@@ -40,6 +40,9 @@ class QueueSample:
     # pointer: a lag that keeps growing is a stalled queue.
     invisibility_lag: int
     repair_lag: int
+    # A queue of many partitions: each partition's (invisibility, repair) lags; the two
+    # above are their largest (a stall in any partition shows).
+    partition_lags: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -152,7 +155,8 @@ class QueueSampler:
         async with limit:
             try:
                 stats, pointers = await asyncio.gather(
-                    self._engine.queue_statistics(queue), self._engine.inspect_pointers(queue)
+                    self._engine.queue_statistics(queue),
+                    self._engine.inspect_partition_pointers(queue),
                 )
             except Exception:
                 # A queue deleted meanwhile, or a read that failed: the others still count.
@@ -167,8 +171,11 @@ class QueueSampler:
             account=queue.account,
             queue=queue.name,
             stats=stats,
-            invisibility_lag=pointers.invisibility_lag,
-            repair_lag=pointers.repair_lag,
+            invisibility_lag=max(p.invisibility_lag for p in pointers),
+            repair_lag=max(p.repair_lag for p in pointers),
+            partition_lags=tuple((p.invisibility_lag, p.repair_lag) for p in pointers)
+            if len(pointers) > 1
+            else (),
         )
 
 

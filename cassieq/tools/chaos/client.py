@@ -140,7 +140,7 @@ class ChaosClient:
         if call.status != 200:
             return call, None
         got = msgspec.json.decode(raw, type=_Message)
-        monoton, version = self._receipt_position(got.pop_receipt)
+        monoton, version, partition = self._receipt_position(got.pop_receipt)
         delivery = Delivery(
             id=self._ledger.new_delivery_id(),
             body=got.message,
@@ -152,6 +152,7 @@ class ChaosClient:
             delivery_count=got.delivery_count + 1,
             monoton=monoton,
             version=version,
+            partition=partition,
         )
         self._ledger.deliveries.append(delivery)
         self._receipts[delivery.id] = got.pop_receipt
@@ -208,7 +209,7 @@ class ChaosClient:
             return call, []
         deliveries = []
         for got in msgspec.json.decode(raw, type=_ReceiveAnswer).messages:
-            monoton, version = self._receipt_position(got.pop_receipt)
+            monoton, version, partition = self._receipt_position(got.pop_receipt)
             delivery = Delivery(
                 id=self._ledger.new_delivery_id(),
                 body=got.body,
@@ -218,6 +219,7 @@ class ChaosClient:
                 delivery_count=got.delivery_count,  # v2 counts this delivery already
                 monoton=monoton,
                 version=version,
+                partition=partition,
             )
             self._ledger.deliveries.append(delivery)
             self._receipts[delivery.id] = got.pop_receipt
@@ -258,14 +260,14 @@ class ChaosClient:
             acks.append(ack)
         return acks
 
-    def _receipt_position(self, receipt: str) -> tuple[int, int]:
-        """Where the receipt points (monoton, row version): the secret is ours, so the
-        ledger can tell deliveries of one row apart."""
+    def _receipt_position(self, receipt: str) -> tuple[int, int, int]:
+        """Where the receipt points (monoton, row version, partition): the secret is ours,
+        so the ledger can tell deliveries of one row apart."""
         try:
             decoded = self._codec.decode(self.account, self.queue, receipt)
         except InvalidReceipt:
-            return -1, -1
-        return decoded.monoton, decoded.version
+            return -1, -1, 0
+        return decoded.monoton, decoded.version, decoded.partition
 
     # ------------------------------------------------------------------ operator routes
 
@@ -276,6 +278,11 @@ class ChaosClient:
         moved on, or unreadable)."""
         if delivery.monoton < 0:
             ack.row = "receipt not decoded"
+            return
+        if delivery.partition:
+            # The debug route (v1's, frozen) reads partition 0 only; the row stays unread
+            # (it only sorts the 409s on valid receipts, which are violations either way).
+            ack.row = f"partition {delivery.partition}: not read"
             return
         path = (
             f"/api/v1/debug/accounts/{self.account}/queues/{self.queue}/messages/{delivery.monoton}"

@@ -70,6 +70,20 @@ SINGLE_NODE_REPLICATION = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
     is_flag=True,
     help="Development: the single local node (RF 1); baseline and server-kill only.",
 )
+@click.option(
+    "--partitions",
+    type=click.IntRange(1, 256),
+    default=1,
+    show_default=True,
+    help="The queue's partitions (the servers' CASSIEQ_DEFAULT_PARTITIONS).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Processes of each server (its CASSIEQ_WORKERS).",
+)
 @click.option("--keep", is_flag=True, help="Keep each scenario's keyspace.")
 @click.option(
     "--keep-logs",
@@ -94,6 +108,8 @@ def chaos(
     deadline: float,
     hosts: str | None,
     single_node: bool,
+    partitions: int,
+    workers: int,
     keep: bool,
     keep_logs: Path | None,
     as_json: bool,
@@ -127,6 +143,8 @@ def chaos(
         batch=batch,
         deadline=deadline,
         single_node=single_node,
+        partitions=partitions,
+        workers=workers,
         keep_keyspace=keep,
         log_dir=keep_logs,
         **where,

@@ -55,6 +55,7 @@ class Delivery:
     delivery_count: int
     monoton: int = -1  # from the pop receipt (-1: not decoded)
     version: int = -1
+    partition: int = 0
     left_unacked: bool = False  # on purpose: its lease must run out and it must come back
 
 

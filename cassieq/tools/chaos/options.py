@@ -36,6 +36,10 @@ class ChaosOptions:
     # producers send N messages per request, consumers receive up to N (long polling) and
     # ack what they got in one request.
     batch: int = 0
+    # The queue's partitions (the servers' CASSIEQ_DEFAULT_PARTITIONS: the v1 create makes
+    # it so) and each server's processes (CASSIEQ_WORKERS): issue 35.
+    partitions: int = 1
+    workers: int = 1
     # Hard bound on a scenario from its set-up to the end of its drain.
     deadline: float = 360.0
     request_timeout: float = 45.0

@@ -49,6 +49,7 @@ def _verdict(r: Mapping[str, Any]) -> str:
 
 ROWS: list[Row] = [
     ("API", lambda r: f"v2, batches of {r['batch']}" if r.get("batch") else "v1"),
+    ("partitions / workers", lambda r: f"{r.get('partitions', 1)} / {r.get('workers', 1)}"),
     ("puts answered 201", lambda r: f"{r.get('puts_201', '-')} of {r.get('messages', '-')}"),
     ("put attempts (no answer)", lambda r: f"{r.get('put_attempts')} ({r.get('put_unanswered')})"),
     ("LOST", _n("lost")),

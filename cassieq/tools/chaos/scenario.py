@@ -60,6 +60,8 @@ async def run_scenario(
             "hosts": list(opts.hosts),
             "replication": opts.replication,
             "batch": opts.batch,
+            "partitions": opts.partitions,
+            "workers": opts.workers,
             "log_dir": str(log_dir) if opts.log_dir is not None else None,
         }
         if cluster is not None:
@@ -108,6 +110,8 @@ async def _with_servers(
         keyspace=keyspace,
         admin_token=token,
         receipt_secret=secret,
+        partitions=opts.partitions,
+        workers=opts.workers,
     )
     ledger = Ledger()
     client: ChaosClient | None = None

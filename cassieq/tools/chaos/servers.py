@@ -125,6 +125,8 @@ def server_env(
     admin_token: str,
     receipt_secret: str,
     port: int,
+    partitions: int = 1,
+    workers: int = 1,
 ) -> dict[str, str]:
     # Both servers share the operator token and the receipt secret: a receipt issued by
     # one must ack on the other, and survive a restart.
@@ -139,6 +141,8 @@ def server_env(
         "CASSIEQ_RECEIPT_SECRET": receipt_secret,
         "CASSIEQ_LOG_FORMAT": "json",
         "CASSIEQ_LOG_LEVEL": "info",
+        "CASSIEQ_DEFAULT_PARTITIONS": str(partitions),
+        "CASSIEQ_WORKERS": str(workers),
     }
 
 
@@ -151,6 +155,8 @@ def new_servers(
     keyspace: str,
     admin_token: str,
     receipt_secret: str,
+    partitions: int = 1,
+    workers: int = 1,
 ) -> dict[str, ServerProcess]:
     servers = {}
     for name in names:
@@ -162,6 +168,8 @@ def new_servers(
             admin_token=admin_token,
             receipt_secret=receipt_secret,
             port=port,
+            partitions=partitions,
+            workers=workers,
         )
         servers[name] = ServerProcess(name, port, env, log_dir / f"server-{name}.log")
     return servers
