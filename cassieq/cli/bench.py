@@ -53,6 +53,12 @@ from cassieq.config import Settings
     help="`cassieq serve --workers` counts (e.g. 1,2) whose HTTP e2e is measured at the top "
     "concurrency, in the JSON under 'workers' (default: none).",
 )
+@click.option(
+    "--partitions",
+    default=None,
+    help="Partition counts (e.g. 1,4,16) of one queue, measured by `cassieq bench partitions`'s "
+    "method, in the JSON under 'partitions' (default: none).",
+)
 def bench(
     ctx: click.Context,
     as_json: bool,
@@ -68,6 +74,7 @@ def bench(
     idle_seconds: float,
     paired_rounds: int,
     workers: str | None,
+    partitions: str | None,
 ) -> None:
     """Measure the engine and the HTTP API against the LWT ceiling (real Cassandra).
 
@@ -105,6 +112,24 @@ def bench(
             workers=[int(w) for w in workers.split(",")] if workers else None,
         )
     )
+    if partitions:
+        # Issue 35: one queue by partition count (`cassieq bench partitions` on its own).
+        from cassieq.cli.bench_partitions import counts, measure
+        from cassieq.tools.bench.partitions import partitions_table
+
+        part = measure(
+            counts(partitions),
+            servers=3,
+            producers=max(int(c) for c in clients.split(",")),
+            consumers=8,
+            seconds=max(seconds, 5.0),
+            batch=1,
+            keyspace=f"{keyspace}_partitions",
+        )
+        result["partitions"] = part["partitions"]
+        result["partitions_run"] = {k: v for k, v in part.items() if k != "partitions"}
+        if not as_json:
+            click.echo(partitions_table(part))
     click.echo(json.dumps(result, indent=2) if as_json else table(result))
 
 
