@@ -136,6 +136,15 @@ async def _one_count(
         "e2e_p99_ms": _pct(e2e_latency, 0.99),
         "messages_put": put,
         "messages_acked": acked,
+        # Per message put: each primitive's LWTs by outcome (where the attempts go).
+        "lwt_per_message_by_primitive": {
+            primitive: {
+                event: round(n / max(put, 1), 4)
+                for (p, event), n in sorted(events.items())
+                if p == primitive
+            }
+            for primitive in sorted({p for p, _ in events})
+        },
     }
 
 
