@@ -10,9 +10,10 @@ quota is set (a scrape refreshes it too, and both share one pass per
 ``metrics_cache_seconds``); a check is a dictionary look-up.
 
 The figures are approximate, and the quota soft: between two refreshes nothing is counted,
-so an account can go over its quota by what all servers accept from it in one refresh
-period plus the length of a pass (and a batch checked at one message under the quota adds
-its whole batch). Puts and receives are refused once the last figure is at or over the
+and a refresh within the metrics' cache period reuses the cached sample, so an account can go
+over its quota by what all servers accept from it in the refresh period plus the cache period
+plus the length of a pass (and a batch checked at one message under the quota adds its whole
+batch). Puts and receives are refused once the last figure is at or over the
 quota, and accepted again once a refresh finds the account under it. When no sample could
 be read (the store did not answer), nothing is refused: quotas fail open, as a quota is no
 reason to stop a healthy tenant when the figures are missing.
