@@ -428,6 +428,10 @@ class QueueEngine:
     async def inspect_message(self, queue: QueueDefinition, monoton: int) -> MessageRow | None:
         return await self.inspector.message(queue, monoton)
 
+    def long_polls_waiting(self, account: str | None = None) -> int:
+        """Receives waiting now on this server (of ``account``, or of all)."""
+        return self.long_poll_slots.waiting(account)
+
     # ------------------------------------------------ the server's life
 
     def open(self) -> None:

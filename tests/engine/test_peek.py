@@ -64,7 +64,7 @@ async def test_peek_pages_with_a_cursor(engine: QueueEngine, account: str) -> No
     for i in range(7):
         await engine.put(account, "q", f"m{i}")
     seen: list[str] = []
-    cursor: int | None = None
+    cursor: str | None = None
     pages = 0
     while True:
         page, cursor = await engine.peek(account, "q", 3, cursor)

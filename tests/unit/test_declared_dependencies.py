@@ -10,7 +10,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 # Import name -> distribution, where they differ.
-_DISTRIBUTION = {"cassandra": "cassandra-driver", "yaml": "pyyaml"}
+_DISTRIBUTION = {
+    "cassandra": "cassandra-driver",
+    "yaml": "pyyaml",
+    "prometheus_client": "prometheus-client",
+}
 # Extras a command says it needs when missing (pyspark: `cassieq pipeline`).
 _OPTIONAL = {"pyspark"}
 

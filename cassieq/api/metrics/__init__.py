@@ -46,7 +46,7 @@ class Metrics:
         self.registry.register(QueueCollector(self.sampler))
         self.local.register(EngineEventsCollector(events))
         self.local.register(BackgroundCollector(health, engine.now))
-        self.local.register(LongPollCollector(engine.long_poll_slots.waiting))
+        self.local.register(LongPollCollector(engine.long_polls_waiting))
         self.workers: WorkerMetrics | None = None
         if worker is not None:
             self.local.register(WorkerIdentity(worker))
