@@ -15,6 +15,24 @@ from tests.sqs.live_sqs import REGION, LiveSqs
 
 SAFETY_S = 60  # bounds a command that would hang; nothing waits for it to pass
 
+# Each `python -m awscli` start costs about 0.6 s of CPU importing botocore and awscli; the
+# no-node loop (`make test-fast`) spent ~10 s on that alone. So the first command runs as
+# `python -m awscli` and the rest go, one JSON argv a line, to one process that imported the
+# CLI once and runs each through `create_clidriver().main(argv)`, the function
+# `python -m awscli` calls, with a fresh driver (and botocore session) for each command.
+_DRIVER = """
+import contextlib, io, json, sys
+from awscli.clidriver import create_clidriver
+for line in sys.stdin:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = create_clidriver().main(json.loads(line))
+        except SystemExit as exit:
+            rc = exit.code if isinstance(exit.code, int) else 1
+    print(json.dumps([rc, out.getvalue(), err.getvalue()]), flush=True)
+"""
+
 
 class Aws:
     def __init__(self, live: LiveSqs, home: Path) -> None:
@@ -33,18 +51,42 @@ class Aws:
             "AWS_SECRET_ACCESS_KEY": live.key,
             "AWS_EC2_METADATA_DISABLED": "true",
         }
+        self.process: subprocess.Popen[str] | None = None
 
     def __call__(self, *args: str) -> Any:
-        done = subprocess.run(
-            [sys.executable, "-m", "awscli", "sqs", *args, "--endpoint-url", self.url],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=SAFETY_S,
-            check=False,
-        )
-        assert done.returncode == 0, (args, done.stdout, done.stderr)
-        return json.loads(done.stdout) if done.stdout.strip() else {}
+        argv = ["sqs", *args, "--endpoint-url", self.url]
+        if self.process is None:
+            # The first command: `python -m awscli`, exactly as a user starts it.
+            done = subprocess.run(
+                [sys.executable, "-m", "awscli", *argv],
+                env=self.env,
+                capture_output=True,
+                text=True,
+                timeout=SAFETY_S,
+                check=False,
+            )
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _DRIVER],
+                env=self.env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            returncode, stdout, stderr = done.returncode, done.stdout, done.stderr
+        else:
+            # The rest: the same CLI entry point in the one process started above.
+            assert self.process.stdin is not None and self.process.stdout is not None
+            self.process.stdin.write(json.dumps(argv) + "\n")
+            self.process.stdin.flush()
+            returncode, stdout, stderr = json.loads(self.process.stdout.readline())
+        assert returncode == 0, (args, stdout, stderr)
+        return json.loads(stdout) if stdout.strip() else {}
+
+    def close(self) -> None:
+        if self.process is not None:
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+            self.process.wait(timeout=SAFETY_S)
 
     def file(self, name: str, content: Any) -> str:
         path = self.home / name
@@ -54,6 +96,13 @@ class Aws:
 
 def test_the_aws_cli_drives_the_endpoint(live: LiveSqs, tmp_path: Path) -> None:
     aws = Aws(live, tmp_path)
+    try:
+        _drive(aws)
+    finally:
+        aws.close()
+
+
+def _drive(aws: Aws) -> None:
     dead = aws("create-queue", "--queue-name", "cli-dead")["QueueUrl"]
     dead_arn = aws("get-queue-attributes", "--queue-url", dead, "--attribute-names", "QueueArn")[
         "Attributes"
