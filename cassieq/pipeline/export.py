@@ -5,6 +5,11 @@ One row per message (a late write moved by repair appears once, at its copy), wi
 queue, its version and id, the monoton and bucket, the payload, the delivery count,
 acked / dead-lettered flags and the times (UTC timestamps, millisecond precision).
 The output directory can be fed back to the ingest job.
+
+A queue of many partitions (issue 35) is exported whole: every partition's messages, each
+row with its ``partition``, ``queue_id`` (the partition's key) and ``message_id`` (the id
+v2 gives it: the monoton, ``p-monoton`` beyond partition 0). A monoton is unique within a
+partition only; ``(partition, monoton)`` and ``message_id`` are unique in the queue.
 """
 
 from __future__ import annotations
@@ -43,17 +48,23 @@ def run(
     overwrite: bool = False,
     progress: Progress | None = None,
 ) -> int:
-    """Write the selected messages of ``queue`` to Parquet at ``out``; the row count."""
-    monoton = access.run(access.store.read_monoton(queue.id))
+    """Write the selected messages of ``queue`` (every partition) to Parquet at ``out``;
+    the row count. The bucket range of the filter applies within each partition."""
     first = flt.first_bucket or 0
-    last = top_bucket(queue, monoton)
-    if flt.last_bucket is not None:
-        last = min(last, flt.last_bucket)
     if first < 0 or (flt.last_bucket is not None and flt.last_bucket < first):
         raise PipelineError(f"bad bucket range {first}..{flt.last_bucket}")
+    ranges = []
+    for view in queue.partition_views():
+        last = top_bucket(view, access.run(access.store.read_monoton(view.id)))
+        if flt.last_bucket is not None:
+            last = min(last, flt.last_bucket)
+        ranges.append((view, first, last))
     if progress:
-        progress.phase(f"exporting {queue.id}: buckets {first}..{last} to {out}")
-    frame = select(spark, access.settings.keyspace, queue, first, last, flt)
+        tops = ", ".join(str(last) for _, _, last in ranges)
+        progress.phase(
+            f"exporting {queue.id}: {len(ranges)} partition(s), buckets {first}..[{tops}] to {out}"
+        )
+    frame = select_ranges(spark, access.settings.keyspace, queue, ranges, flt)
     try:
         frame.write.mode("overwrite" if overwrite else "errorifexists").parquet(out)
     except Exception as exc:
@@ -96,9 +107,28 @@ def select(
     last: int,
     flt: ExportFilter,
 ) -> DataFrame:
+    """Buckets ``first..last`` of every partition of ``queue``."""
+    ranges = [(view, first, last) for view in queue.partition_views()]
+    return select_ranges(spark, keyspace, queue, ranges, flt)
+
+
+def select_ranges(
+    spark: SparkSession,
+    keyspace: str,
+    queue: QueueDefinition,
+    ranges: list[tuple[QueueDefinition, int, int]],
+    flt: ExportFilter,
+) -> DataFrame:
+    """The export's rows of the given (partition view, first, last) bucket ranges."""
     from pyspark.sql import functions as F
 
-    rows = message_rows(spark, keyspace, [(queue, first, last)])
+    rows = message_rows(spark, keyspace, ranges)
+    # Which partition a row's key is (a small table: at most 256 rows, broadcast).
+    partitions = spark.createDataFrame(
+        [(str(view.id), view.partition) for view, _, _ in ranges],
+        "queue_id string, partition int",
+    )
+    rows = rows.join(F.broadcast(partitions), "queue_id")
     # A row repair moved lives on at its copy: exporting both would duplicate it.
     rows = rows.where(F.col("republished_to").isNull())
     if flt.only_acked:
@@ -116,6 +146,11 @@ def select(
         F.lit(queue.name).alias("queue"),
         F.lit(queue.version).alias("queue_version"),
         "queue_id",
+        "partition",
+        # The id v2 gives the message (model.message_id): partition 0's is the monoton.
+        F.when(F.col("partition") == 0, F.col("monoton").cast("string"))
+        .otherwise(F.concat_ws("-", F.col("partition").cast("string"), F.col("monoton")))
+        .alias("message_id"),
         "bucket",
         "monoton",
         "message",
@@ -126,7 +161,7 @@ def select(
         ts("updated_at"),
         ts("acked_at"),
         ts("next_visible_on"),
-    ).orderBy("monoton")
+    ).orderBy("partition", "monoton")
 
 
 if __name__ == "__main__":  # python -m cassieq.pipeline.export / spark-submit

@@ -8,6 +8,12 @@ tell them apart: it delivers each once, and repair treats a slow task's rows as 
 a slow put's. A batch refused because its bucket was finalized under a slow task is
 written again under a fresh reservation; nothing is dropped.
 
+A queue of many partitions (issue 35) takes the input spread over its partitions: task
+``i`` writes into partition ``i mod partitions`` (its monoton range is taken from that
+partition's own monoton, its rows go to that partition's buckets), so each task is still
+one reservation and one conditional batch per bucket, as a put of a group is. There is no
+order across partitions, as for puts without a key.
+
 Input: Parquet with a string column ``message`` (what the export job writes), or JSON
 Lines with one object per line whose ``message`` is the payload (a string is taken as
 is; any other JSON value is stored as its JSON text).
@@ -82,7 +88,9 @@ def run(
             payloads = payloads.repartition(parallelism)
         say(f"ingesting into {queue.id}")
         config = msgspec.json.encode((settings, queue))
-        results = payloads.mapPartitions(lambda part: ingest_partition(config, part)).collect()
+        results = payloads.mapPartitionsWithIndex(
+            lambda index, part: ingest_partition(config, part, index)
+        ).collect()
     finally:
         records.unpersist()
     return TaskResult(
@@ -141,13 +149,16 @@ def _checked(payload: str | None, where: str) -> Record:
     return payload, None
 
 
-def ingest_partition(config: bytes, payloads: Iterable[str]) -> Iterator[TaskResult]:
-    """One Spark task: reserve a range, write the rows (runs on an executor)."""
+def ingest_partition(config: bytes, payloads: Iterable[str], task: int = 0) -> Iterator[TaskResult]:
+    """One Spark task: reserve a range, write the rows (runs on an executor). Task ``task``
+    writes into the queue's partition ``task mod partitions``."""
     messages = list(payloads)
     if not messages:
         return iter(())
     settings, queue = msgspec.json.decode(config, type=tuple[Settings, QueueDefinition])
-    return iter([asyncio.run(_write_all(settings, queue, messages))])
+    # The partition's view: its id keys the monoton taken and the buckets written.
+    view = queue.in_partition(task % queue.options.partitions)
+    return iter([asyncio.run(_write_all(settings, view, messages))])
 
 
 async def _write_all(settings: Settings, queue: QueueDefinition, messages: list[str]) -> TaskResult:

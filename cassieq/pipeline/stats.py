@@ -7,6 +7,11 @@ their rows (a row moved by repair counts at its copy only).
 ``published = acked + dead_lettered + expired + in_flight + backlog`` (expired: past the
 retention or purged, retired unread).
 
+A queue of many partitions (issue 35) is one snapshot: the counts are summed over its
+partitions as the engine's statistics sum them, and the rows of every partition are
+scanned together (the histogram, the oldest unacked message and the percentiles are of the
+whole queue, not of one partition).
+
 The delivery-count histogram, the oldest unacked message and the ack latencies come from
 the message rows still stored: buckets that repair finalized may have been deleted
 (``deleteBucketsAfterFinalization``), so they describe the retained history.
@@ -21,6 +26,7 @@ import msgspec
 
 from cassieq.engine.clock import FakeClock
 from cassieq.engine.context import EngineContext
+from cassieq.engine.life.partitions import sum_statistics
 from cassieq.engine.stats import StatisticsReader
 from cassieq.model import InvisibilityState, QueueDefinition, Statistics, StatsSnapshot
 from cassieq.pipeline.buckets import message_rows, top_bucket
@@ -35,7 +41,7 @@ PERCENTILES = (0.5, 0.95, 0.99)
 
 @dataclass(frozen=True)
 class _QueueState:
-    queue: QueueDefinition
+    queue: QueueDefinition  # one partition's view: its id is the partition's
     invisibility: InvisibilityState
     monoton: int
 
@@ -59,11 +65,13 @@ def run(
     say = progress.phase if progress else (lambda _: None)
     # A clock that stays at now_ms: every figure of the run is as of the same instant.
     reader = StatisticsReader(EngineContext(store=access.store, clock=FakeClock(now_ms)))
-    read = {q.id: access.run(reader.read_with_state(q)) for q in queues}
-    counts = {qid: stats for qid, (stats, _, _) in read.items()}
+    # Every partition's own state (a queue of one: its only partition, keyed as before).
+    read = {v.id: access.run(reader.read_with_state(v)) for v in _views(queues)}
+    counts = {q.id: sum_statistics([read[v.id][0] for v in q.partition_views()]) for q in queues}
     # The scan goes by the state and monoton the counts were read at: no second read.
-    states = [_QueueState(q, read[q.id][1], read[q.id][2]) for q in queues]
-    say(f"scanning {len(states)} queue(s), {_bucket_count(states)} bucket(s)")
+    states = [_QueueState(v, read[v.id][1], read[v.id][2]) for v in _views(queues)]
+    buckets = _bucket_count(states)
+    say(f"scanning {len(queues)} queue(s), {len(states)} partition(s), {buckets} bucket(s)")
     detail = _scan(spark, access.settings.keyspace, states, now_ms)
     result = [_snapshot(q, counts[q.id], detail.get(str(q.id), {}), now_ms) for q in queues]
     if write:
@@ -71,6 +79,11 @@ def run(
         for snapshot in result:
             access.run(access.store.write_stats_snapshot(snapshot))
     return result
+
+
+def _views(queues: list[QueueDefinition]) -> list[QueueDefinition]:
+    """Every partition of every queue, in order (one view for a queue of one partition)."""
+    return [v for q in queues for v in q.partition_views()]
 
 
 def _bucket_count(states: list[_QueueState]) -> int:
@@ -108,12 +121,19 @@ def _scan(
     ranges = [(s.queue, 0, top_bucket(s.queue, s.monoton)) for s in states]
     # Only what the figures need: a payload can be 256 KiB, and the rows are cached.
     rows = message_rows(spark, keyspace, ranges).drop("message", "updated_at", "next_visible_on")
+    # Each partition's pointer, and the queue it belongs to (partition 0's id, the key the
+    # figures are grouped by: one snapshot per queue, whatever its partitions).
     pointers = spark.createDataFrame(
         [
-            (str(s.queue.id), s.invisibility.bucket, sorted(s.invisibility.stragglers))
+            (
+                str(s.queue.id),
+                str(s.queue.id.whole),
+                s.invisibility.bucket,
+                sorted(s.invisibility.stragglers),
+            )
             for s in states
         ],
-        "queue_id string, pointer bigint, stragglers array<bigint>",
+        "queue_id string, whole_id string, pointer bigint, stragglers array<bigint>",
     )
     rows = rows.join(F.broadcast(pointers), "queue_id").withColumns(
         {
@@ -135,13 +155,13 @@ def _scan(
     unacked_live = F.col("kept") & F.col("live") & ~F.col("acked")
     rows = rows.cache()
     try:
-        agg = rows.groupBy("queue_id").agg(
+        agg = rows.groupBy("whole_id").agg(
             F.count(F.lit(1)).alias("rows"),
             F.min(F.when(unacked_live, F.col("created_at"))).alias("oldest_unacked"),
             # Exact percentiles (linear interpolation), not sketches: checkable figures.
             F.percentile(latency, list(PERCENTILES)).alias("latency"),
         )
-        out = {r["queue_id"]: r.asDict() for r in agg.collect()}
+        out = {r["whole_id"]: r.asDict() for r in agg.collect()}
         for queue_id, histogram in _histograms(rows).items():
             out.setdefault(queue_id, {})["histogram"] = histogram
     finally:
@@ -150,10 +170,10 @@ def _scan(
 
 
 def _histograms(rows: DataFrame) -> dict[str, dict[int, int]]:
-    counts = rows.where("kept").groupBy("queue_id", "delivery_count").count().collect()
+    counts = rows.where("kept").groupBy("whole_id", "delivery_count").count().collect()
     out: dict[str, dict[int, int]] = {}
     for r in counts:
-        out.setdefault(r["queue_id"], {})[int(r["delivery_count"])] = int(r["count"])
+        out.setdefault(r["whole_id"], {})[int(r["delivery_count"])] = int(r["count"])
     return out
 
 
