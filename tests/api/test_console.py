@@ -280,3 +280,26 @@ def test_the_pages_reload_themselves(console: Console) -> None:
     assert f'content="10; url={dlq}?task={task}"' in c.get(started.headers["location"]).text
     assert c.blocking_portal is not None
     c.blocking_portal.call(console.state.engine.redriver.join)
+
+
+def test_a_partitioned_queue_shows_a_row_of_pointers_per_partition(console: Console) -> None:
+    c, t = console.client, console.tenant
+    q = f"/api/v2/accounts/{t.account}/queues/wide"
+    assert c.put(q, json={"partitions": 3, "bucketSize": 2}, headers=t.key).status_code == 201
+    for i in range(9):  # single sends rotate: three in each partition
+        sent = c.post(f"{q}/messages", json={"messages": [{"body": f"m{i}"}]}, headers=t.key)
+        assert sent.status_code in (200, 201), sent.text
+    console.login()
+    page = c.get(console.queue_url("wide")).text
+    assert 'id="partitions"' in page and "3 partitions" in page
+    rows = re.findall(r'<tr class="partition" data-partition="(\d+)">', page)
+    assert rows == ["0", "1", "2"], page
+    # Each partition's own next monoton: 3 messages each.
+    monotons = re.findall(
+        r'data-partition="\d+">\s*<td class="num">\d+</td><td class="num">\d+</td>'
+        r'\s*<td class="num">[^<]*</td>\s*<td class="num">[^<]*</td>\s*<td class="num">(\d+)</td>',
+        page,
+    )
+    assert monotons == ["3", "3", "3"], page
+    # A queue of one partition shows no partition table.
+    assert 'id="partitions"' not in c.get(console.queue_url("orders")).text

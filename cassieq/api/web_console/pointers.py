@@ -6,6 +6,10 @@ sealed yet). A pointer is shown as stalled, as the engine's StallWatch logs it, 
 more than one bucket behind the reader and the bucket it waits on was sealed longer ago
 than the queue's finalize wait plus a minute: redelivery (invisibility) or repair of
 everything behind it has stopped.
+
+A queue of many partitions (issue 35) has a set of pointers per partition: the page shows
+one row per partition (its pointers, lags, next monoton and whether one stalled), and the
+bucket table of partition 0.
 """
 
 from __future__ import annotations
@@ -50,6 +54,39 @@ class PointerView:
     @property
     def stalled(self) -> bool:
         return any(p.stalled for p in self.pointers)
+
+
+@dataclass(frozen=True)
+class PartitionRow:
+    partition: int
+    reader: int
+    invisibility: Pointer
+    repair: Pointer
+    monoton: int  # the partition's next monoton
+
+    @property
+    def stalled(self) -> bool:
+        return self.invisibility.stalled or self.repair.stalled
+
+
+async def partition_rows(engine: QueueEngine, queue: QueueDefinition) -> list[PartitionRow]:
+    """A row per partition of ``queue``, in partition order."""
+    views = queue.partition_views()
+    seen = await engine.inspect_partition_pointers(queue)
+    now = engine.now()
+    limit = queue.options.finalize_seconds * 1000 + GRACE_MS
+    rows = []
+    for view, p in zip(views, seen, strict=True):
+        # The buckets the two pointers wait on: sealed how long ago says stalled or not.
+        waits = await engine.inspect_buckets(view, [p.invisibility.bucket, p.repair])
+        pointers = [
+            Pointer(
+                name, state.bucket, p.reader - state.bucket, _stalled(state, p.reader, now, limit)
+            )
+            for name, state in zip(("invisibility", "repair"), waits, strict=True)
+        ]
+        rows.append(PartitionRow(view.partition, p.reader, pointers[0], pointers[1], p.monoton))
+    return rows
 
 
 async def pointer_view(engine: QueueEngine, queue: QueueDefinition) -> PointerView:

@@ -22,7 +22,7 @@ from cassieq.api.security import loopback_on_admin_port
 from cassieq.api.state import AppState
 from cassieq.api.web_console.chart import Series, line_chart
 from cassieq.api.web_console.history import History, QueueKey
-from cassieq.api.web_console.pointers import pointer_view
+from cassieq.api.web_console.pointers import partition_rows, pointer_view
 from cassieq.api.web_console.session import (
     Session,
     csrf_ok,
@@ -191,6 +191,9 @@ async def queue_page(
     stats = (await _statistics(engine, history, [definition]))[key]
     siblings = await engine.list_queues(account)
     view = await pointer_view(engine, definition)
+    partitions = (
+        await partition_rows(engine, definition) if definition.options.partitions > 1 else []
+    )
     messages, next_after = await engine.peek(account, queue, PEEK_LIMIT, after)
     redrive = None if task is None else await engine.redrive_status(account, queue, task)
     samples = history.samples(key)
@@ -201,6 +204,7 @@ async def queue_page(
         queue=definition,
         stats=stats,
         view=view,
+        partitions=partitions,
         messages=messages,
         next_after=next_after,
         preview=BODY_PREVIEW,
