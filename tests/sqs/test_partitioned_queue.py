@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from botocore.exceptions import ClientError
 
 from cassieq.api.app import create_app
 from cassieq.config import Settings
@@ -73,3 +74,24 @@ def test_boto3_on_a_partitioned_queue(partitioned: SqsServer) -> None:
     attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
     assert attributes["ApproximateNumberOfMessages"] == "0"
     assert attributes["ApproximateNumberOfMessagesNotVisible"] == "0"
+
+
+def test_the_cassieq_partitions_attribute(partitioned: SqsServer) -> None:
+    sqs = partitioned.client()
+    url = sqs.create_queue(QueueName="wide", Attributes={"CassieqPartitions": "8"})["QueueUrl"]
+
+    def partitions() -> str:
+        got = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["CassieqPartitions"])
+        return str(got["Attributes"]["CassieqPartitions"])
+
+    assert partitions() == "8"
+    # Not among "All": what SQS answers to All stays SQS's.
+    every = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    assert "CassieqPartitions" not in every
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"CassieqPartitions": "12"})
+    assert partitions() == "12"
+    for bad in ("4", "0", "300", "many"):
+        with pytest.raises(ClientError) as refused:
+            sqs.set_queue_attributes(QueueUrl=url, Attributes={"CassieqPartitions": bad})
+        assert refused.value.response["Error"]["Code"] == "InvalidAttributeValue", bad
+    assert partitions() == "12"

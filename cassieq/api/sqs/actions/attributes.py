@@ -29,7 +29,13 @@ from cassieq.engine.tenancy.queues import (
     MAX_RETENTION_S,
     MIN_RETENTION_S,
 )
-from cassieq.model import MAX_QUEUE_MESSAGE_BYTES, QueueDefinition, QueueOptions, Statistics
+from cassieq.model import (
+    MAX_PARTITIONS,
+    MAX_QUEUE_MESSAGE_BYTES,
+    QueueDefinition,
+    QueueOptions,
+    Statistics,
+)
 
 NO_DELIVERY_LIMIT = 1_000_000  # the largest maxDeliveryCount v2 allows: SQS's "unlimited"
 SQS_DEFAULTS: dict[str, object] = {
@@ -79,6 +85,9 @@ READABLE = (
     "SqsManagedSseEnabled",
 )
 _PERMISSIONS = ("allowAll", "denyAll", "byQueue")
+# cassieq's own (issue 35): a queue's partitions, 1-256, only growing. Not among "All" (what
+# SQS answers to All stays SQS's); shown when asked for by name.
+PARTITIONS = "CassieqPartitions"
 
 
 def option_changes(call: SqsCall, attributes: dict[str, Any]) -> dict[str, object]:
@@ -101,6 +110,8 @@ def option_changes(call: SqsCall, attributes: dict[str, Any]) -> dict[str, objec
             changes["kms_data_key_reuse_period_seconds"] = _number(name, value, *KMS_REUSE_S)
         elif name == "SqsManagedSseEnabled":
             changes["sqs_managed_sse_enabled"] = _flag(name, value)
+        elif name == PARTITIONS:
+            changes["partitions"] = _number(name, value, 1, MAX_PARTITIONS)
         elif name in _OFF:
             if value.lower() != _OFF[name]:
                 raise errors.unsupported_operation(f"{name}={value} is not supported here.")
@@ -229,7 +240,7 @@ def attribute_names(requested: list[str]) -> list[str]:
     for name in requested:
         if name == "All":
             names += [n for n in READABLE if n not in names]
-        elif name in READABLE:
+        elif name in READABLE or name == PARTITIONS:
             if name not in names:
                 names.append(name)
         elif name not in _OFF:  # shown as their "off" value below
@@ -270,6 +281,8 @@ def render(
                 shown[name] = value
         elif name == "QueueArn":
             shown[name] = queue_arn(call, queue.name)
+        elif name == PARTITIONS:
+            shown[name] = str(o.partitions)
         elif name == "CreatedTimestamp":
             shown[name] = str(queue.created_at // 1000)
         elif name == "LastModifiedTimestamp":

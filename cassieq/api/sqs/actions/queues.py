@@ -20,6 +20,7 @@ from cassieq.api.sqs.context import Handler, SqsCall
 from cassieq.engine.errors import (
     Contention,
     InvalidArgument,
+    PartitionsCannotShrink,
     QueueExists,
     QueueLimitReached,
     QueueNotFound,
@@ -176,7 +177,7 @@ async def set_queue_attributes(call: SqsCall) -> dict[str, Any]:
         raise errors.queue_does_not_exist(dlq)
     try:
         await call.engine.update_queue(call.account, queue.name, changes)
-    except InvalidArgument as exc:
+    except (InvalidArgument, PartitionsCannotShrink) as exc:
         raise errors.invalid_attribute_value(str(exc)) from None
     return {}
 
