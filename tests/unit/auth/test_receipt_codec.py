@@ -103,3 +103,30 @@ def test_a_receipt_of_the_earlier_format_still_verifies() -> None:
         ReceiptCodec("n" * 43).decode("acct", "q", legacy)
     with pytest.raises(ReceiptOfAnotherQueue):
         ReceiptCodec(SECRET).decode("acct", "other", legacy)
+
+
+def _payload(token: str) -> list[object]:
+    payload = token.partition("~")[0]
+    decoded: list[object] = msgspec.json.decode(
+        base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
+    )
+    return decoded
+
+
+def test_a_partition_0_receipt_is_the_receipt_from_before_partitions() -> None:
+    """Consumers holding receipts across an upgrade (and back) keep them valid: partition
+    0's payload is the six fields receipts had, partition p's adds p."""
+    codec = ReceiptCodec(SECRET)
+    assert _payload(codec.encode("acct", "q", RECEIPT)) == [
+        "acct",
+        "q",
+        3,
+        123_456_789,
+        4,
+        RECEIPT.tag,
+    ]
+    far = msgspec.structs.replace(RECEIPT, partition=7)
+    token = codec.encode("acct", "q", far)
+    assert _payload(token)[-1] == 7
+    assert codec.decode("acct", "q", token) == far
+    assert codec.decode("acct", "q", token) != RECEIPT  # the partition is signed in
