@@ -32,7 +32,13 @@ def checkout(tmp_path: Path) -> Path:
 
 def dry_run(folder: Path, target: str) -> list[str]:
     ran = subprocess.run(
-        ["make", "-n", target], cwd=folder, capture_output=True, text=True, check=False
+        # --no-print-directory: run under `make test-fast` (MAKELEVEL set), make would add
+        # "Entering/Leaving directory" lines around the recipe.
+        ["make", "--no-print-directory", "-n", target],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert ran.returncode == 0, ran.stderr
     return ran.stdout.splitlines()
