@@ -53,11 +53,13 @@ test: $(STAMP) lint docs browser cassandra-start cluster-start
 	$(BIN)/cassieq schema apply --keyspace $(TEST_KEYSPACE) --recreate
 	CASSIEQ_TEST_KEYSPACE=$(TEST_KEYSPACE) $(BIN)/pytest
 
-## test-fast: every test that needs no Cassandra node, on four workers (pytest-xdist; the tests
-## wait on subprocesses and sockets as much as they compute), the schemathesis run at 8 cases per
-## operation instead of 25; no node, no lint, no docs: the loop while editing (CI: `make test`)
+## test-fast: every test that needs no Cassandra node, on three workers (pytest-xdist; the tests
+## wait on subprocesses and sockets as much as they compute, and each worker pays ~8 s of CPU to
+## collect: on 2 cores, 3 workers took 1 min 51 s where 4 took 2 min 7-13 s and 2 took 2 min 24 s),
+## the schemathesis run at 8 cases per operation instead of 25; no node, no lint, no docs: the
+## loop while editing (CI: `make test`)
 test-fast: $(STAMP)
-	CASSIEQ_FUZZ_EXAMPLES=8 $(BIN)/pytest -m "not cassandra" -n 4 -q
+	CASSIEQ_FUZZ_EXAMPLES=8 $(BIN)/pytest -m "not cassandra" -n 3 -q
 
 ## docs: the documentation site (mkdocs.yml, docs/), built strict: a broken link or anchor,
 ## a page missing from the nav or a missing snippet fails; built into .venv (not committed)
