@@ -18,6 +18,7 @@ from cassieq.engine.life.monotons import MonotonStrategy
 from cassieq.engine.life.partitions import (
     Rotation,
     by_partition,
+    in_groups,
     peek_across,
     receipt_partition,
     receive_across,
@@ -189,22 +190,12 @@ class QueueEngine:
         parts = split_by_partition(
             definition, messages, lambda: self.publisher.pick_partition(definition, self._rotation)
         )
-        if len(parts) == 1:
-            ((partition, _),) = parts.items()
-            view = definition.in_partition(partition)
-            rows = await self.publisher.put_rows(view, messages)
-            return [Sent(monoton=r.monoton, tag=r.tag, partition=partition) for r in rows]
-        written = await asyncio.gather(
-            *(
-                self.publisher.put_rows(definition.in_partition(p), [messages[i] for i in indexes])
-                for p, indexes in parts.items()
-            )
-        )
-        sent: list[Sent | None] = [None] * len(messages)
-        for (p, indexes), rows in zip(parts.items(), written, strict=True):
-            for i, r in zip(indexes, rows, strict=True):
-                sent[i] = Sent(monoton=r.monoton, tag=r.tag, partition=p)
-        return [s for s in sent if s is not None]
+
+        async def put(view: QueueDefinition, part: list[OutgoingMessage]) -> list[Sent]:
+            rows = await self.publisher.put_rows(view, part)
+            return [Sent(monoton=r.monoton, tag=r.tag, partition=view.partition) for r in rows]
+
+        return await in_groups(definition, messages, parts, put)
 
     async def receive(
         self,

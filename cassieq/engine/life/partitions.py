@@ -102,6 +102,17 @@ async def by_partition(
     groups: dict[int, list[int]] = defaultdict(list)
     for i, entry in enumerate(entries):
         groups[partition_of(entry)].append(i)
+    return await in_groups(queue, entries, groups, run)
+
+
+async def in_groups(
+    queue: QueueDefinition,
+    entries: Sequence[T],
+    groups: dict[int, list[int]],
+    run: Callable[[QueueDefinition, list[T]], Awaitable[list[R]]],
+) -> list[R]:
+    """``run`` on each partition's entries (``groups``: partition -> indexes into
+    ``entries``), side by side; the answers in ``entries``' order."""
     if len(groups) == 1:
         ((partition, _),) = groups.items()
         return await run(queue.in_partition(partition), list(entries))
