@@ -13,6 +13,11 @@ from typing import Literal
 import msgspec
 
 from cassieq import wire_limits
+
+# Re-exported: callers import them from here.
+from cassieq.model_records import KeyspaceSecret as KeyspaceSecret
+from cassieq.model_records import Lease as Lease
+from cassieq.model_records import RedriveTask as RedriveTask
 from cassieq.tokens import new_token
 
 # Name rules, sizes, ids and cursors live in wire_limits; callers import them from here.
@@ -104,6 +109,13 @@ class QueueOptions(msgspec.Struct, frozen=True, kw_only=True):
     # Partitions (schema 0012, issue 35): each its own monoton, buckets, pointers and repair
     # lease. Only ever grows (a shrink would strand the messages of the partitions removed).
     partitions: int = 1
+    # FIFO (issue 37; kept in the sqs_attributes cell under SQS's names, no schema change):
+    # ordered message groups and deduplication (engine/life/fifo.py). Fixed at creation,
+    # like the partitions of a FIFO queue (a group's partition is its key's hash).
+    fifo: bool = False
+    content_based_deduplication: bool = False
+    deduplication_scope: Literal["queue", "messageGroup"] = "queue"
+    fifo_throughput_limit: Literal["perQueue", "perMessageGroupId"] = "perQueue"
 
     @property
     def retention_ms(self) -> int:
@@ -213,6 +225,9 @@ class MessageRow(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     dead_letter_source: str | None = None
     # Being redriven (dlq_version, dlq_monoton say where): the target queue's name.
     redrive_to: str | None = None
+    # Schema 0013: its message group (FIFO queues: delivered in order within the group;
+    # standard queues: kept and shown). Written with the message, never changed.
+    group: str | None = None
 
     def visible(self, now: int) -> bool:
         return not self.acked and self.next_visible_on <= now
@@ -358,6 +373,9 @@ class Delivery(msgspec.Struct, frozen=True, kw_only=True):
     sent_at: int = 0  # the message's created_at
     first_delivered_at: int | None = None
     attribute_types: dict[str, str] = msgspec.field(default_factory=dict)  # SQS DataTypes
+    # FIFO queues: the message's group and its sequence number (increasing within a group).
+    group: str | None = None
+    sequence_number: str | None = None
 
     @property
     def tag(self) -> str:
@@ -397,12 +415,21 @@ class OutgoingMessage(msgspec.Struct, frozen=True, kw_only=True):
     # The partition's key (v2 partitionKey, SQS MessageGroupId): messages of one key go to
     # one partition of a partitioned queue. None: the server spreads them.
     partition_key: str | None = None
+    # FIFO (issue 37): the message group (required on a FIFO queue; on a standard queue kept
+    # and shown) and the deduplication id (None: the body's SHA-256 when the queue has
+    # content-based deduplication, else none).
+    group: str | None = None
+    dedup_id: str | None = None
 
 
 class Sent(msgspec.Struct, frozen=True, kw_only=True):
     monoton: int
     tag: str
     partition: int = 0
+    # FIFO queues: increasing within the group; and whether this send was a duplicate (of
+    # one sent within the deduplication interval: the answer is the first one's).
+    sequence_number: str | None = None
+    duplicate: bool = False
 
 
 class VisibilityChange(msgspec.Struct, frozen=True, kw_only=True):
@@ -422,28 +449,8 @@ class PeekedMessage(msgspec.Struct, frozen=True, kw_only=True):
     visible: bool
     sent_at: int
     partition: int = 0
-
-
-class RedriveTask(msgspec.Struct, frozen=True, kw_only=True):
-    id: str
-    status: str  # "running", "completed", "failed", "cancelled", "interrupted"
-    moved: int
-    total: int
-    failed: int = 0  # messages with nowhere to go (no recorded source, no single default)
-    target: str | None = None  # the queue given as ``to`` (None: each to its source)
-    updated_at: int = 0
-    # Schema 0009 (SQS's message move tasks list and cancel them).
-    started_at: int = 0
-    max_per_second: int | None = None
-    # Set by a cancel (any server), never by the runner's progress writes; the runner
-    # stops at its next message and says "cancelled".
-    cancel_requested: bool = False
-
-
-class Lease(msgspec.Struct, frozen=True, kw_only=True):
-    name: str
-    owner: str
-    expires_at: int
+    group: str | None = None
+    sequence_number: str | None = None
 
 
 class DeletionJob(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -475,19 +482,3 @@ class StatsSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     ack_latency_p95_ms: float | None
     ack_latency_p99_ms: float | None
     rows_scanned: int
-
-
-class KeyspaceSecret(msgspec.Struct, frozen=True, kw_only=True):
-    """A random secret every server of a keyspace shares, made once by the first server that
-    needs it (first writer wins) and never derived from anything else.
-
-    A rotation replaces ``value`` (``version`` + 1) and keeps the one it replaced in
-    ``previous``, still accepted until ``previous_until`` (ms since the epoch).
-    """
-
-    name: str
-    value: str  # base64url of SECRET_BYTES random bytes
-    version: int = 1
-    previous: str | None = None
-    previous_until: int | None = None
-    created_at: int = 0
