@@ -32,6 +32,10 @@ DEFAULTS = {
     "deleteBucketsAfterFinalize": True,
     "strictFifo": True,
     "partitions": 1,  # issue 35: the server's default (1 unless set)
+    "fifo": False,  # issue 37
+    "contentBasedDeduplication": False,
+    "deduplicationScope": "queue",
+    "fifoThroughputLimit": "perQueue",
 }
 
 

@@ -9,7 +9,7 @@ silently keep its default.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
@@ -43,6 +43,10 @@ RetentionSeconds = Annotated[int, msgspec.Meta(ge=MIN_RETENTION_S, le=MAX_RETENT
 MessageBytes = Annotated[int, msgspec.Meta(ge=1, le=MAX_QUEUE_MESSAGE_BYTES)]
 RepairSeconds = Annotated[int, msgspec.Meta(ge=1, le=86_400)]
 Partitions = Annotated[int, msgspec.Meta(ge=1, le=MAX_PARTITIONS)]
+DeduplicationScope = Literal["queue", "messageGroup"]
+FifoThroughputLimit = Literal["perQueue", "perMessageGroupId"]
+# The options that mean something on a FIFO queue only (SQS refuses them on a standard one).
+FIFO_ONLY = ("contentBasedDeduplication", "deduplicationScope", "fifoThroughputLimit")
 
 # Wire name -> QueueOptions field, for the options whose names differ.
 _FIELD_OF = {
@@ -75,11 +79,27 @@ class QueueOptionsBody(msgspec.Struct, frozen=True, rename="camel", forbid_unkno
     strict_fifo: bool = _DEFAULTS.strict_fifo
     # Absent: the server's default (CASSIEQ_DEFAULT_PARTITIONS, 1 unless set).
     partitions: Partitions | None = None
+    # FIFO (issue 37; docs/guides/fifo.md): fixed at creation, as are a FIFO queue's
+    # partitions. The other three apply to FIFO queues only.
+    fifo: bool = _DEFAULTS.fifo
+    content_based_deduplication: bool = _DEFAULTS.content_based_deduplication
+    deduplication_scope: DeduplicationScope = _DEFAULTS.deduplication_scope
+    fifo_throughput_limit: FifoThroughputLimit = _DEFAULTS.fifo_throughput_limit
 
     def options(self, default_partitions: int = 1) -> QueueOptions:
         fields = _as_options(msgspec.structs.asdict(self))
         fields["partitions"] = self.partitions or default_partitions
         return QueueOptions(**fields)
+
+    def fifo_options_given(self) -> list[str]:
+        """The FIFO-only options set away from their defaults (wire names)."""
+        given = {
+            "contentBasedDeduplication": self.content_based_deduplication
+            != _DEFAULTS.content_based_deduplication,
+            "deduplicationScope": self.deduplication_scope != _DEFAULTS.deduplication_scope,
+            "fifoThroughputLimit": self.fifo_throughput_limit != _DEFAULTS.fifo_throughput_limit,
+        }
+        return [name for name in FIFO_ONLY if given[name]]
 
 
 class QueueOptionsPatch(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
@@ -102,7 +122,13 @@ class QueueOptionsPatch(msgspec.Struct, frozen=True, rename="camel", forbid_unkn
     delete_buckets_after_finalize: bool | msgspec.UnsetType = msgspec.UNSET
     strict_fifo: bool | msgspec.UnsetType = msgspec.UNSET
     # Only grows (409 on fewer): the new partitions take puts once servers see the change.
+    # A FIFO queue's are fixed (409).
     partitions: Partitions | msgspec.UnsetType = msgspec.UNSET
+    # Fixed at creation: the same value is accepted, another is 409.
+    fifo: bool | msgspec.UnsetType = msgspec.UNSET
+    content_based_deduplication: bool | msgspec.UnsetType = msgspec.UNSET
+    deduplication_scope: DeduplicationScope | msgspec.UnsetType = msgspec.UNSET
+    fifo_throughput_limit: FifoThroughputLimit | msgspec.UnsetType = msgspec.UNSET
 
     def changes(self) -> dict[str, object]:
         """The options given, by their QueueOptions names."""
@@ -131,6 +157,10 @@ class QueueBody(msgspec.Struct, frozen=True, rename="camel"):
     strict_fifo: bool
     created_at: str  # ISO-8601 UTC
     partitions: int
+    fifo: bool
+    content_based_deduplication: bool
+    deduplication_scope: DeduplicationScope
+    fifo_throughput_limit: FifoThroughputLimit
 
     @classmethod
     def of(cls, q: QueueDefinition) -> QueueBody:
@@ -150,6 +180,10 @@ class QueueBody(msgspec.Struct, frozen=True, rename="camel"):
             strict_fifo=o.strict_fifo,
             created_at=iso_time(q.created_at),
             partitions=o.partitions,
+            fifo=o.fifo,
+            content_based_deduplication=o.content_based_deduplication,
+            deduplication_scope=o.deduplication_scope,
+            fifo_throughput_limit=o.fifo_throughput_limit,
         )
 
 
@@ -193,13 +227,18 @@ class StatisticsV2Body(msgspec.Struct, frozen=True, rename="camel", omit_default
         )
 
 
-class PeekedMessageBody(msgspec.Struct, frozen=True, rename="camel"):
+class PeekedMessageBody(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    # omit_defaults: groupId and sequenceNumber only when there is one (a standard
+    # message without a group has the fields it always had).
     id: str  # the message's monoton, as a string (as send and receive give it)
     body: str
     attributes: dict[str, str]
     delivery_count: int  # deliveries so far
     visible: bool
     sent_at: str  # ISO-8601 UTC
+    # Its message group, when it was sent with one; FIFO queues: its sequence number too.
+    group_id: str | None = None
+    sequence_number: str | None = None
 
     @classmethod
     def of(cls, m: PeekedMessage) -> PeekedMessageBody:
@@ -210,6 +249,8 @@ class PeekedMessageBody(msgspec.Struct, frozen=True, rename="camel"):
             delivery_count=m.delivery_count,
             visible=m.visible,
             sent_at=iso_time(m.sent_at),
+            group_id=m.group,
+            sequence_number=m.sequence_number,
         )
 
 

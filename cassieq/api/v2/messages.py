@@ -58,7 +58,8 @@ class MessageV2Controller(Controller):
     @post(
         operation_id="sendMessages",
         opt={"level": L.PUT_MESSAGE},
-        summary="Send 1-100 messages; their ids in request order",
+        summary="Send 1-100 messages; their ids in request order (FIFO queues: with their "
+        "sequence numbers, a duplicate flagged and answered with the first one's id)",
         status_code=201,
         request_max_body_size=BATCH_BODY_LIMIT,
         responses=errors_v2(401, 403, 404, 413, 503),
@@ -76,14 +77,24 @@ class MessageV2Controller(Controller):
                 body=entry.body,
                 delay_ms=None if entry.delay_seconds is None else entry.delay_seconds * 1000,
                 attributes=dict(entry.attributes),
-                partition_key=entry.partition_key,
+                # A group stays in one partition: its messages in order there (a FIFO
+                # queue's engine places them by group itself).
+                partition_key=entry.partition_key or entry.group_id,
+                group=entry.group_id,
+                dedup_id=entry.deduplication_id,
             )
             for entry in data.messages
         ]
         sent = await engine.send(account, queue, outgoing)
         return SendResponse(
             messages=[
-                SentEntry(id=message_id(s.partition, s.monoton), message_tag=s.tag) for s in sent
+                SentEntry(
+                    id=message_id(s.partition, s.monoton),
+                    message_tag=s.tag,
+                    sequence_number=s.sequence_number,
+                    duplicate=s.duplicate,
+                )
+                for s in sent
             ]
         )
 
@@ -209,6 +220,8 @@ async def _received(
             d.first_delivered_at if d.first_delivered_at is not None else d.sent_at
         ),
         sent_at=iso_time(d.sent_at),
+        group_id=d.group,
+        sequence_number=d.sequence_number,
     )
 
 

@@ -17,6 +17,7 @@ from cassieq.api.dependencies import Engine
 from cassieq.api.errors import errors_v2
 from cassieq.api.security import account_guard, authorize_for
 from cassieq.api.v2.dto_queues import (
+    FIFO_ONLY,
     PeekBody,
     PeekedMessageBody,
     QueueBody,
@@ -42,7 +43,8 @@ class QueueV2Controller(Controller):
         opt={"level": L.CREATE_QUEUE},
         summary="Create a queue with these options (201); 200 when it exists with the same "
         "options, 409 when it exists with others; 422 for an unknown option, one out of its "
-        "bounds, or a deadLetterQueue that does not exist",
+        "bounds, a deadLetterQueue that does not exist (or, for a FIFO queue, is not FIFO), "
+        "or a FIFO-only option on a standard queue",
         status_code=201,
         responses={
             200: ResponseSpec(
@@ -61,6 +63,8 @@ class QueueV2Controller(Controller):
         data: JSONBody[QueueOptionsBody],
     ) -> Response[QueueBody]:
         options = data.options(engine.default_partitions)
+        if not options.fifo:
+            _refuse_fifo_only(data.fifo_options_given())
         dlq = options.dlq_name
         if dlq is not None and await engine.find_queue(account, dlq, fresh=True) is None:
             raise InvalidArgument(f"deadLetterQueue {dlq!r} must name an existing queue")
@@ -73,8 +77,8 @@ class QueueV2Controller(Controller):
         operation_id="updateQueueV2",
         opt={"level": L.CREATE_QUEUE},
         summary="Change some options of a queue; the definition. bucketSize cannot change "
-        "(422). This server uses the new options at once, other servers within the queue "
-        "cache time (about 2 s)",
+        "(422), nor fifo, nor a FIFO queue's partitions (409). This server uses the new "
+        "options at once, other servers within the queue cache time (about 2 s)",
         responses=errors_v2(401, 403, 404, 409),
     )
     async def update_queue(
@@ -87,6 +91,8 @@ class QueueV2Controller(Controller):
     ) -> QueueBody:
         changes = data.changes()
         current = await engine.queue(account, queue, fresh=True)
+        if not changes.get("fifo", current.options.fifo):
+            _refuse_fifo_only(fifo_only_changed(changes))
         if drops_messages(current.options, changes):
             # A change that can end messages is a delete of them: the create level that
             # lets a client shape a queue does not cover it (#40: a `c` grant's PATCH of the
@@ -177,6 +183,25 @@ class QueueV2Controller(Controller):
 
 
 QUEUE_ROUTES: list[Any] = [QueueV2Controller]
+
+
+def fifo_only_changed(changes: dict[str, object]) -> list[str]:
+    """The FIFO-only options that ``changes`` sets away from their defaults (wire names)."""
+    defaults = QueueOptions()
+    return [
+        wire
+        for wire, name in zip(FIFO_ONLY, _FIFO_FIELDS, strict=True)
+        if name in changes and changes[name] != getattr(defaults, name)
+    ]
+
+
+_FIFO_FIELDS = ("content_based_deduplication", "deduplication_scope", "fifo_throughput_limit")
+
+
+def _refuse_fifo_only(names: list[str]) -> None:
+    # SQS refuses them on a standard queue too: silently kept, they would promise nothing.
+    if names:
+        raise InvalidArgument(f"{', '.join(names)}: only for a FIFO queue (fifo: true)")
 
 
 def drops_messages(options: QueueOptions, changes: dict[str, object]) -> bool:

@@ -26,10 +26,16 @@ from .pointers_body import PointersBody
 from .pointers_body_stragglers import PointersBodyStragglers
 from .purged_body import PurgedBody
 from .queue_body import QueueBody
+from .queue_body_deduplication_scope import QueueBodyDeduplicationScope
+from .queue_body_fifo_throughput_limit import QueueBodyFifoThroughputLimit
 from .queue_create_options import QueueCreateOptions
 from .queue_definition_body import QueueDefinitionBody
 from .queue_options_body import QueueOptionsBody
+from .queue_options_body_deduplication_scope import QueueOptionsBodyDeduplicationScope
+from .queue_options_body_fifo_throughput_limit import QueueOptionsBodyFifoThroughputLimit
 from .queue_options_patch import QueueOptionsPatch
+from .queue_options_patch_deduplication_scope_type_0 import QueueOptionsPatchDeduplicationScopeType0
+from .queue_options_patch_fifo_throughput_limit_type_0 import QueueOptionsPatchFifoThroughputLimitType0
 from .receive_request import ReceiveRequest
 from .receive_response import ReceiveResponse
 from .received_message import ReceivedMessage
@@ -81,10 +87,16 @@ __all__ = (
     "PointersBodyStragglers",
     "PurgedBody",
     "QueueBody",
+    "QueueBodyDeduplicationScope",
+    "QueueBodyFifoThroughputLimit",
     "QueueCreateOptions",
     "QueueDefinitionBody",
     "QueueOptionsBody",
+    "QueueOptionsBodyDeduplicationScope",
+    "QueueOptionsBodyFifoThroughputLimit",
     "QueueOptionsPatch",
+    "QueueOptionsPatchDeduplicationScopeType0",
+    "QueueOptionsPatchFifoThroughputLimitType0",
     "ReceivedMessage",
     "ReceivedMessageAttributes",
     "ReceiveRequest",

@@ -28,13 +28,17 @@ class OutgoingEntry:
         Attributes:
             body (str):
             attributes (OutgoingEntryAttributes | Unset):
+            deduplication_id (None | str | Unset): 1-128 characters: letters, digits and ASCII punctuation (no space)
             delay_seconds (int | None | Unset):
+            group_id (None | str | Unset): 1-128 characters: letters, digits and ASCII punctuation (no space)
             partition_key (None | str | Unset):
      """
 
     body: str
     attributes: OutgoingEntryAttributes | Unset = UNSET
+    deduplication_id: None | str | Unset = UNSET
     delay_seconds: int | None | Unset = UNSET
+    group_id: None | str | Unset = UNSET
     partition_key: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -50,11 +54,23 @@ class OutgoingEntry:
         if not isinstance(self.attributes, Unset):
             attributes = self.attributes.to_dict()
 
+        deduplication_id: None | str | Unset
+        if isinstance(self.deduplication_id, Unset):
+            deduplication_id = UNSET
+        else:
+            deduplication_id = self.deduplication_id
+
         delay_seconds: int | None | Unset
         if isinstance(self.delay_seconds, Unset):
             delay_seconds = UNSET
         else:
             delay_seconds = self.delay_seconds
+
+        group_id: None | str | Unset
+        if isinstance(self.group_id, Unset):
+            group_id = UNSET
+        else:
+            group_id = self.group_id
 
         partition_key: None | str | Unset
         if isinstance(self.partition_key, Unset):
@@ -70,8 +86,12 @@ class OutgoingEntry:
         })
         if attributes is not UNSET:
             field_dict["attributes"] = attributes
+        if deduplication_id is not UNSET:
+            field_dict["deduplicationId"] = deduplication_id
         if delay_seconds is not UNSET:
             field_dict["delaySeconds"] = delay_seconds
+        if group_id is not UNSET:
+            field_dict["groupId"] = group_id
         if partition_key is not UNSET:
             field_dict["partitionKey"] = partition_key
 
@@ -95,6 +115,16 @@ class OutgoingEntry:
 
 
 
+        def _parse_deduplication_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        deduplication_id = _parse_deduplication_id(d.pop("deduplicationId", UNSET))
+
+
         def _parse_delay_seconds(data: object) -> int | None | Unset:
             if data is None:
                 return data
@@ -103,6 +133,16 @@ class OutgoingEntry:
             return cast(int | None | Unset, data)
 
         delay_seconds = _parse_delay_seconds(d.pop("delaySeconds", UNSET))
+
+
+        def _parse_group_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        group_id = _parse_group_id(d.pop("groupId", UNSET))
 
 
         def _parse_partition_key(data: object) -> None | str | Unset:
@@ -118,7 +158,9 @@ class OutgoingEntry:
         outgoing_entry = cls(
             body=body,
             attributes=attributes,
+            deduplication_id=deduplication_id,
             delay_seconds=delay_seconds,
+            group_id=group_id,
             partition_key=partition_key,
         )
 

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
@@ -31,6 +32,8 @@ class PeekedMessageBody:
             id (str):
             sent_at (str):
             visible (bool):
+            group_id (None | str | Unset):
+            sequence_number (None | str | Unset):
      """
 
     attributes: PeekedMessageBodyAttributes
@@ -39,6 +42,8 @@ class PeekedMessageBody:
     id: str
     sent_at: str
     visible: bool
+    group_id: None | str | Unset = UNSET
+    sequence_number: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -59,6 +64,18 @@ class PeekedMessageBody:
 
         visible = self.visible
 
+        group_id: None | str | Unset
+        if isinstance(self.group_id, Unset):
+            group_id = UNSET
+        else:
+            group_id = self.group_id
+
+        sequence_number: None | str | Unset
+        if isinstance(self.sequence_number, Unset):
+            sequence_number = UNSET
+        else:
+            sequence_number = self.sequence_number
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -70,6 +87,10 @@ class PeekedMessageBody:
             "sentAt": sent_at,
             "visible": visible,
         })
+        if group_id is not UNSET:
+            field_dict["groupId"] = group_id
+        if sequence_number is not UNSET:
+            field_dict["sequenceNumber"] = sequence_number
 
         return field_dict
 
@@ -94,6 +115,26 @@ class PeekedMessageBody:
 
         visible = d.pop("visible")
 
+        def _parse_group_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        group_id = _parse_group_id(d.pop("groupId", UNSET))
+
+
+        def _parse_sequence_number(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        sequence_number = _parse_sequence_number(d.pop("sequenceNumber", UNSET))
+
+
         peeked_message_body = cls(
             attributes=attributes,
             body=body,
@@ -101,6 +142,8 @@ class PeekedMessageBody:
             id=id,
             sent_at=sent_at,
             visible=visible,
+            group_id=group_id,
+            sequence_number=sequence_number,
         )
 
 

@@ -8,6 +8,8 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.queue_body_deduplication_scope import QueueBodyDeduplicationScope
+from ..models.queue_body_fifo_throughput_limit import QueueBodyFifoThroughputLimit
 from typing import cast
 
 
@@ -24,10 +26,14 @@ class QueueBody:
     """ 
         Attributes:
             bucket_size (int):
+            content_based_deduplication (bool):
             created_at (str):
             dead_letter_queue (None | str):
+            deduplication_scope (QueueBodyDeduplicationScope):
             delay_seconds (int):
             delete_buckets_after_finalize (bool):
+            fifo (bool):
+            fifo_throughput_limit (QueueBodyFifoThroughputLimit):
             max_delivery_count (int):
             max_message_bytes (int):
             message_retention_seconds (int):
@@ -40,10 +46,14 @@ class QueueBody:
      """
 
     bucket_size: int
+    content_based_deduplication: bool
     created_at: str
     dead_letter_queue: None | str
+    deduplication_scope: QueueBodyDeduplicationScope
     delay_seconds: int
     delete_buckets_after_finalize: bool
+    fifo: bool
+    fifo_throughput_limit: QueueBodyFifoThroughputLimit
     max_delivery_count: int
     max_message_bytes: int
     message_retention_seconds: int
@@ -62,14 +72,22 @@ class QueueBody:
     def to_dict(self) -> dict[str, Any]:
         bucket_size = self.bucket_size
 
+        content_based_deduplication = self.content_based_deduplication
+
         created_at = self.created_at
 
         dead_letter_queue: None | str
         dead_letter_queue = self.dead_letter_queue
 
+        deduplication_scope = self.deduplication_scope.value
+
         delay_seconds = self.delay_seconds
 
         delete_buckets_after_finalize = self.delete_buckets_after_finalize
+
+        fifo = self.fifo
+
+        fifo_throughput_limit = self.fifo_throughput_limit.value
 
         max_delivery_count = self.max_delivery_count
 
@@ -94,10 +112,14 @@ class QueueBody:
         field_dict.update(self.additional_properties)
         field_dict.update({
             "bucketSize": bucket_size,
+            "contentBasedDeduplication": content_based_deduplication,
             "createdAt": created_at,
             "deadLetterQueue": dead_letter_queue,
+            "deduplicationScope": deduplication_scope,
             "delaySeconds": delay_seconds,
             "deleteBucketsAfterFinalize": delete_buckets_after_finalize,
+            "fifo": fifo,
+            "fifoThroughputLimit": fifo_throughput_limit,
             "maxDeliveryCount": max_delivery_count,
             "maxMessageBytes": max_message_bytes,
             "messageRetentionSeconds": message_retention_seconds,
@@ -118,6 +140,8 @@ class QueueBody:
         d = dict(src_dict)
         bucket_size = d.pop("bucketSize")
 
+        content_based_deduplication = d.pop("contentBasedDeduplication")
+
         created_at = d.pop("createdAt")
 
         def _parse_dead_letter_queue(data: object) -> None | str:
@@ -128,9 +152,21 @@ class QueueBody:
         dead_letter_queue = _parse_dead_letter_queue(d.pop("deadLetterQueue"))
 
 
+        deduplication_scope = QueueBodyDeduplicationScope(d.pop("deduplicationScope"))
+
+
+
+
         delay_seconds = d.pop("delaySeconds")
 
         delete_buckets_after_finalize = d.pop("deleteBucketsAfterFinalize")
+
+        fifo = d.pop("fifo")
+
+        fifo_throughput_limit = QueueBodyFifoThroughputLimit(d.pop("fifoThroughputLimit"))
+
+
+
 
         max_delivery_count = d.pop("maxDeliveryCount")
 
@@ -152,10 +188,14 @@ class QueueBody:
 
         queue_body = cls(
             bucket_size=bucket_size,
+            content_based_deduplication=content_based_deduplication,
             created_at=created_at,
             dead_letter_queue=dead_letter_queue,
+            deduplication_scope=deduplication_scope,
             delay_seconds=delay_seconds,
             delete_buckets_after_finalize=delete_buckets_after_finalize,
+            fifo=fifo,
+            fifo_throughput_limit=fifo_throughput_limit,
             max_delivery_count=max_delivery_count,
             max_message_bytes=max_message_bytes,
             message_retention_seconds=message_retention_seconds,

@@ -8,6 +8,8 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.queue_options_body_deduplication_scope import QueueOptionsBodyDeduplicationScope
+from ..models.queue_options_body_fifo_throughput_limit import QueueOptionsBodyFifoThroughputLimit
 from ..types import UNSET, Unset
 from typing import cast
 
@@ -25,9 +27,15 @@ class QueueOptionsBody:
     """ 
         Attributes:
             bucket_size (int | Unset):  Default: 20.
+            content_based_deduplication (bool | Unset):  Default: False.
             dead_letter_queue (None | str | Unset):
+            deduplication_scope (QueueOptionsBodyDeduplicationScope | Unset):  Default:
+                QueueOptionsBodyDeduplicationScope.QUEUE.
             delay_seconds (int | Unset):  Default: 0.
             delete_buckets_after_finalize (bool | Unset):  Default: True.
+            fifo (bool | Unset):  Default: False.
+            fifo_throughput_limit (QueueOptionsBodyFifoThroughputLimit | Unset):  Default:
+                QueueOptionsBodyFifoThroughputLimit.PERQUEUE.
             max_delivery_count (int | Unset):  Default: 5.
             max_message_bytes (int | Unset):  Default: 1048576.
             message_retention_seconds (int | Unset):  Default: 1209600.
@@ -39,9 +47,13 @@ class QueueOptionsBody:
      """
 
     bucket_size: int | Unset = 20
+    content_based_deduplication: bool | Unset = False
     dead_letter_queue: None | str | Unset = UNSET
+    deduplication_scope: QueueOptionsBodyDeduplicationScope | Unset = QueueOptionsBodyDeduplicationScope.QUEUE
     delay_seconds: int | Unset = 0
     delete_buckets_after_finalize: bool | Unset = True
+    fifo: bool | Unset = False
+    fifo_throughput_limit: QueueOptionsBodyFifoThroughputLimit | Unset = QueueOptionsBodyFifoThroughputLimit.PERQUEUE
     max_delivery_count: int | Unset = 5
     max_message_bytes: int | Unset = 1048576
     message_retention_seconds: int | Unset = 1209600
@@ -59,15 +71,29 @@ class QueueOptionsBody:
     def to_dict(self) -> dict[str, Any]:
         bucket_size = self.bucket_size
 
+        content_based_deduplication = self.content_based_deduplication
+
         dead_letter_queue: None | str | Unset
         if isinstance(self.dead_letter_queue, Unset):
             dead_letter_queue = UNSET
         else:
             dead_letter_queue = self.dead_letter_queue
 
+        deduplication_scope: str | Unset = UNSET
+        if not isinstance(self.deduplication_scope, Unset):
+            deduplication_scope = self.deduplication_scope.value
+
+
         delay_seconds = self.delay_seconds
 
         delete_buckets_after_finalize = self.delete_buckets_after_finalize
+
+        fifo = self.fifo
+
+        fifo_throughput_limit: str | Unset = UNSET
+        if not isinstance(self.fifo_throughput_limit, Unset):
+            fifo_throughput_limit = self.fifo_throughput_limit.value
+
 
         max_delivery_count = self.max_delivery_count
 
@@ -96,12 +122,20 @@ class QueueOptionsBody:
         })
         if bucket_size is not UNSET:
             field_dict["bucketSize"] = bucket_size
+        if content_based_deduplication is not UNSET:
+            field_dict["contentBasedDeduplication"] = content_based_deduplication
         if dead_letter_queue is not UNSET:
             field_dict["deadLetterQueue"] = dead_letter_queue
+        if deduplication_scope is not UNSET:
+            field_dict["deduplicationScope"] = deduplication_scope
         if delay_seconds is not UNSET:
             field_dict["delaySeconds"] = delay_seconds
         if delete_buckets_after_finalize is not UNSET:
             field_dict["deleteBucketsAfterFinalize"] = delete_buckets_after_finalize
+        if fifo is not UNSET:
+            field_dict["fifo"] = fifo
+        if fifo_throughput_limit is not UNSET:
+            field_dict["fifoThroughputLimit"] = fifo_throughput_limit
         if max_delivery_count is not UNSET:
             field_dict["maxDeliveryCount"] = max_delivery_count
         if max_message_bytes is not UNSET:
@@ -128,6 +162,8 @@ class QueueOptionsBody:
         d = dict(src_dict)
         bucket_size = d.pop("bucketSize", UNSET)
 
+        content_based_deduplication = d.pop("contentBasedDeduplication", UNSET)
+
         def _parse_dead_letter_queue(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -138,9 +174,31 @@ class QueueOptionsBody:
         dead_letter_queue = _parse_dead_letter_queue(d.pop("deadLetterQueue", UNSET))
 
 
+        _deduplication_scope = d.pop("deduplicationScope", UNSET)
+        deduplication_scope: QueueOptionsBodyDeduplicationScope | Unset
+        if isinstance(_deduplication_scope,  Unset):
+            deduplication_scope = UNSET
+        else:
+            deduplication_scope = QueueOptionsBodyDeduplicationScope(_deduplication_scope)
+
+
+
+
         delay_seconds = d.pop("delaySeconds", UNSET)
 
         delete_buckets_after_finalize = d.pop("deleteBucketsAfterFinalize", UNSET)
+
+        fifo = d.pop("fifo", UNSET)
+
+        _fifo_throughput_limit = d.pop("fifoThroughputLimit", UNSET)
+        fifo_throughput_limit: QueueOptionsBodyFifoThroughputLimit | Unset
+        if isinstance(_fifo_throughput_limit,  Unset):
+            fifo_throughput_limit = UNSET
+        else:
+            fifo_throughput_limit = QueueOptionsBodyFifoThroughputLimit(_fifo_throughput_limit)
+
+
+
 
         max_delivery_count = d.pop("maxDeliveryCount", UNSET)
 
@@ -168,9 +226,13 @@ class QueueOptionsBody:
 
         queue_options_body = cls(
             bucket_size=bucket_size,
+            content_based_deduplication=content_based_deduplication,
             dead_letter_queue=dead_letter_queue,
+            deduplication_scope=deduplication_scope,
             delay_seconds=delay_seconds,
             delete_buckets_after_finalize=delete_buckets_after_finalize,
+            fifo=fifo,
+            fifo_throughput_limit=fifo_throughput_limit,
             max_delivery_count=max_delivery_count,
             max_message_bytes=max_message_bytes,
             message_retention_seconds=message_retention_seconds,

@@ -8,6 +8,8 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.queue_options_patch_deduplication_scope_type_0 import QueueOptionsPatchDeduplicationScopeType0
+from ..models.queue_options_patch_fifo_throughput_limit_type_0 import QueueOptionsPatchFifoThroughputLimitType0
 from ..types import UNSET, Unset
 from typing import cast
 
@@ -25,9 +27,13 @@ class QueueOptionsPatch:
     """ 
         Attributes:
             bucket_size (int | Unset):
+            content_based_deduplication (bool | Unset):
             dead_letter_queue (None | str | Unset):
+            deduplication_scope (QueueOptionsPatchDeduplicationScopeType0 | Unset):
             delay_seconds (int | Unset):
             delete_buckets_after_finalize (bool | Unset):
+            fifo (bool | Unset):
+            fifo_throughput_limit (QueueOptionsPatchFifoThroughputLimitType0 | Unset):
             max_delivery_count (int | Unset):
             max_message_bytes (int | Unset):
             message_retention_seconds (int | Unset):
@@ -39,9 +45,13 @@ class QueueOptionsPatch:
      """
 
     bucket_size: int | Unset = UNSET
+    content_based_deduplication: bool | Unset = UNSET
     dead_letter_queue: None | str | Unset = UNSET
+    deduplication_scope: QueueOptionsPatchDeduplicationScopeType0 | Unset = UNSET
     delay_seconds: int | Unset = UNSET
     delete_buckets_after_finalize: bool | Unset = UNSET
+    fifo: bool | Unset = UNSET
+    fifo_throughput_limit: QueueOptionsPatchFifoThroughputLimitType0 | Unset = UNSET
     max_delivery_count: int | Unset = UNSET
     max_message_bytes: int | Unset = UNSET
     message_retention_seconds: int | Unset = UNSET
@@ -63,11 +73,24 @@ class QueueOptionsPatch:
         else:
             bucket_size = self.bucket_size
 
+        content_based_deduplication: bool | Unset
+        if isinstance(self.content_based_deduplication, Unset):
+            content_based_deduplication = UNSET
+        else:
+            content_based_deduplication = self.content_based_deduplication
+
         dead_letter_queue: None | str | Unset
         if isinstance(self.dead_letter_queue, Unset):
             dead_letter_queue = UNSET
         else:
             dead_letter_queue = self.dead_letter_queue
+
+        deduplication_scope: str | Unset
+        if isinstance(self.deduplication_scope, Unset):
+            deduplication_scope = UNSET
+        else:
+            deduplication_scope = self.deduplication_scope.value
+
 
         delay_seconds: int | Unset
         if isinstance(self.delay_seconds, Unset):
@@ -80,6 +103,19 @@ class QueueOptionsPatch:
             delete_buckets_after_finalize = UNSET
         else:
             delete_buckets_after_finalize = self.delete_buckets_after_finalize
+
+        fifo: bool | Unset
+        if isinstance(self.fifo, Unset):
+            fifo = UNSET
+        else:
+            fifo = self.fifo
+
+        fifo_throughput_limit: str | Unset
+        if isinstance(self.fifo_throughput_limit, Unset):
+            fifo_throughput_limit = UNSET
+        else:
+            fifo_throughput_limit = self.fifo_throughput_limit.value
+
 
         max_delivery_count: int | Unset
         if isinstance(self.max_delivery_count, Unset):
@@ -136,12 +172,20 @@ class QueueOptionsPatch:
         })
         if bucket_size is not UNSET:
             field_dict["bucketSize"] = bucket_size
+        if content_based_deduplication is not UNSET:
+            field_dict["contentBasedDeduplication"] = content_based_deduplication
         if dead_letter_queue is not UNSET:
             field_dict["deadLetterQueue"] = dead_letter_queue
+        if deduplication_scope is not UNSET:
+            field_dict["deduplicationScope"] = deduplication_scope
         if delay_seconds is not UNSET:
             field_dict["delaySeconds"] = delay_seconds
         if delete_buckets_after_finalize is not UNSET:
             field_dict["deleteBucketsAfterFinalize"] = delete_buckets_after_finalize
+        if fifo is not UNSET:
+            field_dict["fifo"] = fifo
+        if fifo_throughput_limit is not UNSET:
+            field_dict["fifoThroughputLimit"] = fifo_throughput_limit
         if max_delivery_count is not UNSET:
             field_dict["maxDeliveryCount"] = max_delivery_count
         if max_message_bytes is not UNSET:
@@ -174,6 +218,14 @@ class QueueOptionsPatch:
         bucket_size = _parse_bucket_size(d.pop("bucketSize", UNSET))
 
 
+        def _parse_content_based_deduplication(data: object) -> bool | Unset:
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | Unset, data)
+
+        content_based_deduplication = _parse_content_based_deduplication(d.pop("contentBasedDeduplication", UNSET))
+
+
         def _parse_dead_letter_queue(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -182,6 +234,20 @@ class QueueOptionsPatch:
             return cast(None | str | Unset, data)
 
         dead_letter_queue = _parse_dead_letter_queue(d.pop("deadLetterQueue", UNSET))
+
+
+        def _parse_deduplication_scope(data: object) -> QueueOptionsPatchDeduplicationScopeType0 | Unset:
+            if isinstance(data, Unset):
+                return data
+            if not isinstance(data, str):
+                raise TypeError()
+            deduplication_scope_type_0 = QueueOptionsPatchDeduplicationScopeType0(data)
+
+
+
+            return deduplication_scope_type_0
+
+        deduplication_scope = _parse_deduplication_scope(d.pop("deduplicationScope", UNSET))
 
 
         def _parse_delay_seconds(data: object) -> int | Unset:
@@ -198,6 +264,28 @@ class QueueOptionsPatch:
             return cast(bool | Unset, data)
 
         delete_buckets_after_finalize = _parse_delete_buckets_after_finalize(d.pop("deleteBucketsAfterFinalize", UNSET))
+
+
+        def _parse_fifo(data: object) -> bool | Unset:
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | Unset, data)
+
+        fifo = _parse_fifo(d.pop("fifo", UNSET))
+
+
+        def _parse_fifo_throughput_limit(data: object) -> QueueOptionsPatchFifoThroughputLimitType0 | Unset:
+            if isinstance(data, Unset):
+                return data
+            if not isinstance(data, str):
+                raise TypeError()
+            fifo_throughput_limit_type_0 = QueueOptionsPatchFifoThroughputLimitType0(data)
+
+
+
+            return fifo_throughput_limit_type_0
+
+        fifo_throughput_limit = _parse_fifo_throughput_limit(d.pop("fifoThroughputLimit", UNSET))
 
 
         def _parse_max_delivery_count(data: object) -> int | Unset:
@@ -266,9 +354,13 @@ class QueueOptionsPatch:
 
         queue_options_patch = cls(
             bucket_size=bucket_size,
+            content_based_deduplication=content_based_deduplication,
             dead_letter_queue=dead_letter_queue,
+            deduplication_scope=deduplication_scope,
             delay_seconds=delay_seconds,
             delete_buckets_after_finalize=delete_buckets_after_finalize,
+            fifo=fifo,
+            fifo_throughput_limit=fifo_throughput_limit,
             max_delivery_count=max_delivery_count,
             max_message_bytes=max_message_bytes,
             message_retention_seconds=message_retention_seconds,

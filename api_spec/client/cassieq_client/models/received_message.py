@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
@@ -33,6 +34,8 @@ class ReceivedMessage:
             message_tag (str):
             pop_receipt (str):
             sent_at (str):
+            group_id (None | str | Unset):
+            sequence_number (None | str | Unset):
      """
 
     attributes: ReceivedMessageAttributes
@@ -43,6 +46,8 @@ class ReceivedMessage:
     message_tag: str
     pop_receipt: str
     sent_at: str
+    group_id: None | str | Unset = UNSET
+    sequence_number: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -67,6 +72,18 @@ class ReceivedMessage:
 
         sent_at = self.sent_at
 
+        group_id: None | str | Unset
+        if isinstance(self.group_id, Unset):
+            group_id = UNSET
+        else:
+            group_id = self.group_id
+
+        sequence_number: None | str | Unset
+        if isinstance(self.sequence_number, Unset):
+            sequence_number = UNSET
+        else:
+            sequence_number = self.sequence_number
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -80,6 +97,10 @@ class ReceivedMessage:
             "popReceipt": pop_receipt,
             "sentAt": sent_at,
         })
+        if group_id is not UNSET:
+            field_dict["groupId"] = group_id
+        if sequence_number is not UNSET:
+            field_dict["sequenceNumber"] = sequence_number
 
         return field_dict
 
@@ -108,6 +129,26 @@ class ReceivedMessage:
 
         sent_at = d.pop("sentAt")
 
+        def _parse_group_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        group_id = _parse_group_id(d.pop("groupId", UNSET))
+
+
+        def _parse_sequence_number(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        sequence_number = _parse_sequence_number(d.pop("sequenceNumber", UNSET))
+
+
         received_message = cls(
             attributes=attributes,
             body=body,
@@ -117,6 +158,8 @@ class ReceivedMessage:
             message_tag=message_tag,
             pop_receipt=pop_receipt,
             sent_at=sent_at,
+            group_id=group_id,
+            sequence_number=sequence_number,
         )
 
 

@@ -8,6 +8,8 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
+from typing import cast
 
 
 
@@ -24,10 +26,14 @@ class SentEntry:
         Attributes:
             id (str):
             message_tag (str):
+            duplicate (bool | Unset):  Default: False.
+            sequence_number (None | str | Unset):
      """
 
     id: str
     message_tag: str
+    duplicate: bool | Unset = False
+    sequence_number: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -39,6 +45,14 @@ class SentEntry:
 
         message_tag = self.message_tag
 
+        duplicate = self.duplicate
+
+        sequence_number: None | str | Unset
+        if isinstance(self.sequence_number, Unset):
+            sequence_number = UNSET
+        else:
+            sequence_number = self.sequence_number
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -46,6 +60,10 @@ class SentEntry:
             "id": id,
             "messageTag": message_tag,
         })
+        if duplicate is not UNSET:
+            field_dict["duplicate"] = duplicate
+        if sequence_number is not UNSET:
+            field_dict["sequenceNumber"] = sequence_number
 
         return field_dict
 
@@ -58,9 +76,23 @@ class SentEntry:
 
         message_tag = d.pop("messageTag")
 
+        duplicate = d.pop("duplicate", UNSET)
+
+        def _parse_sequence_number(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        sequence_number = _parse_sequence_number(d.pop("sequenceNumber", UNSET))
+
+
         sent_entry = cls(
             id=id,
             message_tag=message_tag,
+            duplicate=duplicate,
+            sequence_number=sequence_number,
         )
 
 

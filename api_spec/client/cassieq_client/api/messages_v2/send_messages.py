@@ -123,7 +123,8 @@ def sync_detailed(
     body: SendRequest,
 
 ) -> Response[SendResponse | V2ErrorBody]:
-    """ Send 1-100 messages; their ids in request order
+    """ Send 1-100 messages; their ids in request order (FIFO queues: with their sequence numbers, a
+    duplicate flagged and answered with the first one's id)
 
     Args:
         account (str):
@@ -160,7 +161,8 @@ def sync(
     body: SendRequest,
 
 ) -> SendResponse | V2ErrorBody | None:
-    """ Send 1-100 messages; their ids in request order
+    """ Send 1-100 messages; their ids in request order (FIFO queues: with their sequence numbers, a
+    duplicate flagged and answered with the first one's id)
 
     Args:
         account (str):
@@ -195,7 +197,8 @@ async def asyncio_detailed(
     body: SendRequest,
 
 ) -> Response[SendResponse | V2ErrorBody]:
-    """ Send 1-100 messages; their ids in request order
+    """ Send 1-100 messages; their ids in request order (FIFO queues: with their sequence numbers, a
+    duplicate flagged and answered with the first one's id)
 
     Args:
         account (str):
@@ -232,7 +235,8 @@ async def asyncio(
     body: SendRequest,
 
 ) -> SendResponse | V2ErrorBody | None:
-    """ Send 1-100 messages; their ids in request order
+    """ Send 1-100 messages; their ids in request order (FIFO queues: with their sequence numbers, a
+    duplicate flagged and answered with the first one's id)
 
     Args:
         account (str):

@@ -124,8 +124,8 @@ def sync_detailed(
 
 ) -> Response[QueueBody | V2ErrorBody]:
     """ Create a queue with these options (201); 200 when it exists with the same options, 409 when it
-    exists with others; 422 for an unknown option, one out of its bounds, or a deadLetterQueue that does
-    not exist
+    exists with others; 422 for an unknown option, one out of its bounds, a deadLetterQueue that does
+    not exist (or, for a FIFO queue, is not FIFO), or a FIFO-only option on a standard queue
 
     Args:
         account (str):
@@ -163,8 +163,8 @@ def sync(
 
 ) -> QueueBody | V2ErrorBody | None:
     """ Create a queue with these options (201); 200 when it exists with the same options, 409 when it
-    exists with others; 422 for an unknown option, one out of its bounds, or a deadLetterQueue that does
-    not exist
+    exists with others; 422 for an unknown option, one out of its bounds, a deadLetterQueue that does
+    not exist (or, for a FIFO queue, is not FIFO), or a FIFO-only option on a standard queue
 
     Args:
         account (str):
@@ -200,8 +200,8 @@ async def asyncio_detailed(
 
 ) -> Response[QueueBody | V2ErrorBody]:
     """ Create a queue with these options (201); 200 when it exists with the same options, 409 when it
-    exists with others; 422 for an unknown option, one out of its bounds, or a deadLetterQueue that does
-    not exist
+    exists with others; 422 for an unknown option, one out of its bounds, a deadLetterQueue that does
+    not exist (or, for a FIFO queue, is not FIFO), or a FIFO-only option on a standard queue
 
     Args:
         account (str):
@@ -239,8 +239,8 @@ async def asyncio(
 
 ) -> QueueBody | V2ErrorBody | None:
     """ Create a queue with these options (201); 200 when it exists with the same options, 409 when it
-    exists with others; 422 for an unknown option, one out of its bounds, or a deadLetterQueue that does
-    not exist
+    exists with others; 422 for an unknown option, one out of its bounds, a deadLetterQueue that does
+    not exist (or, for a FIFO queue, is not FIFO), or a FIFO-only option on a standard queue
 
     Args:
         account (str):

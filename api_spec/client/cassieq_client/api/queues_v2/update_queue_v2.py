@@ -116,8 +116,9 @@ def sync_detailed(
     body: QueueOptionsPatch,
 
 ) -> Response[QueueBody | V2ErrorBody]:
-    """ Change some options of a queue; the definition. bucketSize cannot change (422). This server uses the
-    new options at once, other servers within the queue cache time (about 2 s)
+    """ Change some options of a queue; the definition. bucketSize cannot change (422), nor fifo, nor a FIFO
+    queue's partitions (409). This server uses the new options at once, other servers within the queue
+    cache time (about 2 s)
 
     Args:
         account (str):
@@ -154,8 +155,9 @@ def sync(
     body: QueueOptionsPatch,
 
 ) -> QueueBody | V2ErrorBody | None:
-    """ Change some options of a queue; the definition. bucketSize cannot change (422). This server uses the
-    new options at once, other servers within the queue cache time (about 2 s)
+    """ Change some options of a queue; the definition. bucketSize cannot change (422), nor fifo, nor a FIFO
+    queue's partitions (409). This server uses the new options at once, other servers within the queue
+    cache time (about 2 s)
 
     Args:
         account (str):
@@ -190,8 +192,9 @@ async def asyncio_detailed(
     body: QueueOptionsPatch,
 
 ) -> Response[QueueBody | V2ErrorBody]:
-    """ Change some options of a queue; the definition. bucketSize cannot change (422). This server uses the
-    new options at once, other servers within the queue cache time (about 2 s)
+    """ Change some options of a queue; the definition. bucketSize cannot change (422), nor fifo, nor a FIFO
+    queue's partitions (409). This server uses the new options at once, other servers within the queue
+    cache time (about 2 s)
 
     Args:
         account (str):
@@ -228,8 +231,9 @@ async def asyncio(
     body: QueueOptionsPatch,
 
 ) -> QueueBody | V2ErrorBody | None:
-    """ Change some options of a queue; the definition. bucketSize cannot change (422). This server uses the
-    new options at once, other servers within the queue cache time (about 2 s)
+    """ Change some options of a queue; the definition. bucketSize cannot change (422), nor fifo, nor a FIFO
+    queue's partitions (409). This server uses the new options at once, other servers within the queue
+    cache time (about 2 s)
 
     Args:
         account (str):
