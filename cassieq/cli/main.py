@@ -8,6 +8,7 @@ import click
 
 from cassieq.cli.bench import bench
 from cassieq.cli.cassandra import cassandra, schema
+from cassieq.cli.fifo_check import fifo_check
 from cassieq.cli.server import dev, openapi, secrets_group, serve
 
 
@@ -23,7 +24,7 @@ def cli() -> None:
     """
 
 
-for _command in (cassandra, schema, dev, serve, secrets_group, openapi, bench):
+for _command in (cassandra, schema, dev, serve, secrets_group, openapi, bench, fifo_check):
     cli.add_command(_command)
 
 

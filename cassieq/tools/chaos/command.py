@@ -84,6 +84,20 @@ SINGLE_NODE_REPLICATION = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
     show_default=True,
     help="Processes of each server (its CASSIEQ_WORKERS).",
 )
+@click.option(
+    "--fifo",
+    is_flag=True,
+    help="The FIFO check's workload instead (`cassieq fifo-check`: boto3 on a .fifo queue "
+    "through both servers; --messages over --groups groups, --lease is the visibility "
+    "timeout, one first delivery in --unacked-every left to expire, --rate paces the sends).",
+)
+@click.option(
+    "--groups",
+    type=click.IntRange(1),
+    default=20,
+    show_default=True,
+    help="With --fifo: message groups.",
+)
 @click.option("--keep", is_flag=True, help="Keep each scenario's keyspace.")
 @click.option(
     "--keep-logs",
@@ -110,6 +124,8 @@ def chaos(
     single_node: bool,
     partitions: int,
     workers: int,
+    fifo: bool,
+    groups: int,
     keep: bool,
     keep_logs: Path | None,
     as_json: bool,
@@ -154,6 +170,11 @@ def chaos(
         results: dict[str, dict[str, Any]] = {}
         for name in scenarios:
             try:
+                if fifo:
+                    from cassieq.tools.chaos.fifo import run_fifo_scenario
+
+                    results[name] = await run_fifo_scenario(name, opts, cluster, _err, groups)
+                    continue
                 results[name] = await run_scenario(name, opts, cluster, _err)
             except Exception as exc:  # one broken scenario must not hide the others
                 results[name] = {"scenario": name, "passed": False, "error": _one_line(exc)}
@@ -164,6 +185,12 @@ def chaos(
     results = asyncio.run(run_all())
     if as_json:
         click.echo(to_json(results))
+    elif fifo:
+        from cassieq.tools.fifo.report import figures
+
+        for name, result in results.items():
+            click.echo(f"== {name} (fifo)")
+            click.echo(figures(result) if "error" not in result else f"ERROR: {result['error']}")
     else:
         print_table(results, Console())
     if not passed(results):
