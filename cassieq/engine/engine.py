@@ -6,12 +6,15 @@ import asyncio
 import secrets
 from collections.abc import Callable, Sequence
 
+import msgspec
+
 from cassieq.engine.clock import Clock, SystemClock
 from cassieq.engine.context import EngineContext, Tuning
 from cassieq.engine.errors import EngineError, InvalidArgument
 from cassieq.engine.hints import BucketHints
 from cassieq.engine.inspect import Inspector, Pointers
 from cassieq.engine.life.ack import Acker
+from cassieq.engine.life.fifo import sequence_number
 from cassieq.engine.life.long_poll import Waiters
 from cassieq.engine.life.long_poll_slots import LongPollSlots
 from cassieq.engine.life.monotons import MonotonStrategy
@@ -68,6 +71,10 @@ from cassieq.store.base import SchemaStatus, Store
 
 MAX_INVISIBILITY_S = 7 * 24 * 3600
 
+# A FIFO receive's answer kept for a retried receive with the same attempt id.
+_DELIVERIES = msgspec.msgpack.Decoder(list[Delivery])
+_ENCODE = msgspec.msgpack.Encoder().encode
+
 
 class QueueEngine:
     def __init__(
@@ -111,6 +118,7 @@ class QueueEngine:
         invisibility = InvisibilitySide(self.ctx, deliverer)
         self.reader = Reader(self.ctx, deliverer, invisibility, hints)
         self.acker = Acker(self.ctx, invisibility, hints)
+        self.acker.fifo = self.publisher.fifo
         # Waiting receives wake when a lease this server gave or changed ends.
         deliverer.on_leased = self.acker.on_leased = self.waiters.visible_at
         self.repairer = Repairer(self.ctx, self.publisher, self.leases)
@@ -191,9 +199,27 @@ class QueueEngine:
             definition, messages, lambda: self.publisher.pick_partition(definition, self._rotation)
         )
 
+        fifo = definition.options.fifo
+
         async def put(view: QueueDefinition, part: list[OutgoingMessage]) -> list[Sent]:
-            rows = await self.publisher.put_rows(view, part)
-            return [Sent(monoton=r.monoton, tag=r.tag, partition=view.partition) for r in rows]
+            rows = await self.publisher.send_rows(view, part)
+            return [
+                Sent(
+                    monoton=r.monoton,
+                    tag=r.tag,
+                    # A duplicate's answer is the first send's message, wherever it is.
+                    partition=view.partition if duplicate_of is None else duplicate_of,
+                    sequence_number=(
+                        sequence_number(
+                            view.partition if duplicate_of is None else duplicate_of, r.monoton
+                        )
+                        if fifo
+                        else None
+                    ),
+                    duplicate=duplicate_of is not None,
+                )
+                for r, duplicate_of in rows
+            ]
 
         return await in_groups(definition, messages, parts, put)
 
@@ -204,9 +230,20 @@ class QueueEngine:
         max_messages: int = 1,
         invisibility_s: int | None = None,
         wait_s: int = 0,
+        *,
+        attempt_id: str | None = None,
     ) -> list[Delivery]:
-        """Up to ``max_messages``; with ``wait_s``, wait for the first one that long."""
+        """Up to ``max_messages``; with ``wait_s``, wait for the first one that long. On a
+        FIFO queue, ``attempt_id`` (SQS's ReceiveRequestAttemptId) answers a retried receive
+        within 5 minutes with the same deliveries."""
         definition = await self.queues.get(account, queue)
+        if attempt_id is not None and definition.options.fifo:
+            kept = await self.publisher.fifo.replay(definition.id, attempt_id)
+            if kept is not None:
+                return _DELIVERIES.decode(kept)
+            got = await self.receive(account, queue, max_messages, invisibility_s, wait_s)
+            await self.publisher.fifo.keep(definition.id, attempt_id, _ENCODE(got))
+            return got
         if invisibility_s is None:
             invisibility_s = definition.options.visibility_timeout_seconds
         _check_seconds("visibilityTimeoutSeconds", invisibility_s)

@@ -47,6 +47,11 @@ class PartitionsCannotShrink(Conflict):
     """A queue's partitions only grow: a partition removed would strand its messages."""
 
 
+class FifoCannotChange(Conflict):
+    """A queue is FIFO or standard from its creation, and a FIFO queue's partitions are
+    fixed (its groups are ordered within the partition their ids hash to)."""
+
+
 class StaleReceipt(Conflict):
     """The receipt's delivery is over: acked, redelivered, updated, or never was."""
 

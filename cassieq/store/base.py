@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar
 
+import msgspec
+
 from cassieq.model import (
     Account,
     BucketState,
@@ -105,6 +107,21 @@ def check_cas_entries(entries: Sequence[tuple[int, MessageRow]]) -> None:
 
 def check_ack_entries(entries: Sequence[AckEntry]) -> None:
     check_monotons([monoton for monoton, _, _ in entries])
+
+
+class DedupClaim(msgspec.Struct, frozen=True, kw_only=True):
+    """A FIFO send's deduplication key, claimed for 5 minutes: the monoton (of
+    ``partition``) its message was given, the message as the first send wrote it (so a
+    retry can finish a send that died before writing it), the claim's own token, and
+    whether the first send saw its message written."""
+
+    key: str
+    monoton: int
+    partition: int
+    tag: str
+    created_at: int
+    row: MessageRow
+    written: bool = False
 
 
 @dataclass(frozen=True)
@@ -369,4 +386,48 @@ class Store(Protocol):
         message is not at that version and tag (acked already, taken again, gone). One
         conditional batch per round, as ``cas_messages``. ValueError for two entries of
         one message."""
+        ...
+
+    # ----------------------------------------------------------------- FIFO (schema 0013)
+    async def add_group_message(
+        self, queue: QueueId, group: str, monoton: int, now: int, ttl_s: int
+    ) -> None:
+        """Record an unretired message of a FIFO group (a plain write; kept ``ttl_s``)."""
+        ...
+
+    async def read_group_messages(self, queue: QueueId, group: str, limit: int) -> list[int]:
+        """The group's recorded monotons, lowest first, at most ``limit``."""
+        ...
+
+    async def remove_group_message(self, queue: QueueId, group: str, monoton: int) -> None: ...
+
+    async def read_dedup(self, queue: QueueId, key: str) -> DedupClaim | None:
+        """The claim of a deduplication key, if one is kept (maybe older than 5 minutes on
+        the memory store, which keeps no TTL: the engine judges the age)."""
+        ...
+
+    async def claim_dedup(self, claim: DedupClaim, queue: QueueId, ttl_s: int) -> DedupClaim | None:
+        """Claim ``claim.key`` unless a claim of it is kept: None when this call's claim is
+        stored, else the claim that is (a compare-and-set, resolved like every other)."""
+        ...
+
+    async def replace_dedup(
+        self, queue: QueueId, expected_tag: str, claim: DedupClaim, ttl_s: int
+    ) -> bool:
+        """Replace the key's claim if it is still the one with ``expected_tag`` (a stale
+        claim, or one whose message was never written)."""
+        ...
+
+    async def mark_dedup_written(self, queue: QueueId, claim: DedupClaim, ttl_s: int) -> None:
+        """Record that the claim's message is written (a plain write)."""
+        ...
+
+    async def write_receive_attempt(
+        self, queue: QueueId, attempt_id: str, now: int, answer: bytes, ttl_s: int
+    ) -> None: ...
+
+    async def read_receive_attempt(
+        self, queue: QueueId, attempt_id: str
+    ) -> tuple[int, bytes] | None:
+        """(when it was written, the answer) of a receive attempt, if kept."""
         ...

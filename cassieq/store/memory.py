@@ -26,6 +26,7 @@ from cassieq.model import (
 )
 from cassieq.store.base import (
     AckEntry,
+    DedupClaim,
     PointerKind,
     SchemaStatus,
     check_ack_entries,
@@ -58,6 +59,10 @@ class MemoryStore:
         self._secrets: dict[str, KeyspaceSecret] = {}
         self._deleting: dict[str, tuple[int, int]] = {}  # created_at, marked at
         self._redrive_tasks: dict[tuple[QueueId, str], RedriveTask] = {}
+        # FIFO (schema 0013). No TTLs here: the engine judges a claim's or an attempt's age.
+        self._groups: dict[tuple[QueueId, str], set[int]] = {}
+        self._dedup: dict[tuple[QueueId, str], DedupClaim] = {}
+        self._attempts: dict[tuple[QueueId, str], tuple[int, bytes]] = {}
 
     def add_lwt_observer(self, observer: LwtObserver) -> None:
         self._lwt_observers.add(observer)
@@ -327,6 +332,8 @@ class MemoryStore:
         self._invisibility.pop(queue, None)
         self._pointers.pop((queue, "reader"), None)
         self._pointers.pop((queue, "repair"), None)
+        for group_key in [g for g in self._groups if g[0] == queue]:  # Cassandra's: a TTL
+            del self._groups[group_key]
 
     # ----------------------------------------------------------------- statistics
     async def write_stats_snapshot(self, snapshot: StatsSnapshot) -> None:
@@ -387,6 +394,56 @@ class MemoryStore:
             await self.ack_message(queue, bucket, monoton, version, tag, now)
             for monoton, version, tag in entries
         ]
+
+    # ----------------------------------------------------------------- FIFO (schema 0013)
+    async def add_group_message(
+        self, queue: QueueId, group: str, monoton: int, now: int, ttl_s: int
+    ) -> None:
+        self._groups.setdefault((queue, group), set()).add(monoton)
+
+    async def read_group_messages(self, queue: QueueId, group: str, limit: int) -> list[int]:
+        return sorted(self._groups.get((queue, group), ()))[:limit]
+
+    async def remove_group_message(self, queue: QueueId, group: str, monoton: int) -> None:
+        entries = self._groups.get((queue, group))
+        if entries is not None:
+            entries.discard(monoton)
+            if not entries:
+                del self._groups[(queue, group)]
+
+    async def read_dedup(self, queue: QueueId, key: str) -> DedupClaim | None:
+        return self._dedup.get((queue, key))
+
+    async def claim_dedup(self, claim: DedupClaim, queue: QueueId, ttl_s: int) -> DedupClaim | None:
+        stored = self._dedup.get((queue, claim.key))
+        if stored is not None:
+            return stored
+        self._dedup[(queue, claim.key)] = claim
+        return None
+
+    async def replace_dedup(
+        self, queue: QueueId, expected_tag: str, claim: DedupClaim, ttl_s: int
+    ) -> bool:
+        stored = self._dedup.get((queue, claim.key))
+        if stored is None or stored.tag != expected_tag:
+            return False
+        self._dedup[(queue, claim.key)] = claim
+        return True
+
+    async def mark_dedup_written(self, queue: QueueId, claim: DedupClaim, ttl_s: int) -> None:
+        stored = self._dedup.get((queue, claim.key))
+        if stored is not None:  # a plain write: whatever claim is kept now is marked
+            self._dedup[(queue, claim.key)] = msgspec.structs.replace(stored, written=True)
+
+    async def write_receive_attempt(
+        self, queue: QueueId, attempt_id: str, now: int, answer: bytes, ttl_s: int
+    ) -> None:
+        self._attempts[(queue, attempt_id)] = (now, answer)
+
+    async def read_receive_attempt(
+        self, queue: QueueId, attempt_id: str
+    ) -> tuple[int, bytes] | None:
+        return self._attempts.get((queue, attempt_id))
 
 
 def _state_change(current: MessageRow, row: MessageRow) -> MessageRow:

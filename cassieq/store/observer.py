@@ -39,6 +39,8 @@ LWT_PRIMITIVES = frozenset(
         "acquire_lease",
         "cas_messages",  # one call may send several rounds (see batch_lwt)
         "ack_messages",
+        "claim_dedup",  # FIFO (schema 0013)
+        "replace_dedup",
     }
 )
 

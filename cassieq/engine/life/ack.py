@@ -17,6 +17,7 @@ from cassieq.engine import policy
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import EngineError, InvalidArgument, StaleReceipt, Unsettled
 from cassieq.engine.hints import BucketHints
+from cassieq.engine.life.fifo import Fifo
 from cassieq.engine.life.redeliver import InvisibilitySide
 from cassieq.model import MessageRow, PopReceipt, QueueDefinition, QueueId, VisibilityChange
 from cassieq.store.base import StoreError
@@ -38,6 +39,8 @@ class Acker:
         self._hints = hints
         # Told when a changed lease now ends (long polling wakes a waiter then).
         self.on_leased: Callable[[QueueId, int], None] | None = None
+        # FIFO queues: told of this server's acks (their groups' entries go at once).
+        self.fifo: Fifo | None = None
 
     async def ack(self, queue: QueueDefinition, receipt: PopReceipt) -> None:
         if receipt.queue_version != queue.version:
@@ -55,6 +58,8 @@ class Acker:
         if not acked:
             raise StaleReceipt(STALE)
         self._invisibility.note_acked(queue.id, bucket, receipt.monoton, receipt.version)
+        if queue.options.fifo and self.fifo is not None:
+            await self.fifo.acked(queue, [receipt.monoton])
 
     async def ack_many(
         self, queue: QueueDefinition, receipts: list[PopReceipt]
@@ -70,6 +75,10 @@ class Acker:
                     self._invisibility.note_acked(
                         queue.id, bucket, receipt.monoton, receipt.version
                     )
+            if queue.options.fifo and self.fifo is not None:
+                await self.fifo.acked(
+                    queue, [r.monoton for r, done in zip(held, acked, strict=True) if done]
+                )
             return [None if done else StaleReceipt(STALE) for done in acked]
 
         return await _per_bucket(queue, receipts, lambda r: r, bucket_acks)

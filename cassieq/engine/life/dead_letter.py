@@ -220,6 +220,7 @@ class DeadLetters:
                 now,
                 attributes=claim.attributes,
                 attribute_types=claim.attribute_types,
+                group=claim.group,
             )
             return msgspec.structs.replace(fresh, dead_letter_source=source)
 

@@ -55,6 +55,9 @@ async def write_copy(
         monoton = target_of(claim)
         now = ctx.clock.now()
         copy = copy_at(monoton, now)
+        if target.options.fifo and copy.group is not None:
+            # A FIFO target orders the copy within its group like any put: entry first.
+            await publisher.fifo.add_entries(target, [copy])
         if await ctx.store.insert_messages(target.id, target.bucket_of(monoton), [copy], now):
             return claim  # written now, or already there from an earlier try
         # The target's bucket was finalized without the copy: a move slower than the

@@ -78,9 +78,12 @@ def split_by_partition(
         return {0: list(range(len(messages)))}
     unkeyed: int | None = None
     out: dict[int, list[int]] = defaultdict(list)
+    fifo = queue.options.fifo
     for i, m in enumerate(messages):
-        if m.partition_key is not None:
-            out[partition_of_key(m.partition_key, partitions)].append(i)
+        # A FIFO group is ordered by its partition's monotons: its group decides.
+        key = m.group if fifo else m.partition_key
+        if key is not None:
+            out[partition_of_key(key, partitions)].append(i)
         else:
             if unkeyed is None:
                 unkeyed = pick()

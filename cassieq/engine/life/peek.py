@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 
 from cassieq.engine.context import EngineContext
+from cassieq.engine.life.fifo import sequence_number
 from cassieq.model import MessageRow, PeekedMessage, QueueDefinition
 
 MAX_LIMIT = 100
@@ -46,7 +47,7 @@ class Peeker:
             for snap in snaps:
                 for m in snap.messages:
                     if (after is None or m.monoton > after) and _in_queue(queue, m, now):
-                        found.append(_peeked(m, now, queue.partition))
+                        found.append(_peeked(m, now, queue))
                         if len(found) == limit:
                             return found, m.monoton
         if len(buckets) > len(reading):
@@ -64,7 +65,8 @@ def _in_queue(queue: QueueDefinition, m: MessageRow, now: int) -> bool:
     )
 
 
-def _peeked(m: MessageRow, now: int, partition: int) -> PeekedMessage:
+def _peeked(m: MessageRow, now: int, queue: QueueDefinition) -> PeekedMessage:
+    partition = queue.partition
     return PeekedMessage(
         monoton=m.monoton,
         body=m.message,
@@ -73,4 +75,6 @@ def _peeked(m: MessageRow, now: int, partition: int) -> PeekedMessage:
         visible=m.visible(now),
         sent_at=m.created_at,
         partition=partition,
+        group=m.group,
+        sequence_number=sequence_number(partition, m.monoton) if queue.options.fifo else None,
     )

@@ -19,6 +19,8 @@ from cassieq.engine import policy
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import Contention, InvalidArgument
 from cassieq.engine.hints import BucketHints
+from cassieq.engine.life import fifo
+from cassieq.engine.life.fifo import Fifo
 from cassieq.engine.life.monotons import Monotons, MonotonStrategy
 from cassieq.engine.life.partitions import Rotation
 from cassieq.model import MessageRow, OutgoingMessage, QueueDefinition, QueueId
@@ -38,6 +40,11 @@ class _Put:
     attributes: dict[str, str] = field(default_factory=dict)
     attribute_types: dict[str, str] = field(default_factory=dict)
     attempts: int = field(default=0)
+    # FIFO queues: the message's group and deduplication key; a duplicate's answer is the
+    # first send's message, of this partition.
+    group: str | None = None
+    dedup_key: str | None = None
+    duplicate_of: int | None = None
 
 
 class Publisher:
@@ -50,6 +57,7 @@ class Publisher:
         self._ctx = ctx
         self._hints = hints
         self._monotons = Monotons(ctx)
+        self.fifo = Fifo(ctx)
         self._grouped = strategy == "grouped"
         self._waiting: dict[QueueId, list[_Put]] = {}
         self._flushing: set[QueueId] = set()
@@ -90,26 +98,64 @@ class Publisher:
     async def put_rows(
         self, queue: QueueDefinition, messages: Sequence[OutgoingMessage]
     ) -> list[MessageRow]:
-        """Store messages; return their rows as written, in the order given. Concurrent
-        puts to one queue share one monoton range and one write per bucket; the messages
-        of one call join the waiting puts together, in their order (a v2 batch is one
-        call: one group, unless more than MAX_GROUP puts wait)."""
+        """Store messages; return their rows as written, in the order given."""
+        return [row for row, _ in await self.send_rows(queue, messages)]
+
+    async def send_rows(
+        self, queue: QueueDefinition, messages: Sequence[OutgoingMessage]
+    ) -> list[tuple[MessageRow, int | None]]:
+        """Store messages; return their rows as written, in the order given, each with the
+        partition of the message it duplicates (FIFO deduplication; None: stored now).
+        Concurrent puts to one queue share one monoton range and one write per bucket; the
+        messages of one call join the waiting puts together, in their order (a v2 batch is
+        one call: one group, unless more than MAX_GROUP puts wait)."""
         options = queue.options
         delays: list[int] = []
         for index, m in enumerate(messages):
             # The queue's policy, here because every new message of every API comes here.
             policy.check_message(options, m, index)
+            fifo.check_message(options, m, index)
             delay = policy.first_delay_ms(options, m)
             if delay < 0:
                 raise InvalidArgument("initial invisibility must be >= 0")
             delays.append(delay)
         if not messages:
             return []
+        keys = [fifo.dedup_key(options, m) for m in messages]
+        known = await self.fifo.find_duplicates(queue, keys) if any(keys) else [None] * len(keys)
+        answers: dict[int, tuple[MessageRow, int | None]] = {}
+        for index, claim in enumerate(known):
+            if claim is not None:
+                done = await self.fifo.answer_duplicate(queue, claim, self.take_monotons)
+                answers[index] = (done.row, done.partition)
+        # A key repeated within the call: its first message is the one sent, in order.
+        first_of: dict[str, int] = {}
+        repeats: dict[int, int] = {}
+        for index, key in enumerate(keys):
+            if key is not None and index not in answers:
+                repeats[index] = first_of.setdefault(key, index)
         loop = asyncio.get_running_loop()
+        sending = [i for i in range(len(messages)) if i not in answers and repeats.get(i, i) == i]
         puts = [
-            _Put(queue, m.body, delay, loop.create_future(), m.attributes, m.attribute_types)
-            for m, delay in zip(messages, delays, strict=True)
-        ]
+            _Put(
+                queue, messages[i].body, delays[i], loop.create_future(), messages[i].attributes,
+                messages[i].attribute_types, group=messages[i].group, dedup_key=keys[i],
+            )
+            for i in sending
+        ]  # fmt: skip
+        rows = await self._put_all(queue, puts)
+        for i, put, row in zip(sending, puts, rows, strict=True):
+            answers[i] = _outcome(put, row)
+        for i, first in repeats.items():
+            if first != i:
+                row, of = answers[first]
+                answers[i] = (row, queue.partition if of is None else of)
+        return [answers[i] for i in range(len(messages))]
+
+    async def _put_all(self, queue: QueueDefinition, puts: list[_Put]) -> list[MessageRow]:
+        if not puts:
+            return []
+        loop = asyncio.get_running_loop()
         if not self._grouped:
             return list(await asyncio.gather(*(self._write_alone(put) for put in puts)))
         qid = queue.id
@@ -157,16 +203,25 @@ class Publisher:
             _fail(group, exc)
             return
         now = ctx.clock.now()
-        by_bucket: dict[int, list[tuple[_Put, MessageRow]]] = defaultdict(list)
-        for offset, put in enumerate(group):
-            row = new_message(
-                first + offset,
-                put.message,
-                now,
-                put.invisibility_ms,
-                attributes=put.attributes,
-                attribute_types=put.attribute_types,
+        pairs = [
+            (
+                put,
+                new_message(
+                    first + offset,
+                    put.message,
+                    now,
+                    put.invisibility_ms,
+                    attributes=put.attributes,
+                    attribute_types=put.attribute_types,
+                    group=put.group,
+                ),
             )
+            for offset, put in enumerate(group)
+        ]
+        if queue.options.fifo:
+            pairs = await self._claim_and_record(queue, pairs)
+        by_bucket: dict[int, list[tuple[_Put, MessageRow]]] = defaultdict(list)
+        for put, row in pairs:
             by_bucket[queue.bucket_of(row.monoton)].append((put, row))
         # Large messages go in parts (each part's puts decided on their own): one batch
         # over Cassandra's request limit failed every put in it.
@@ -191,6 +246,8 @@ class Publisher:
                 for put, row in items:
                     if not put.done.done():
                         put.done.set_result(row)
+                if queue.options.fifo:
+                    await self._claims_written(queue, items)
             elif isinstance(result, BaseException):
                 _fail([put for put, _ in items], result)
             else:
@@ -199,6 +256,57 @@ class Publisher:
                     put.attempts += 1
                     if put.attempts >= MAX_PUT_ATTEMPTS:
                         _fail([put], Contention(f"could not write a message into {queue.id}"))
+
+    async def _claim_and_record(
+        self, queue: QueueDefinition, pairs: list[tuple[_Put, MessageRow]]
+    ) -> list[tuple[_Put, MessageRow]]:
+        """FIFO: claim each keyed put's deduplication key (a put that finds a fresh claim is
+        answered with that claim's message, its own monoton left a hole) and record the rest
+        in their groups, before anything is written (engine/life/fifo.py); the pairs left."""
+        keyed = [(put, row) for put, row in pairs if put.dedup_key is not None]
+        claims = await asyncio.gather(
+            *(
+                self.fifo.claim(queue, put.dedup_key or "", row, queue.partition)
+                for put, row in keyed
+            ),
+            return_exceptions=True,
+        )
+        dropped: set[int] = set()
+        for (put, _), held in zip(keyed, claims, strict=True):
+            if held is None:
+                continue
+            dropped.add(id(put))
+            try:
+                if isinstance(held, BaseException):
+                    raise held
+                done = await self.fifo.answer_duplicate(queue, held, self.take_monotons)
+            except Exception as exc:
+                _fail([put], exc)
+                continue
+            put.duplicate_of = done.partition
+            put.done.set_result(done.row)
+        left = [(put, row) for put, row in pairs if id(put) not in dropped]
+        try:
+            await self.fifo.add_entries(queue, [row for _, row in left])
+        except Exception as exc:
+            _fail([put for put, _ in left], exc)
+            return []
+        return left
+
+    async def _claims_written(
+        self, queue: QueueDefinition, items: list[tuple[_Put, MessageRow]]
+    ) -> None:
+        await asyncio.gather(
+            *(
+                self.fifo.written(queue, put.dedup_key, row)
+                for put, row in items
+                if put.dedup_key is not None
+            )
+        )
+
+
+def _outcome(put: _Put, row: MessageRow) -> tuple[MessageRow, int | None]:
+    return row, put.duplicate_of
 
 
 def new_message(
@@ -210,6 +318,7 @@ def new_message(
     *,
     attributes: dict[str, str] | None = None,
     attribute_types: dict[str, str] | None = None,
+    group: str | None = None,
 ) -> MessageRow:
     """A message as a put writes it (the pipeline's ingest writes the very same rows)."""
     return MessageRow(
@@ -225,6 +334,7 @@ def new_message(
         change=new_token(),
         attributes=attributes or {},
         attribute_types=attribute_types or {},
+        group=group,
     )
 
 

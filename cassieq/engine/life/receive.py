@@ -203,7 +203,13 @@ class Reader:
                 # for the invisibility side.
                 return [], True
             now = self._ctx.clock.now()
-            visible = [m for m in snap.messages if candidate(queue, m, now)]
+            # A FIFO message whose group is held is not to be had here now: the bucket is
+            # as good as empty (trying it again at once would only find the group held).
+            visible = [
+                m
+                for m in snap.messages
+                if candidate(queue, m, now) and not self._deliverer.blocked(queue, m)
+            ]
             if not self._deliverer.any_trying(queue, visible):
                 # Everything visible in the snapshot was taken meanwhile (by this server):
                 # it is as good as empty; a read of the bucket confirms it.

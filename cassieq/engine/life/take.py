@@ -19,6 +19,7 @@ import msgspec
 from cassieq.engine.context import EngineContext
 from cassieq.engine.life.dead_letter import DeadLetters
 from cassieq.engine.life.expire import expiring
+from cassieq.engine.life.fifo import sequence_number
 from cassieq.engine.life.put import Publisher
 from cassieq.engine.recent import Recent
 from cassieq.engine.tenancy.queues import QueueDirectory
@@ -89,7 +90,12 @@ class Deliverer:
         in random order), ``want`` at a time in one conditional batch; the ones lost to
         another reader are made up from the candidates left. With ``unsealed`` (the
         reader's bucket), only while the bucket is not sealed."""
-        if not queue.options.strict_fifo:
+        if queue.options.fifo:
+            # Only each group's head, and only while nothing earlier of it is unretired
+            # (life/fifo.py); lowest monoton first.
+            fresh = [r for r in candidates if not self.busy(queue, r)]
+            candidates = await self._publisher.fifo.admit(queue, fresh)
+        elif not queue.options.strict_fifo:
             # Random order spreads concurrent readers over the bucket: fewer lost CAS.
             candidates = random.sample(candidates, len(candidates))
         rest = iter(candidates)
@@ -128,10 +134,17 @@ class Deliverer:
                 trying.set_result(None)
 
     def busy(self, queue: QueueDefinition, row: MessageRow) -> bool:
-        """Another reader of this server is taking it, or took this version of it already."""
+        """Another reader of this server is taking it, or took this version of it already
+        (or, FIFO, its group was found held a moment ago)."""
         if (queue.id, row.monoton) in self._trying:
             return True
-        return self._taken.get(_taken_key(queue, row.monoton), 0) > row.version
+        if self._taken.get(_taken_key(queue, row.monoton), 0) > row.version:
+            return True
+        return self.blocked(queue, row)
+
+    def blocked(self, queue: QueueDefinition, row: MessageRow) -> bool:
+        """FIFO: its group was found held a moment ago (an earlier message unretired)."""
+        return queue.options.fifo and self._publisher.fifo.blocked(queue, row)
 
     def any_trying(self, queue: QueueDefinition, rows: list[MessageRow]) -> bool:
         return any((queue.id, r.monoton) in self._trying for r in rows)
@@ -226,6 +239,8 @@ class Deliverer:
                 self.note_version(queue, row.monoton, new.version)
                 if deliver:
                     got.append(delivery_of(queue, row, new))
+                    if queue.options.fifo:
+                        self._publisher.fifo.delivered(queue, [row])
             elif not unsealed:  # then someone won it: it is at least at the next version
                 self.note_version(queue, row.monoton, row.version + 1)
             # else another reader won it, or (unsealed) the bucket was sealed
@@ -278,4 +293,8 @@ def delivery_of(queue: QueueDefinition, row: MessageRow, taken: MessageRow) -> D
         sent_at=row.created_at,
         first_delivered_at=taken.first_delivered_at,
         attribute_types=row.attribute_types,
+        group=row.group,
+        sequence_number=(
+            sequence_number(queue.partition, row.monoton) if queue.options.fifo else None
+        ),
     )

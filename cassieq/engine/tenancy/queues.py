@@ -12,6 +12,7 @@ import msgspec
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import (
     AccountNotFound,
+    FifoCannotChange,
     InvalidArgument,
     PartitionsCannotShrink,
     QueueExists,
@@ -85,6 +86,8 @@ class QueueDirectory:
             return self._remember(active[name]), False
         if options.dlq_name is not None and options.dlq_name not in active:
             raise InvalidArgument(f"dlqName {options.dlq_name!r} must name an existing queue")
+        if options.dlq_name is not None:
+            _check_fifo_dlq(options, active[options.dlq_name])
         limit = self._ctx.tuning.max_queues_per_account
         # Counted before the insert: creates racing each other may each see room and
         # overshoot the limit by a few. It bounds a tenant's queues, it is not an invariant.
@@ -148,6 +151,15 @@ class QueueDirectory:
                 raise InvalidArgument(
                     "bucketSize cannot change: the queue's messages are laid out by it"
                 )
+            if options.fifo != current.options.fifo:
+                raise FifoCannotChange(
+                    "fifo cannot change: a queue is FIFO or standard from its creation"
+                )
+            if options.fifo and options.partitions != current.options.partitions:
+                raise FifoCannotChange(
+                    "the partitions of a FIFO queue cannot change: each message group is "
+                    "ordered within the partition its id hashes to"
+                )
             if options.partitions < current.options.partitions:
                 raise PartitionsCannotShrink(
                     f"partitions can only grow: the queue has {current.options.partitions}, "
@@ -155,12 +167,13 @@ class QueueDirectory:
                 )
             validate_options(name, options)
             new_dlq = options.dlq_name
-            if (
-                new_dlq is not None
-                and new_dlq != current.options.dlq_name
-                and await self.find(account, new_dlq, fresh=True) is None
-            ):
-                raise InvalidArgument(f"deadLetterQueue {new_dlq!r} must name an existing queue")
+            if new_dlq is not None and new_dlq != current.options.dlq_name:
+                target = await self.find(account, new_dlq, fresh=True)
+                if target is None:
+                    raise InvalidArgument(
+                        f"deadLetterQueue {new_dlq!r} must name an existing queue"
+                    )
+                _check_fifo_dlq(options, target)
             if options == current.options:
                 return current
             updated = msgspec.structs.replace(
@@ -332,3 +345,12 @@ def validate_options(name: str, options: QueueOptions) -> None:
 def _check_range(label: str, value: int, low: int, high: int) -> None:
     if not low <= value <= high:
         raise InvalidArgument(f"{label} must be between {low} and {high}")
+
+
+def _check_fifo_dlq(options: QueueOptions, dlq: QueueDefinition) -> None:
+    """A FIFO queue's dead letters keep their groups' order only in a FIFO queue (SQS's rule
+    too); a standard queue's may go to either."""
+    if options.fifo and not dlq.options.fifo:
+        raise InvalidArgument(
+            f"the dead-letter queue {dlq.name!r} of a FIFO queue must be a FIFO queue"
+        )

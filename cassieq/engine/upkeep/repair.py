@@ -142,6 +142,7 @@ class Repairer:
                 delivery_count=row.delivery_count,
                 attributes=row.attributes,
                 attribute_types=row.attribute_types,
+                group=row.group,
             )
             return msgspec.structs.replace(fresh, tag=row.tag, next_visible_on=row.next_visible_on)
 

@@ -135,6 +135,13 @@ def sqs_attributes(o: QueueOptions) -> dict[str, str]:
             else str(o.kms_data_key_reuse_period_seconds)
         ),
         "SqsManagedSseEnabled": "true" if o.sqs_managed_sse_enabled else None,
+        # FIFO (issue 37): kept here under SQS's names, so no schema change was needed.
+        "FifoQueue": "true" if o.fifo else None,
+        "ContentBasedDeduplication": "true" if o.content_based_deduplication else None,
+        "DeduplicationScope": None if o.deduplication_scope == "queue" else o.deduplication_scope,
+        "FifoThroughputLimit": (
+            None if o.fifo_throughput_limit == "perQueue" else o.fifo_throughput_limit
+        ),
     }
     return {k: v for k, v in kept.items() if v is not None}
 
@@ -147,6 +154,10 @@ def _sqs_attributes_of(cell: dict[str, str] | None) -> dict[str, Any]:
         "kms_master_key_id": kept.get("KmsMasterKeyId"),
         "kms_data_key_reuse_period_seconds": None if period is None else int(period),
         "sqs_managed_sse_enabled": kept.get("SqsManagedSseEnabled") == "true",
+        "fifo": kept.get("FifoQueue") == "true",
+        "content_based_deduplication": kept.get("ContentBasedDeduplication") == "true",
+        "deduplication_scope": kept.get("DeduplicationScope", "queue"),
+        "fifo_throughput_limit": kept.get("FifoThroughputLimit", "perQueue"),
     }
 
 
@@ -160,6 +171,7 @@ def message_values(m: MessageRow) -> tuple[Any, ...]:
         m.attributes or UNSET_VALUE,
         _unset_if_none(m.dead_letter_source),
         m.attribute_types or UNSET_VALUE,
+        _unset_if_none(m.group),
     )
 
 
@@ -258,6 +270,7 @@ def message_of(r: Any) -> MessageRow:
         dead_letter_source=r.dead_letter_source,
         redrive_to=r.redrive_to,
         attribute_types=dict(r.attribute_types or {}),  # null before schema 0010
+        group=r.group_id,  # null before schema 0013, and for a message of no group
     )
 
 

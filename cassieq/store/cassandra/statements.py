@@ -15,7 +15,7 @@ MESSAGE_COLUMNS = (
     "monoton, message, version, delivery_count, acked, dead_lettered, republished_to, "
     "next_visible_on, tag, created_at, updated_at, acked_at, last_change, dlq_held, "
     "dlq_version, dlq_monoton, first_delivered_at, expired, purged, redrive_to, attributes, "
-    "dead_letter_source, attribute_types"
+    "dead_letter_source, attribute_types, group_id"
 )
 # A message's changing state (rows.message_set_values): every column but the key, the
 # attributes (and their types) and the dead-letter source, which are written with the
@@ -44,7 +44,7 @@ MESSAGE_RETIRE = (
 # columns the full insert would leave unset for it are not sent at all.
 NEW_MESSAGE_COLUMNS = (
     "monoton, message, version, delivery_count, acked, dead_lettered, next_visible_on, tag, "
-    "created_at, updated_at, last_change, attributes, attribute_types"
+    "created_at, updated_at, last_change, attributes, attribute_types, group_id"
 )
 QUEUE_COLUMNS = (
     "account_name, queue_name, version, status, bucket_size, max_delivery_count, "
@@ -288,4 +288,39 @@ class Statements:
         )
         self.redrive_task_cancel = p(
             "UPDATE redrive_tasks SET cancel_requested = true WHERE queue_id = ? AND task_id = ?"
+        )
+
+        # ------------------------------------------------------- FIFO (schema 0013)
+        self.group_message_add = p(
+            "INSERT INTO fifo_group_messages (queue_id, group_id, monoton, created_at) "
+            "VALUES (?, ?, ?, ?) USING TTL ?"
+        )
+        self.group_messages_read = p(
+            "SELECT monoton FROM fifo_group_messages WHERE queue_id = ? AND group_id = ? LIMIT ?"
+        )
+        self.group_message_remove = p(
+            "DELETE FROM fifo_group_messages WHERE queue_id = ? AND group_id = ? AND monoton = ?"
+        )
+        dedup_columns = "monoton, partition, tag, created_at, written, message"
+        self.dedup_read = p(
+            f"SELECT {dedup_columns} FROM fifo_dedup WHERE queue_id = ? AND dedup_key = ?"
+        )
+        self.dedup_claim = p(
+            f"INSERT INTO fifo_dedup (queue_id, dedup_key, {dedup_columns}) "
+            f"VALUES (?, ?, {_marks(dedup_columns)}) IF NOT EXISTS USING TTL ?"
+        )
+        self.dedup_replace = p(
+            "UPDATE fifo_dedup USING TTL ? SET monoton = ?, partition = ?, tag = ?, "
+            "created_at = ?, written = ?, message = ? "
+            "WHERE queue_id = ? AND dedup_key = ? IF tag = ?"
+        )
+        self.dedup_mark_written = p(
+            "UPDATE fifo_dedup USING TTL ? SET written = true WHERE queue_id = ? AND dedup_key = ?"
+        )
+        self.receive_attempt_write = p(
+            "INSERT INTO receive_attempts (queue_id, attempt_id, created_at, answer) "
+            "VALUES (?, ?, ?, ?) USING TTL ?"
+        )
+        self.receive_attempt_read = p(
+            "SELECT created_at, answer FROM receive_attempts WHERE queue_id = ? AND attempt_id = ?"
         )

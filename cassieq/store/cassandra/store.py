@@ -31,6 +31,7 @@ from cassieq.store.cassandra.execution import (
     counter_value,
     first_or_cas,
 )
+from cassieq.store.cassandra.fifo_rows import FifoRows
 from cassieq.store.cassandra.lwt import (
     Outcome,
 )
@@ -51,7 +52,7 @@ from cassieq.tokens import new_token
 __all__ = ["BUCKET_PAGE_ROWS", "MARKER_TTL_S", "CassandraStore"]
 
 
-class CassandraStore(TenancyRows, UpkeepRows, MessageBatches):
+class CassandraStore(TenancyRows, UpkeepRows, MessageBatches, FifoRows):
     """The Store on Apache Cassandra: prepared statements, LWT for every change that
     must not race, execution bridged from the driver's threads to asyncio."""
 

@@ -1,0 +1,307 @@
+"""FIFO queues (issue 37): message groups delivered in order, one message of a group in
+flight at a time, and sends deduplicated for 5 minutes.
+
+The order of a group is its monotons' order: a group's messages all go to one partition
+(the partition of its key's hash), where monotons only grow. What keeps a group's next
+message back while an earlier one is unretired is the group's entries
+(``fifo_group_messages``): a put records its message's monoton under its group before it
+writes the message; a delivery of monoton ``m`` is admitted only while no entry of its
+group below ``m`` names a message that is still unretired (in flight, visible, delayed,
+or written just now). An entry whose message is retired (acked, dead-lettered, expired,
+purged, moved by repair: its copy has its own entry) is removed by whoever finds it — the
+ack of this server at once, else the next delivery of the group. An entry with no message
+(its put died before writing, a hole) counts as retired once it is older than
+``HOLE_MS``: a write that slow is a put whose sender never got an answer.
+
+No compare-and-set is added to a delivery: the take's own compare-and-set on the message
+decides who delivers it; the entries only decide whether it may be tried. Two servers can
+both admit a group's head at once; only one takes it, and neither admits the message after
+it while the head is unretired.
+
+Deduplication: a send with a key first looks for the key's claim (a plain read: a retry
+costs no monoton); otherwise its put claims the key (INSERT IF NOT EXISTS, 5 minutes)
+with the monoton it was given and the message itself, then writes the message and marks
+the claim written. A duplicate is answered with the first send's message, which it writes
+itself (the same insert, a no-op if there) when the claim is not yet marked written, so a
+first send that died half way is finished, never lost; and if that message's bucket was
+finalized without it (a hole), the retry stores it at a new monoton.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
+
+import msgspec
+
+from cassieq.engine.context import EngineContext
+from cassieq.engine.errors import Contention, InvalidArgument
+from cassieq.engine.recent import Recent
+from cassieq.model import MessageRow, OutgoingMessage, QueueDefinition, QueueId, QueueOptions
+from cassieq.store.base import DedupClaim, StoreError
+from cassieq.tokens import new_token
+
+DEDUP_INTERVAL_MS = 5 * 60 * 1000
+DEDUP_TTL_S = 6 * 60  # the rows outlive the interval a little: the engine judges the age
+ATTEMPT_INTERVAL_MS = 5 * 60 * 1000
+ATTEMPT_TTL_S = 6 * 60
+# An entry without its message, older than this, is a hole (its put died before writing).
+HOLE_MS = 30_000
+# How long this server skips a group it found held (an earlier message unretired): its
+# own acks of the group end the skip at once; other servers' are seen after this.
+BLOCKED_MS = 250
+# Entries read per look at a group: normally one or two (the head, maybe an acked one).
+GROUP_READ = 16
+GROUPS_KNOWN = 65_536
+GROUP_TTL_MARGIN_S = 24 * 3600
+
+
+def sequence_number(partition: int, monoton: int) -> str:
+    """A message's sequence number: 20 digits, increasing within a group (a group's
+    messages are all of one partition, whose monotons only grow)."""
+    return f"{partition:04d}{monoton:016d}"
+
+
+def check_message(options: QueueOptions, message: OutgoingMessage, index: int) -> None:
+    """What a FIFO queue refuses of a message (a standard queue refuses none of it)."""
+    if not options.fifo:
+        return
+    where = f"message {index}: " if index else ""
+    if not message.group:
+        raise InvalidArgument(f"{where}a message group id is required on a FIFO queue")
+    if message.delay_ms is not None:
+        raise InvalidArgument(
+            f"{where}a FIFO queue takes no per-message delay (the queue's delay applies)"
+        )
+
+
+def dedup_key(options: QueueOptions, message: OutgoingMessage) -> str | None:
+    """The key a send is deduplicated by on a FIFO queue (None: not deduplicated)."""
+    if not options.fifo:
+        return None
+    key = message.dedup_id
+    if key is None and options.content_based_deduplication:
+        key = hashlib.sha256(message.body.encode()).hexdigest()
+    if key is None:
+        return None
+    if options.deduplication_scope == "messageGroup":
+        return f"{message.group}\x1f{key}"
+    return key
+
+
+def group_ttl_s(queue: QueueDefinition) -> int:
+    return queue.options.message_retention_seconds + GROUP_TTL_MARGIN_S
+
+
+def fresh(claim: DedupClaim, now: int) -> bool:
+    return now - claim.created_at < DEDUP_INTERVAL_MS
+
+
+class Fifo:
+    """The group gate (deliveries) and deduplication (puts) of this server's FIFO queues."""
+
+    def __init__(self, ctx: EngineContext) -> None:
+        self._ctx = ctx
+        # (queue, group) -> held: skipped by this server's readers for BLOCKED_MS at most.
+        self._blocked: Recent[tuple[QueueId, str], bool] = Recent(ctx, BLOCKED_MS)
+        # (queue, monoton) -> group of the deliveries this server made (its acks find the
+        # group's entry by it; an ack elsewhere leaves the entry to the next delivery).
+        self._groups: OrderedDict[tuple[QueueId, int], str] = OrderedDict()
+        self.hits = 0  # duplicates answered (statistics)
+
+    # ----------------------------------------------------------------- deliveries
+    def blocked(self, queue: QueueDefinition, row: MessageRow) -> bool:
+        """This server found the row's group held a moment ago: readers pass it by."""
+        return row.group is not None and self._blocked.get((queue.id, row.group)) is not None
+
+    async def admit(self, queue: QueueDefinition, rows: Sequence[MessageRow]) -> list[MessageRow]:
+        """The rows that may be tried now, lowest monoton first: of each group only its
+        head, and only while nothing earlier of the group is unretired."""
+        heads: dict[str, MessageRow] = {}
+        free: list[MessageRow] = []
+        for row in sorted(rows, key=lambda r: r.monoton):
+            if row.group is None:
+                free.append(row)  # written before the queue was FIFO: no group to keep
+            elif row.group not in heads and not self.blocked(queue, row):
+                heads[row.group] = row
+        if not heads:
+            return free
+        verdicts = await asyncio.gather(*(self._is_head(queue, r) for r in heads.values()))
+        admitted = [r for r, ok in zip(heads.values(), verdicts, strict=True) if ok]
+        return sorted(free + admitted, key=lambda r: r.monoton)
+
+    async def _is_head(self, queue: QueueDefinition, row: MessageRow) -> bool:
+        assert row.group is not None
+        store, group = self._ctx.store, row.group
+        entries = await store.read_group_messages(queue.id, group, GROUP_READ)
+        for earlier in entries:
+            if earlier >= row.monoton:
+                break
+            if not await self._retired(queue, group, earlier):
+                self._blocked.put((queue.id, group), True)
+                return False
+        return True
+
+    async def _retired(self, queue: QueueDefinition, group: str, monoton: int) -> bool:
+        """Whether the entry's message is out of the group's way (removing its entry if so)."""
+        ctx = self._ctx
+        stored = await ctx.store.read_message(queue.id, queue.bucket_of(monoton), monoton)
+        if stored is None:
+            # Not written yet (its put is under way), a hole, or acked and dropped with its
+            # bucket. The group's TTL'd entry carries no time: ask the bucket's markers.
+            snap = await ctx.store.read_bucket(queue.id, queue.bucket_of(monoton))
+            gone = snap.finalized_at is not None or (
+                snap.sealed_at is not None and ctx.clock.now() - snap.sealed_at > HOLE_MS
+            )
+            if not gone:
+                return False
+        elif not (stored.acked or stored.republished_to is not None):
+            return False
+        await self._forget(queue.id, group, monoton)
+        return True
+
+    async def _forget(self, queue: QueueId, group: str, monoton: int) -> None:
+        try:
+            await self._ctx.store.remove_group_message(queue, group, monoton)
+        except StoreError as exc:  # the next delivery of the group removes it
+            self._ctx.log.info("fifo_entry_kept", queue=str(queue), error=str(exc))
+
+    def delivered(self, queue: QueueDefinition, rows: Sequence[MessageRow]) -> None:
+        for row in rows:
+            if row.group is not None:
+                key = (queue.id, row.monoton)
+                self._groups[key] = row.group
+                self._groups.move_to_end(key)
+        while len(self._groups) > GROUPS_KNOWN:
+            self._groups.popitem(last=False)
+
+    async def acked(self, queue: QueueDefinition, monotons: Sequence[int]) -> None:
+        """This server acked these: their entries go now, their groups are free here."""
+        removals = []
+        for monoton in monotons:
+            group = self._groups.pop((queue.id, monoton), None)
+            if group is not None:
+                self._blocked.drop((queue.id, group))
+                removals.append(self._forget(queue.id, group, monoton))
+        await asyncio.gather(*removals)
+
+    # ----------------------------------------------------------------- puts
+    async def find_duplicates(
+        self, queue: QueueDefinition, keys: Sequence[str | None]
+    ) -> list[DedupClaim | None]:
+        """The fresh claim of each key (None: no key, or none kept). Claims are the whole
+        queue's (a key's scope is the queue or its group, whichever partition)."""
+        store, now = self._ctx.store, self._ctx.clock.now()
+
+        async def one(key: str | None) -> DedupClaim | None:
+            if key is None:
+                return None
+            claim = await store.read_dedup(queue.id.whole, key)
+            return claim if claim is not None and fresh(claim, now) else None
+
+        return list(await asyncio.gather(*(one(k) for k in keys)))
+
+    async def claim(
+        self, queue: QueueDefinition, key: str, row: MessageRow, partition: int
+    ) -> DedupClaim | None:
+        """Claim the key for ``row`` (None: claimed) or the fresh claim that holds it."""
+        ctx, now = self._ctx, self._ctx.clock.now()
+        mine = DedupClaim(
+            key=key, monoton=row.monoton, partition=partition, tag=new_token(), created_at=now,
+            row=row,
+        )  # fmt: skip
+        whole = queue.id.whole
+        for _ in range(ctx.tuning.max_cas_attempts):
+            held = await ctx.store.claim_dedup(mine, whole, DEDUP_TTL_S)
+            if held is None:
+                return None
+            if fresh(held, now):
+                return held
+            # Older than the interval (the memory store keeps no TTL): take its place.
+            if await ctx.store.replace_dedup(whole, held.tag, mine, DEDUP_TTL_S):
+                return None
+        raise Contention(f"could not claim a deduplication id of {queue.id}")
+
+    async def written(self, queue: QueueDefinition, key: str, claim_row: MessageRow) -> None:
+        """The claim's message is stored (a plain write; a lost one costs a retry a
+        no-op insert)."""
+        claim = DedupClaim(
+            key=key, monoton=claim_row.monoton, partition=0, tag="", created_at=0, row=claim_row
+        )
+        try:
+            await self._ctx.store.mark_dedup_written(queue.id.whole, claim, DEDUP_TTL_S)
+        except StoreError as exc:
+            self._ctx.log.info("fifo_dedup_mark_failed", queue=str(queue.id), error=str(exc))
+
+    async def add_entries(self, queue: QueueDefinition, rows: Sequence[MessageRow]) -> None:
+        """Record the rows in their groups (before they are written)."""
+        now, ttl = self._ctx.clock.now(), group_ttl_s(queue)
+        await asyncio.gather(
+            *(
+                self._ctx.store.add_group_message(queue.id, r.group, r.monoton, now, ttl)
+                for r in rows
+                if r.group is not None
+            )
+        )
+
+    async def answer_duplicate(
+        self,
+        queue: QueueDefinition,
+        claim: DedupClaim,
+        take_monotons: Callable[[QueueId, int], Awaitable[int]],
+    ) -> DedupClaim:
+        """The claim whose message is stored, for a send found to be a duplicate of it: the
+        first send's message, written here if that send died before writing it (the same
+        insert, a no-op if it is there), or at a new monoton if its bucket was finalized
+        without it (a hole: its sender never had an answer)."""
+        ctx = self._ctx
+        self.hits += 1
+        whole = queue.id.whole
+        for _ in range(ctx.tuning.max_cas_attempts):
+            if claim.written:
+                return claim
+            pid = QueueId(queue.account, queue.name, queue.version, claim.partition)
+            bucket = claim.monoton // queue.options.bucket_size
+            row, now = claim.row, ctx.clock.now()
+            if row.group is not None:
+                await ctx.store.add_group_message(
+                    pid, row.group, row.monoton, now, group_ttl_s(queue)
+                )
+            if await ctx.store.insert_messages(pid, bucket, [row], now):
+                await self.written(queue, claim.key, row)
+                return claim
+            if await ctx.store.read_message(pid, bucket, claim.monoton) is not None:
+                return claim  # written by the first send, its bucket finished since
+            moved = with_monoton(row, await take_monotons(pid, 1), now)
+            again = msgspec.structs.replace(
+                claim, monoton=moved.monoton, tag=new_token(), row=moved
+            )
+            if await ctx.store.replace_dedup(whole, claim.tag, again, DEDUP_TTL_S):
+                claim = again
+                continue
+            held = await ctx.store.read_dedup(whole, claim.key)
+            if held is None:
+                raise Contention(f"the deduplication id of {queue.id} expired while answered")
+            claim = held
+        raise Contention(f"could not answer a duplicate send of {queue.id}")
+
+    # ----------------------------------------------------------------- receive attempts
+    async def replay(self, queue: QueueId, attempt_id: str) -> bytes | None:
+        kept = await self._ctx.store.read_receive_attempt(queue, attempt_id)
+        if kept is None or self._ctx.clock.now() - kept[0] >= ATTEMPT_INTERVAL_MS:
+            return None
+        return kept[1]
+
+    async def keep(self, queue: QueueId, attempt_id: str, answer: bytes) -> None:
+        await self._ctx.store.write_receive_attempt(
+            queue, attempt_id, self._ctx.clock.now(), answer, ATTEMPT_TTL_S
+        )
+
+
+def with_monoton(row: MessageRow, monoton: int, now: int) -> MessageRow:
+    """The claim's message written afresh at a new monoton (its first was a hole)."""
+    return msgspec.structs.replace(
+        row, monoton=monoton, created_at=now, updated_at=now, change=new_token()
+    )

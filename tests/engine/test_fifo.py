@@ -1,0 +1,273 @@
+"""FIFO queues (issue 37), on each store: a group's messages in send order, one in flight
+at a time, groups independent; deduplication for 5 minutes, finishing a first send that
+died half way; the rules a FIFO queue keeps (groups required, no per-message delay, fixed
+kind and partitions, a FIFO dead-letter queue); receive attempts answered again."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+import pytest
+
+from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine.errors import FifoCannotChange, InvalidArgument
+from cassieq.engine.life.fifo import DEDUP_INTERVAL_MS, HOLE_MS, sequence_number
+from cassieq.model import OutgoingMessage, QueueDefinition
+from cassieq.store.base import DedupClaim
+from tests.engine.conftest import make_queue
+
+LEASE_S = 30
+
+
+@pytest.fixture(autouse=True)
+def _time_moves(engine: QueueEngine, clock: FakeClock) -> None:
+    """Each send takes a millisecond: a row written in the very millisecond of its bucket's
+    seal counts as a late write (repair's to move), which a frozen clock would make of
+    every message the reader passes by (a group's held ones)."""
+    send = engine.send
+
+    async def timed(*args: object, **kwargs: object) -> object:
+        sent = await send(*args, **kwargs)  # type: ignore[arg-type]
+        clock.advance(0.001)
+        return sent
+
+    engine.send = timed  # type: ignore[method-assign,assignment]
+
+
+def _msg(group: str, body: str, dedup: str | None = None) -> OutgoingMessage:
+    return OutgoingMessage(body=body, group=group, dedup_id=dedup)
+
+
+async def _fifo(
+    engine: QueueEngine, account: str, name: str = "q", **options: object
+) -> QueueDefinition:
+    return await make_queue(engine, account, name, fifo=True, bucket_size=4, **options)
+
+
+async def test_a_group_is_delivered_in_order_one_message_in_flight_at_a_time(
+    engine: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    await _fifo(engine, account)
+    await engine.send(account, "q", [_msg("g1", "a"), _msg("g1", "b"), _msg("g2", "x")])
+    await engine.send(account, "q", [_msg("g1", "c"), _msg("g2", "y")])
+    first = await engine.receive(account, "q", 10, LEASE_S)
+    # Each group's head only: the rest of a group waits for it.
+    assert sorted(d.message for d in first) == ["a", "x"]
+    assert {d.group for d in first} == {"g1", "g2"}
+    assert await engine.receive(account, "q", 10, LEASE_S) == []
+    by = {d.message: d for d in first}
+    await engine.ack(account, "q", by["a"].receipt)
+    [b] = await engine.receive(account, "q", 10, LEASE_S)
+    assert b.message == "b"  # g2's x is still in flight: y waits
+    # x's lease runs out, unacked: x again (not y), then b's too.
+    clock.advance(LEASE_S + 1)
+    again = await engine.receive(account, "q", 10, LEASE_S)
+    assert sorted(d.message for d in again) == ["b", "x"]
+    await engine.ack_batch(account, "q", [d.receipt for d in again])
+    rest = await engine.receive(account, "q", 10, LEASE_S)
+    assert sorted(d.message for d in rest) == ["c", "y"]
+    seqs = [d.sequence_number for d in (*first, b, *rest)]
+    assert all(s is not None and len(s) == 20 for s in seqs)
+
+
+async def test_many_groups_keep_their_order_across_two_servers(
+    engine: QueueEngine, other: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    await _fifo(engine, account, partitions=3)
+    groups = [f"g{i}" for i in range(12)]
+    sent: dict[str, list[str]] = {g: [] for g in groups}
+    for n in range(6):
+        outgoing = [_msg(g, f"{g}/{n}") for g in random.sample(groups, len(groups))]
+        for m in outgoing:
+            sent[m.group or ""].append(m.body)
+        await engine.send(account, "q", outgoing)
+    got: dict[str, list[str]] = defaultdict(list)
+    seq: dict[str, list[str]] = defaultdict(list)
+    servers = [engine, other]
+    idle = 0
+    while idle < 3:
+        server = servers[idle % 2] if idle else random.choice(servers)
+        batch = await server.receive(account, "q", 5, LEASE_S)
+        if not batch:
+            idle += 1
+            await engine.settle()
+            await other.settle()
+            # What a server learnt of the other's acks (held groups, quiet buckets) is
+            # trusted for a second at most.
+            clock.advance(1.1)
+            continue
+        idle = 0
+        assert len({d.group for d in batch}) == len(batch), "two of one group in flight"
+        for d in batch:
+            got[d.group or ""].append(d.message)
+            seq[d.group or ""].append(d.sequence_number or "")
+        ackers = random.choice(servers)
+        assert await ackers.ack_batch(account, "q", [d.receipt for d in batch]) == [None] * len(
+            batch
+        )
+    assert dict(got) == sent
+    assert all(s == sorted(s) for s in seq.values())
+
+
+async def test_a_duplicate_send_is_answered_with_the_first_message(
+    engine: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    await _fifo(engine, account)
+    [first] = await engine.send(account, "q", [_msg("g", "one", "d1")])
+    [again] = await engine.send(account, "q", [_msg("g", "one, retried", "d1")])
+    assert not first.duplicate and again.duplicate
+    assert (again.monoton, again.partition, again.sequence_number) == (
+        first.monoton,
+        first.partition,
+        first.sequence_number,
+    )
+    # Within one batch too, and a new id is a new message.
+    both = await engine.send(account, "q", [_msg("g", "two", "d2"), _msg("g", "two?", "d2")])
+    assert [s.duplicate for s in both] == [False, True]
+    assert both[0].monoton == both[1].monoton
+    bodies = []
+    while got := await engine.receive(account, "q", 10, LEASE_S):
+        bodies += [d.message for d in got]
+        await engine.ack_batch(account, "q", [d.receipt for d in got])
+    assert bodies == ["one", "two"]
+    # After the interval the id is free again.
+    clock.advance(DEDUP_INTERVAL_MS / 1000 + 1)
+    [later] = await engine.send(account, "q", [_msg("g", "one", "d1")])
+    assert not later.duplicate and later.monoton > both[0].monoton
+
+
+async def test_content_based_deduplication_and_the_group_scope(
+    engine: QueueEngine, account: str
+) -> None:
+    await _fifo(engine, account, content_based_deduplication=True)
+    a, b = await engine.send(account, "q", [_msg("g1", "same"), _msg("g2", "same")])
+    assert b.duplicate and b.monoton == a.monoton  # scope: the queue
+    await _fifo(
+        engine, account, "q2", content_based_deduplication=True, deduplication_scope="messageGroup"
+    )
+    c, d, e = await engine.send(
+        account, "q2", [_msg("g1", "same"), _msg("g2", "same"), _msg("g1", "same")]
+    )
+    assert not c.duplicate and not d.duplicate and e.duplicate and e.monoton == c.monoton
+    # Without a key and without content-based deduplication: not deduplicated.
+    await _fifo(engine, account, "q3")
+    x, y = await engine.send(account, "q3", [_msg("g", "same"), _msg("g", "same")])
+    assert not x.duplicate and not y.duplicate and x.monoton != y.monoton
+
+
+async def test_a_retry_finishes_a_first_send_that_died_before_writing(
+    engine: QueueEngine, account: str
+) -> None:
+    queue = await _fifo(engine, account)
+    # A first send that claimed its id and a monoton, then died: nothing written.
+    monoton = await engine.publisher.take_monotons(queue.id, 1)
+    from cassieq.engine.life.put import new_message
+
+    row = new_message(monoton, "lost?", engine.now(), group="g")
+    claim = DedupClaim(
+        key="d", monoton=monoton, partition=0, tag="t0", created_at=engine.now(), row=row
+    )
+    assert await engine.ctx.store.claim_dedup(claim, queue.id, 60) is None
+    [retry] = await engine.send(account, "q", [_msg("g", "lost?", "d")])
+    assert retry.duplicate and retry.monoton == monoton
+    [d] = await engine.receive(account, "q", 10, LEASE_S)
+    assert (d.message, d.receipt.monoton) == ("lost?", monoton)
+
+
+async def test_a_retry_stores_a_first_send_whose_bucket_was_finished_without_it(
+    engine: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    queue = await _fifo(engine, account, finalize_seconds=1)
+    monoton = await engine.publisher.take_monotons(queue.id, 1)
+    from cassieq.engine.life.put import new_message
+
+    row = new_message(monoton, "hole", engine.now(), group="g")
+    claim = DedupClaim(
+        key="d", monoton=monoton, partition=0, tag="t0", created_at=engine.now(), row=row
+    )
+    assert await engine.ctx.store.claim_dedup(claim, queue.id, 60) is None
+    await engine.ctx.store.add_group_message(queue.id, "g", monoton, engine.now(), 60)
+    # The bucket is finished without the row: the first send's monoton is a hole.
+    await engine.ctx.store.finalize_bucket(queue.id, queue.bucket_of(monoton), engine.now())
+    [retry] = await engine.send(account, "q", [_msg("g", "hole", "d")])
+    assert retry.duplicate and retry.monoton != monoton
+    # The holes before it (the first send's monoton, and those a retry took in the
+    # finished bucket) are passed once the reader's grace for writes in flight is over.
+    assert await engine.receive(account, "q", 10, LEASE_S) == []
+    clock.advance(engine.ctx.tuning.hole_grace_ms / 1000 + 1)
+    [d] = await engine.receive(account, "q", 10, LEASE_S)
+    assert d.message == "hole" and d.receipt.monoton == retry.monoton
+    # And a second retry finds the claim pointing at the stored copy.
+    [third] = await engine.send(account, "q", [_msg("g", "hole", "d")])
+    assert third.duplicate and third.monoton == retry.monoton
+
+
+async def test_a_group_whose_head_went_to_the_dead_letter_queue_goes_on(
+    engine: QueueEngine, account: str, clock: FakeClock
+) -> None:
+    await _fifo(engine, account, "dlq")
+    await _fifo(engine, account, dlq_name="dlq", max_delivery_count=2)
+    await engine.send(account, "q", [_msg("g", "poison"), _msg("g", "next")])
+    for _ in range(2):
+        [d] = await engine.receive(account, "q", 10, LEASE_S)
+        assert d.message == "poison"
+        clock.advance(LEASE_S + 1)
+    [d] = await engine.receive(account, "q", 10, LEASE_S)
+    assert d.message == "next"
+    [dead] = await engine.receive(account, "dlq", 10, LEASE_S)
+    assert (dead.message, dead.group) == ("poison", "g")
+
+
+async def test_what_a_fifo_queue_refuses(engine: QueueEngine, account: str) -> None:
+    await _fifo(engine, account)
+    with pytest.raises(InvalidArgument, match="group"):
+        await engine.send(account, "q", [OutgoingMessage(body="no group")])
+    with pytest.raises(InvalidArgument, match="delay"):
+        await engine.send(account, "q", [OutgoingMessage(body="x", group="g", delay_ms=5000)])
+    with pytest.raises(InvalidArgument):
+        await engine.put(account, "q", "v1 put: no group")
+    with pytest.raises(FifoCannotChange):
+        await engine.update_queue(account, "q", {"fifo": False})
+    with pytest.raises(FifoCannotChange):
+        await engine.update_queue(account, "q", {"partitions": 2})
+    await make_queue(engine, account, "standard")
+    with pytest.raises(InvalidArgument, match="FIFO"):
+        await engine.update_queue(account, "q", {"dlq_name": "standard"})
+    with pytest.raises(InvalidArgument, match="FIFO"):
+        await _fifo(engine, account, "q2", dlq_name="standard")
+    with pytest.raises(FifoCannotChange):
+        await engine.update_queue(account, "standard", {"fifo": True})
+
+
+async def test_a_retried_receive_gets_the_same_messages(engine: QueueEngine, account: str) -> None:
+    await _fifo(engine, account)
+    await engine.send(account, "q", [_msg("g1", "a"), _msg("g2", "b")])
+    first = await engine.receive(account, "q", 10, LEASE_S, attempt_id="r1")
+    again = await engine.receive(account, "q", 10, LEASE_S, attempt_id="r1")
+    assert [d.receipt for d in again] == [d.receipt for d in first] and len(first) == 2
+    assert await engine.receive(account, "q", 10, LEASE_S, attempt_id="r2") == []
+
+
+async def test_acked_entries_leave_no_group_rows(engine: QueueEngine, account: str) -> None:
+    queue = await _fifo(engine, account)
+    await engine.send(account, "q", [_msg("g", str(i)) for i in range(6)])
+    while got := await engine.receive(account, "q", 10, LEASE_S):
+        await engine.ack_batch(account, "q", [d.receipt for d in got])
+    assert await engine.ctx.store.read_group_messages(queue.id, "g", 100) == []
+
+
+async def test_a_standard_queue_keeps_a_group_without_ordering(
+    engine: QueueEngine, account: str
+) -> None:
+    await make_queue(engine, account)
+    await engine.send(account, "q", [_msg("g", "a"), _msg("g", "b")])
+    got = await engine.receive(account, "q", 10, LEASE_S)
+    assert sorted(d.message for d in got) == ["a", "b"]  # both at once: no FIFO gate
+    assert {d.group for d in got} == {"g"} and {d.sequence_number for d in got} == {None}
+
+
+def test_sequence_numbers_grow_with_the_monoton() -> None:
+    assert sequence_number(0, 9) < sequence_number(0, 10) < sequence_number(0, 10**12)
+    assert len(sequence_number(255, 10**15)) == 20
+    assert HOLE_MS > 0
