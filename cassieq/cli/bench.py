@@ -212,3 +212,8 @@ def fairness(
 from cassieq.cli.bench_partitions import partitions as _partitions  # noqa: E402
 
 bench.add_command(_partitions)
+
+# `cassieq bench fifo` (issue 37), in a module of its own.
+from cassieq.cli.bench_fifo import fifo as _fifo  # noqa: E402
+
+bench.add_command(_fifo)

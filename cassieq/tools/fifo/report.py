@@ -11,7 +11,9 @@ from cassieq.tools.fifo.checker import VIOLATIONS
 def figures(result: Mapping[str, Any]) -> str:
     run = result.get("run", {})
     lines = [
-        f"queue {run.get('queue', '?')} through {', '.join(run.get('endpoints', []))}",
+        f"queue {run['queue']} through {', '.join(run.get('endpoints', []))}"
+        if "queue" in run
+        else f"events of {run.get('events')}",
         f"{result['groups']} groups, {result['messages']} messages stored "
         f"({result['send_attempts']} send attempts: {result['sends_retried']} repeated a dedup "
         f"id, {result['retries_same_id']} of them answered the first MessageId; "
