@@ -97,8 +97,9 @@ class SentEntry(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True)
     message_tag: str
     # FIFO queues: increasing within the message group (null on a standard queue).
     sequence_number: str | None = None
-    # True: the deduplication id was seen within 5 minutes; id is the first message's.
-    duplicate: bool = False
+    # FIFO queues (null on a standard queue): true when the deduplication id was seen
+    # within 5 minutes (not stored again; id is the first message's).
+    duplicate: bool | None = None
 
 
 class SendResponse(msgspec.Struct, frozen=True):

@@ -33,6 +33,7 @@ from cassieq.api.v2.dto_messages import (
 from cassieq.api.v2.entries import ReceiptFailure, decode_receipts, failure_of
 from cassieq.api.v2.times import iso_time
 from cassieq.auth.receipt_keys import ReceiptSigner
+from cassieq.engine.errors import InvalidArgument
 from cassieq.model import (
     MAX_MESSAGE_BYTES,
     Delivery,
@@ -72,6 +73,8 @@ class MessageV2Controller(Controller):
         data: JSONBody[SendRequest],
     ) -> SendResponse:
         # The queue's maxMessageBytes and delaySeconds are the engine's to apply.
+        if (await engine.queue(account, queue)).options.fifo:
+            _check_fifo_send(data)
         outgoing = [
             OutgoingMessage(
                 body=entry.body,
@@ -92,7 +95,8 @@ class MessageV2Controller(Controller):
                     id=message_id(s.partition, s.monoton),
                     message_tag=s.tag,
                     sequence_number=s.sequence_number,
-                    duplicate=s.duplicate,
+                    # A FIFO queue's answer says true or false; a standard queue's nothing.
+                    duplicate=None if s.sequence_number is None else s.duplicate,
                 )
                 for s in sent
             ]
@@ -202,6 +206,19 @@ class MessageV2Controller(Controller):
                 verdict = outcome if isinstance(outcome, ReceiptFailure) else failure_of(outcome)
                 failed.append(verdict.entry(token))
         return VisibilityResponse(updated=updated, failed=failed)
+
+
+def _check_fifo_send(data: SendRequest) -> None:
+    """A FIFO queue's refusals named by v2's fields and entries (the engine refuses the same
+    in its own words): every message needs a groupId, none may have its own delay."""
+    for i, entry in enumerate(data.messages):
+        if entry.group_id is None:
+            raise InvalidArgument(f"messages[{i}]: groupId is required on a FIFO queue")
+        if entry.delay_seconds is not None:
+            raise InvalidArgument(
+                f"messages[{i}]: delaySeconds cannot be set per message on a FIFO queue "
+                "(the queue's delaySeconds applies)"
+            )
 
 
 async def _received(

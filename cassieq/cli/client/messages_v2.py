@@ -22,7 +22,9 @@ from cassieq.cli.client.output import emit
 from cassieq.cli.client.progress import progress
 
 MAX_BATCH = 100
-_ENTRY_FIELDS = {"body", "attributes", "delaySeconds"}
+_ENTRY_FIELDS = {"body", "attributes", "delaySeconds", "groupId", "deduplicationId"}
+# Entry fields a v1-only server cannot keep: a line with one is refused, not sent without it.
+_V2_ONLY = ("attributes", "groupId", "deduplicationId")
 # "messages[3]..." in a refusal of the server: the entry of the batch it is about.
 _ENTRY_INDEX = re.compile(r"messages\[(\d+)\]")
 
@@ -37,7 +39,9 @@ class Line:
     entry: dict[str, Any]
 
 
-def _entries(path: Path, jsonl: bool, delay: int | None, skip: int = 0) -> Iterator[Line]:
+def _entries(
+    path: Path, jsonl: bool, delay: int | None, skip: int = 0, group: str | None = None
+) -> Iterator[Line]:
     # Bytes, decoded line by line: a line that is not UTF-8 is named exactly.
     with path.open("rb") as lines:
         for number, raw in enumerate(lines, start=1):
@@ -55,6 +59,8 @@ def _entries(path: Path, jsonl: bool, delay: int | None, skip: int = 0) -> Itera
                 entry = _parse_entry(text, number)
             if delay is not None:
                 entry.setdefault("delaySeconds", delay)
+            if group is not None:
+                entry.setdefault("groupId", group)
             yield Line(number, entry)
 
 
@@ -91,7 +97,8 @@ def _line_count(path: Path) -> int:
     "--jsonl",
     is_flag=True,
     help='Lines of --file are JSON: a string (the body), or {"body": str, "attributes"?: '
-    '{str: str}, "delaySeconds"?: int}. For bodies with newlines in them.',
+    '{str: str}, "delaySeconds"?: int, "groupId"?: str, "deduplicationId"?: str}. For bodies '
+    "with newlines in them.",
 )
 @click.option(
     "--batch",
@@ -116,6 +123,18 @@ def _line_count(path: Path) -> int:
     default=None,
     help="Seconds before the first delivery (default: the queue's delaySeconds).",
 )
+@click.option(
+    "--group",
+    default=None,
+    help="The message group (needed on a FIFO queue: delivered in order within it); with "
+    "--file, of every line without its own groupId.",
+)
+@click.option(
+    "--dedup-id",
+    default=None,
+    help="FIFO queues: the deduplication id (the same id within 5 minutes is not stored "
+    "again). MESSAGE only.",
+)
 @connected
 def put(
     conn: Connection,
@@ -126,21 +145,32 @@ def put(
     batch: int,
     skip: int,
     delay: int | None,
+    group: str | None,
+    dedup_id: str | None,
 ) -> None:
     """Put MESSAGE (or every line of --file) into QUEUE, in batches (/api/v2; one by one
-    over /api/v1 when the server has no v2)."""
+    over /api/v1 when the server has no v2). On a FIFO queue it also prints the message's
+    id, sequenceNumber, and duplicate (true: its dedup id was seen within 5 minutes, the
+    id is the first message's)."""
     if (message is None) == (file is None):
         raise click.UsageError("give a MESSAGE or --file, not both")
     if (jsonl or skip) and file is None:
         raise click.UsageError("--jsonl and --skip read --file")
+    if dedup_id is not None and file is not None:
+        raise click.UsageError("--dedup-id is one message's: with --file, give each line its own")
     path = f"{conn.queues_path(name, api='v2')}/messages"
     if message is not None:
         entry: dict[str, Any] = {"body": message}
-        if delay is not None:
-            entry["delaySeconds"] = delay
+        for field, value in (
+            ("delaySeconds", delay),
+            ("groupId", group),
+            ("deduplicationId", dedup_id),
+        ):
+            if value is not None:
+                entry[field] = value
         with conn.queue_api() as c:
-            call(c, "POST", path, json={"messages": [entry]})
-        emit({"queueName": name, "put": 1}, conn.as_json, plain=conn.plain)
+            answer = call(c, "POST", path, json={"messages": [entry]}).json()["messages"][0]
+        emit({"queueName": name, "put": 1, **_fifo_fields(answer)}, conn.as_json, plain=conn.plain)
         return
     assert file is not None
     sender = _BatchSender(conn, name, path, skip)
@@ -148,7 +178,7 @@ def put(
         task = bar.add_task("put", total=max(0, _line_count(file) - skip))
         pending: list[Line] = []
         try:
-            for line in _entries(file, jsonl, delay, skip):
+            for line in _entries(file, jsonl, delay, skip, group):
                 pending.append(line)
                 if len(pending) == batch:
                     sender.send(pending)
@@ -158,7 +188,22 @@ def put(
             sender.send(pending)  # the lines before the bad one: "sent" stays a prefix
             sender.fail(str(exc))
         sender.send(pending)
-    emit({"queueName": name, "put": sender.sent}, conn.as_json, plain=conn.plain)
+    done: dict[str, Any] = {"queueName": name, "put": sender.sent}
+    if sender.duplicates is not None:
+        done["duplicates"] = sender.duplicates  # a FIFO queue's: sent, not stored again
+    emit(done, conn.as_json, plain=conn.plain)
+
+
+def _fifo_fields(sent: dict[str, Any]) -> dict[str, Any]:
+    """A FIFO queue's answer to one message: its id, sequence number and whether it was a
+    duplicate. Nothing for a standard queue's (it has no sequenceNumber)."""
+    if "sequenceNumber" not in sent:
+        return {}
+    return {
+        "id": sent["id"],
+        "sequenceNumber": sent["sequenceNumber"],
+        "duplicate": sent.get("duplicate", False),
+    }
 
 
 class _BatchSender:
@@ -168,6 +213,8 @@ class _BatchSender:
     def __init__(self, conn: Connection, queue: str, path: str, skip: int = 0) -> None:
         self.conn, self.queue, self.path = conn, queue, path
         self.sent = 0
+        # Of the messages sent: how many a FIFO queue found duplicates (None: no FIFO answer).
+        self.duplicates: int | None = None
         self.last_line = skip
         self.v1 = False
         self._client = conn.queue_api()
@@ -187,15 +234,23 @@ class _BatchSender:
                 self.v1 = True
             else:
                 self._check(response, lines)
+                self._count_duplicates(response)
                 self._sent(lines)
                 return
         for line in lines:
             self._send_v1(line)
 
+    def _count_duplicates(self, response: httpx.Response) -> None:
+        answers = response.json()["messages"]
+        if any("sequenceNumber" in a for a in answers):
+            found = sum(1 for a in answers if a.get("duplicate"))
+            self.duplicates = (self.duplicates or 0) + found
+
     def _send_v1(self, line: Line) -> None:
         entry = line.entry
-        if entry.get("attributes"):
-            self.fail(f"line {line.number} has attributes: this server (v1 only) cannot keep them")
+        for field in _V2_ONLY:
+            if entry.get(field):
+                self.fail(f"line {line.number} has {field}: this server (v1 only) cannot keep it")
         params = {"initialInvisibilitySeconds": entry.get("delaySeconds", 0)}
         path = f"{self.conn.queues_path(self.queue)}/messages"
         body = entry["body"].encode()
@@ -283,9 +338,15 @@ def receive(
     for message in messages:
         # Plain lines, never a table: a receipt must come out whole, to be copied.
         attributes = ", ".join(f"{k}={v}" for k, v in message["attributes"].items())
+        # A message of a group: its group (and, on a FIFO queue, its sequence number).
+        grouped = "".join(
+            f"  {field} {message[field]}"
+            for field in ("groupId", "sequenceNumber")
+            if message.get(field) is not None
+        )
         click.echo(
             f"id {message['id']}  deliveryCount {message['deliveryCount']}  "
-            f"sentAt {message['sentAt']}"
+            f"sentAt {message['sentAt']}{grouped}"
         )
         click.echo(f"  body: {message['body']}")
         if attributes:
@@ -353,6 +414,12 @@ def peek(conn: Connection, name: str, limit: int, after: str | None) -> None:
         emit(page, True)
         return
     columns = ["id", "body", "attributes", "deliveryCount", "visible", "sentAt"]
+    # Messages of groups: their groups and sequence numbers, last (--plain reads by position).
+    columns += [
+        field
+        for field in ("groupId", "sequenceNumber")
+        if any(field in m for m in page["messages"])
+    ]
     emit(page["messages"], False, plain=conn.plain, columns=columns, title=name)
     if page.get("next"):
         click.echo(f"next: {page['next']}")

@@ -26,13 +26,13 @@ class SentEntry:
         Attributes:
             id (str):
             message_tag (str):
-            duplicate (bool | Unset):  Default: False.
+            duplicate (bool | None | Unset):
             sequence_number (None | str | Unset):
      """
 
     id: str
     message_tag: str
-    duplicate: bool | Unset = False
+    duplicate: bool | None | Unset = UNSET
     sequence_number: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -45,7 +45,11 @@ class SentEntry:
 
         message_tag = self.message_tag
 
-        duplicate = self.duplicate
+        duplicate: bool | None | Unset
+        if isinstance(self.duplicate, Unset):
+            duplicate = UNSET
+        else:
+            duplicate = self.duplicate
 
         sequence_number: None | str | Unset
         if isinstance(self.sequence_number, Unset):
@@ -76,7 +80,15 @@ class SentEntry:
 
         message_tag = d.pop("messageTag")
 
-        duplicate = d.pop("duplicate", UNSET)
+        def _parse_duplicate(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        duplicate = _parse_duplicate(d.pop("duplicate", UNSET))
+
 
         def _parse_sequence_number(data: object) -> None | str | Unset:
             if data is None:
