@@ -116,6 +116,12 @@ class ReceiveRequest(msgspec.Struct, frozen=True, rename="camel", forbid_unknown
     max_messages: Annotated[int, msgspec.Meta(ge=1, le=MAX_BATCH)] = 1
     wait_seconds: Annotated[int, msgspec.Meta(ge=0, le=MAX_WAIT_SECONDS)] = 0
     visibility_timeout_seconds: LeaseSeconds | None = None  # default: the queue's
+    # FIFO queues: a retried receive with the same id within 5 minutes is answered with the
+    # same messages (SQS's ReceiveRequestAttemptId); ignored on a standard queue.
+    receive_attempt_id: FifoId | None = None
+
+    def __post_init__(self) -> None:
+        check_fifo_ids(receiveAttemptId=self.receive_attempt_id)
 
 
 class ReceivedMessage(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):

@@ -123,6 +123,7 @@ class MessageV2Controller(Controller):
             max_messages=data.max_messages,
             invisibility_s=data.visibility_timeout_seconds,
             wait_s=data.wait_seconds,
+            attempt_id=data.receive_attempt_id,
         )
         return ReceiveResponse(
             messages=[await _received(app.receipts, account, queue, d) for d in deliveries]

@@ -25,11 +25,13 @@ class ReceiveRequest:
     """ 
         Attributes:
             max_messages (int | Unset):  Default: 1.
+            receive_attempt_id (None | str | Unset): 1-128 characters: letters, digits and ASCII punctuation (no space)
             visibility_timeout_seconds (int | None | Unset):
             wait_seconds (int | Unset):  Default: 0.
      """
 
     max_messages: int | Unset = 1
+    receive_attempt_id: None | str | Unset = UNSET
     visibility_timeout_seconds: int | None | Unset = UNSET
     wait_seconds: int | Unset = 0
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -40,6 +42,12 @@ class ReceiveRequest:
 
     def to_dict(self) -> dict[str, Any]:
         max_messages = self.max_messages
+
+        receive_attempt_id: None | str | Unset
+        if isinstance(self.receive_attempt_id, Unset):
+            receive_attempt_id = UNSET
+        else:
+            receive_attempt_id = self.receive_attempt_id
 
         visibility_timeout_seconds: int | None | Unset
         if isinstance(self.visibility_timeout_seconds, Unset):
@@ -56,6 +64,8 @@ class ReceiveRequest:
         })
         if max_messages is not UNSET:
             field_dict["maxMessages"] = max_messages
+        if receive_attempt_id is not UNSET:
+            field_dict["receiveAttemptId"] = receive_attempt_id
         if visibility_timeout_seconds is not UNSET:
             field_dict["visibilityTimeoutSeconds"] = visibility_timeout_seconds
         if wait_seconds is not UNSET:
@@ -69,6 +79,16 @@ class ReceiveRequest:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
         max_messages = d.pop("maxMessages", UNSET)
+
+        def _parse_receive_attempt_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        receive_attempt_id = _parse_receive_attempt_id(d.pop("receiveAttemptId", UNSET))
+
 
         def _parse_visibility_timeout_seconds(data: object) -> int | None | Unset:
             if data is None:
@@ -84,6 +104,7 @@ class ReceiveRequest:
 
         receive_request = cls(
             max_messages=max_messages,
+            receive_attempt_id=receive_attempt_id,
             visibility_timeout_seconds=visibility_timeout_seconds,
             wait_seconds=wait_seconds,
         )
