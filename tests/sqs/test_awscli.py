@@ -1,6 +1,6 @@
 """The AWS CLI (`awscli` from PyPI, run as a separate process, as a user runs it) against a
 served app, on both stores: create, send, receive with a wait, delete, queue attributes,
-and a dead-letter redrive with a message move task."""
+and a dead-letter redrive with a message move task; and its FIFO commands."""
 
 from __future__ import annotations
 
@@ -179,3 +179,59 @@ def _drive(aws: Aws) -> None:
     # Nothing left behind. (Each command starts a Python process, a second or more: the
     # other queue actions are driven through boto3, which shares the CLI's botocore.)
     assert "Messages" not in aws("receive-message", "--queue-url", work)
+
+
+def test_the_aws_cli_fifo_examples(live: LiveSqs, tmp_path: Path) -> None:
+    """The AWS CLI's FIFO commands (issue 37's acceptance), run unchanged: create-queue of a
+    .fifo name with FifoQueue and ContentBasedDeduplication (shorthand attributes),
+    send-message with --message-group-id and --message-deduplication-id, receive-message
+    with --attribute-names All, delete-message."""
+    aws = Aws(live, tmp_path)
+    try:
+        _drive_fifo(aws)
+    finally:
+        aws.close()
+
+
+def _drive_fifo(aws: Aws) -> None:
+    url = aws(
+        "create-queue",
+        "--queue-name",
+        "MyFifoQueue.fifo",
+        "--attributes",
+        "FifoQueue=true,ContentBasedDeduplication=true",
+    )["QueueUrl"]
+    attrs = aws("get-queue-attributes", "--queue-url", url, "--attribute-names", "All")
+    assert attrs["Attributes"]["FifoQueue"] == "true"
+    assert attrs["Attributes"]["ContentBasedDeduplication"] == "true"
+    sent = [
+        aws(
+            "send-message",
+            "--queue-url",
+            url,
+            "--message-body",
+            body,
+            "--message-group-id",
+            "orders-42",
+            "--message-deduplication-id",
+            body,
+        )
+        for body in ("created", "paid")
+    ]
+    assert int(sent[0]["SequenceNumber"]) < int(sent[1]["SequenceNumber"])
+    # The same deduplication id again: answered with the first message's id.
+    again = aws(
+        "send-message", "--queue-url", url, "--message-body", "created",
+        "--message-group-id", "orders-42", "--message-deduplication-id", "created",
+    )  # fmt: skip
+    assert again["MessageId"] == sent[0]["MessageId"]
+    for expected in sent:
+        [m] = aws(
+            "receive-message", "--queue-url", url, "--attribute-names", "All",
+            "--max-number-of-messages", "10", "--visibility-timeout", "60",
+        )["Messages"]  # fmt: skip
+        assert m["MessageId"] == expected["MessageId"]
+        assert m["Attributes"]["MessageGroupId"] == "orders-42"
+        assert m["Attributes"]["SequenceNumber"] == expected["SequenceNumber"]
+        aws("delete-message", "--queue-url", url, "--receipt-handle", m["ReceiptHandle"])
+    assert "Messages" not in aws("receive-message", "--queue-url", url)

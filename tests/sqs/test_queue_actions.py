@@ -136,7 +136,8 @@ async def test_bad_names_and_attributes_are_refused_as_sqs_does(sqs: Sqs) -> Non
     await sqs.fails("MissingParameter", "CreateQueue")
     await sqs.fails("InvalidParameterValue", "CreateQueue", QueueName="a.b")
     await sqs.fails("InvalidParameterValue", "CreateQueue", QueueName="x" * 81)
-    await sqs.fails("UnsupportedOperation", "CreateQueue", QueueName="orders.fifo")
+    # A .fifo name without FifoQueue=true: a name with a '.', as SQS answers (test_fifo*.py).
+    await sqs.fails("InvalidParameterValue", "CreateQueue", QueueName="orders.fifo")
     await sqs.fails("InvalidAttributeName", "CreateQueue", QueueName="q", Attributes={"Color": "1"})
     for name, value in [
         ("VisibilityTimeout", "43201"),
@@ -152,8 +153,8 @@ async def test_bad_names_and_attributes_are_refused_as_sqs_does(sqs: Sqs) -> Non
         await sqs.fails(
             "InvalidAttributeValue", "CreateQueue", QueueName="q", Attributes={name: value}
         )
-    await sqs.fails(
-        "UnsupportedOperation", "CreateQueue", QueueName="q", Attributes={"FifoQueue": "true"}
+    await sqs.fails(  # a FIFO queue's name ends in .fifo
+        "InvalidParameterValue", "CreateQueue", QueueName="q", Attributes={"FifoQueue": "true"}
     )
     made = await sqs("CreateQueue", QueueName="q", Attributes={"FifoQueue": "false"})
     assert made["QueueUrl"] == sqs.url("q")
@@ -527,13 +528,14 @@ def test_boto3_queue_lifecycle_attributes_and_tags(live: Live) -> None:
 def test_boto3_unsupported_and_refused(live: Live) -> None:
     sqs = live.client()
     url = sqs.create_queue(QueueName="q")["QueueUrl"]
-    unsupported: tuple[Callable[[], object], ...] = (
-        lambda: sqs.create_queue(QueueName="q.fifo", Attributes={"FifoQueue": "true"}),
+    refused: tuple[Callable[[], object], ...] = (
+        lambda: sqs.create_queue(QueueName="q.fifo"),  # a FIFO name without FifoQueue=true
+        lambda: sqs.create_queue(QueueName="q", Attributes={"FifoQueue": "true"}),
     )
-    for call in unsupported:
+    for call in refused:
         with pytest.raises(ClientError) as caught:
             call()
-        assert _code(caught) == "AWS.SimpleQueueService.UnsupportedOperation"
+        assert _code(caught) == "InvalidParameterValue"
     with pytest.raises(ClientError) as caught:
         sqs.create_queue(QueueName="q", Attributes={"Colour": "blue"})
     assert _code(caught) == "InvalidAttributeName"

@@ -6,7 +6,8 @@ ReceiveMessageWaitTimeSeconds, RedrivePolicy (deadLetterTargetArn + maxReceiveCo
 dlq_name + max_delivery_count), RedriveAllowPolicy, Policy, KmsMasterKeyId,
 KmsDataKeyReusePeriodSeconds and SqsManagedSseEnabled (checked, kept as given and shown
 back; nothing enforces them: access is by account keys, encryption at rest is
-Cassandra's). Bounds are SQS's
+Cassandra's), and a FIFO queue's FifoQueue, ContentBasedDeduplication, DeduplicationScope
+and FifoThroughputLimit (fifo.py: its QueueOptions fields). Bounds are SQS's
 (narrower than v2's where they differ: VisibilityTimeout at most 12 h, MaximumMessageSize
 at least 1024); the engine's own validation (validate_options) runs after.
 
@@ -21,6 +22,7 @@ import json
 from typing import Any
 
 from cassieq.api.sqs import errors
+from cassieq.api.sqs.actions import fifo
 from cassieq.api.sqs.actions.common import name_of_arn, queue_arn
 from cassieq.api.sqs.context import SqsCall
 from cassieq.engine.tenancy.queues import (
@@ -54,10 +56,6 @@ _NUMBERS: dict[str, tuple[str, int, int]] = {
     "MaximumMessageSize": ("max_message_bytes", MIN_MESSAGE_BYTES, MAX_QUEUE_MESSAGE_BYTES),
     "ReceiveMessageWaitTimeSeconds": ("receive_wait_seconds", 0, MAX_RECEIVE_WAIT_S),
 }
-# SQS attributes this endpoint has no use for: accepted only with the value that means
-# "off" (what SDKs and templates send), refused otherwise.
-_OFF = {"FifoQueue": "false"}
-_UNSUPPORTED = frozenset({"ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit"})
 MAX_POLICY_BYTES = 8192  # SQS's quota on a queue policy
 MAX_KMS_KEY_ID = 2048
 KMS_REUSE_S = (60, 86400)
@@ -83,6 +81,7 @@ READABLE = (
     "KmsMasterKeyId",
     "KmsDataKeyReusePeriodSeconds",
     "SqsManagedSseEnabled",
+    *fifo.ATTRIBUTES,  # a FIFO queue's only
 )
 _PERMISSIONS = ("allowAll", "denyAll", "byQueue")
 # cassieq's own (issue 35): a queue's partitions, 1-256, only growing. Not among "All" (what
@@ -90,8 +89,11 @@ _PERMISSIONS = ("allowAll", "denyAll", "byQueue")
 PARTITIONS = "CassieqPartitions"
 
 
-def option_changes(call: SqsCall, attributes: dict[str, Any]) -> dict[str, object]:
-    """The QueueOptions fields the given attributes set (a settable attribute only)."""
+def option_changes(
+    call: SqsCall, attributes: dict[str, Any], *, fifo_queue: bool, creating: bool = False
+) -> dict[str, object]:
+    """The QueueOptions fields the given attributes set (a settable attribute only), on a
+    FIFO queue or not (``fifo_queue``); FifoQueue itself only when ``creating``."""
     changes: dict[str, object] = {}
     for name, raw in attributes.items():
         value = str(raw)
@@ -112,11 +114,8 @@ def option_changes(call: SqsCall, attributes: dict[str, Any]) -> dict[str, objec
             changes["sqs_managed_sse_enabled"] = _flag(name, value)
         elif name == PARTITIONS:
             changes["partitions"] = _number(name, value, 1, MAX_PARTITIONS)
-        elif name in _OFF:
-            if value.lower() != _OFF[name]:
-                raise errors.unsupported_operation(f"{name}={value} is not supported here.")
-        elif name in _UNSUPPORTED:
-            raise errors.unsupported_operation(f"The attribute {name} is not supported here.")
+        elif name in fifo.ATTRIBUTES:
+            changes.update(fifo.option_change(name, value, fifo=fifo_queue, creating=creating))
         else:
             raise errors.invalid_attribute_name(name)
     return _one_encryption(changes)
@@ -243,10 +242,8 @@ def attribute_names(requested: list[str]) -> list[str]:
         elif name in READABLE or name == PARTITIONS:
             if name not in names:
                 names.append(name)
-        elif name not in _OFF:  # shown as their "off" value below
+        else:
             raise errors.invalid_attribute_name(name)
-        elif name not in names:
-            names.append(name)
     return names
 
 
@@ -262,8 +259,6 @@ def render(
     for name in names:
         if name in _NUMBERS:
             shown[name] = str(getattr(o, _NUMBERS[name][0]))
-        elif name in _OFF:
-            shown[name] = _OFF[name]
         elif name == "RedrivePolicy":
             if o.dlq_name is not None:
                 shown[name] = json.dumps(
@@ -298,11 +293,19 @@ def render(
     return shown
 
 
-_KEPT = ("Policy", "KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds", "SqsManagedSseEnabled")
+_KEPT = (
+    "Policy",
+    "KmsMasterKeyId",
+    "KmsDataKeyReusePeriodSeconds",
+    "SqsManagedSseEnabled",
+    *fifo.ATTRIBUTES,
+)
 
 
 def _kept(o: QueueOptions, name: str) -> str | None:
     """A kept attribute as SQS shows it (None: not shown)."""
+    if name in fifo.ATTRIBUTES:
+        return fifo.render(o, name)
     if name == "Policy":
         return o.policy
     if name == "KmsMasterKeyId":

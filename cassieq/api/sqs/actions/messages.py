@@ -1,7 +1,8 @@
 """SQS message actions onto the engine: send, receive, delete, change visibility.
 
 A ReceiptHandle is a v2 pop receipt (handles.py); message attributes keep their SQS
-DataType on the row (message_attrs.py); the MD5 digests are SQS's (md5.py).
+DataType on the row (message_attrs.py); the MD5 digests are SQS's (md5.py); a FIFO queue's
+rules on a send are fifo.py's.
 """
 
 from __future__ import annotations
@@ -13,13 +14,20 @@ import uuid
 from typing import Any, TypeVar
 
 from cassieq.api.sqs import errors
-from cassieq.api.sqs.actions import handles, message_attrs
+from cassieq.api.sqs.actions import fifo, handles, message_attrs
 from cassieq.api.sqs.actions.common import queue_definition
 from cassieq.api.sqs.context import Handler, SqsCall
 from cassieq.api.sqs.md5 import md5_of_attributes, md5_of_body
 from cassieq.engine import policy
 from cassieq.engine.errors import Contention, EngineError, MessageTooLarge, StaleReceipt
-from cassieq.model import Delivery, OutgoingMessage, PopReceipt, QueueDefinition, VisibilityChange
+from cassieq.model import (
+    Delivery,
+    OutgoingMessage,
+    PopReceipt,
+    QueueDefinition,
+    Sent,
+    VisibilityChange,
+)
 
 MAX_BATCH = 10
 MAX_BATCH_BYTES = 1024 * 1024  # the whole of a SendMessageBatch, whatever the queue's limit
@@ -32,6 +40,10 @@ SYSTEM_ATTRIBUTES = (
     "ApproximateFirstReceiveTimestamp",
     "SentTimestamp",
     "SenderId",
+    # A message's group (FIFO queues; standard queues when sent with one) and its sequence
+    # number (FIFO queues): present only then.
+    "MessageGroupId",
+    "SequenceNumber",
 )
 # AWSTraceHeader, the one system attribute a send may carry: kept in the row's attribute
 # types (SQS's alone: v1 and v2 never show them) under a key no attribute name can be (no
@@ -39,11 +51,10 @@ SYSTEM_ATTRIBUTES = (
 TRACE_HEADER = "AWSTraceHeader"
 TRACE_KEY = "sqs:AWSTraceHeader"
 MAX_TRACE_HEADER = 1024
-# Valid names SQS has for other queue kinds (FIFO): asked for, never present here.
+# Valid names SQS has, asked for, never present here. MessageDeduplicationId: the engine
+# keeps a FIFO message's deduplication id apart from the message, not on its row.
 _ABSENT_ATTRIBUTES = {
     "MessageDeduplicationId",
-    "MessageGroupId",
-    "SequenceNumber",
     "SqsManagedSseEnabled",
     "DeadLetterQueueSourceArn",
 }
@@ -136,6 +147,7 @@ class _Outgoing:
         if not isinstance(body, str):
             raise errors.invalid_parameter_value("MessageBody must be a string.")
         message_attrs.check_text("the message body", body)
+        group, dedup = fifo.message_ids(params, definition.options)
         # No DelaySeconds: the queue's, applied by the engine.
         delay = _int(params, "DelaySeconds", 0, MAX_DELAY_S, None)
         attrs = message_attrs.to_stored(params.get("MessageAttributes"))
@@ -149,8 +161,11 @@ class _Outgoing:
             attributes=attrs.values,
             attribute_types=attrs.types if trace is None else {**attrs.types, TRACE_KEY: trace},
             size=self.size,
-            # A message group keeps to one partition of a partitioned queue (issue 35).
-            partition_key=group if isinstance(group := params.get("MessageGroupId"), str) else None,
+            # A message group keeps to one partition of a partitioned queue (issue 35; a
+            # FIFO queue's engine places them by group itself).
+            partition_key=group,
+            group=group,
+            dedup_id=dedup,
         )
         try:
             # The queue's policy, asked here too so a batch can fail this entry alone.
@@ -166,12 +181,16 @@ class _Outgoing:
         # SQS's digest of the system attributes given (checked by the SDKs, as the others).
         self.md5_system = None if trace is None else md5_of_attributes(system or {})
 
-    def answer(self, tag: str) -> dict[str, Any]:
-        out = {"MessageId": message_id(tag), "MD5OfMessageBody": self.md5_body}
+    def answer(self, sent: Sent) -> dict[str, Any]:
+        # A duplicate (FIFO, within 5 minutes) is answered as a success with the first
+        # message's id, as SQS answers it; the digests are of what this request sent.
+        out = {"MessageId": message_id(sent.tag), "MD5OfMessageBody": self.md5_body}
         if self.md5_attributes is not None:
             out["MD5OfMessageAttributes"] = self.md5_attributes
         if self.md5_system is not None:
             out["MD5OfMessageSystemAttributes"] = self.md5_system
+        if sent.sequence_number is not None:
+            out["SequenceNumber"] = sent.sequence_number
         return out
 
 
@@ -203,7 +222,7 @@ async def send_message(call: SqsCall) -> dict[str, Any]:
     name, definition = await _queue(call)
     outgoing = _Outgoing(call.params, definition)
     [sent] = await call.engine.send(call.account, name, [outgoing.message])
-    return outgoing.answer(sent.tag)
+    return outgoing.answer(sent)
 
 
 async def send_message_batch(call: SqsCall) -> dict[str, Any]:
@@ -220,7 +239,7 @@ async def send_message_batch(call: SqsCall) -> dict[str, Any]:
         raise errors.batch_request_too_long(MAX_BATCH_BYTES)
     sent = await call.engine.send(call.account, name, [o.message for _, o in ready])
     successful = [
-        {"Id": entry_id, **outgoing.answer(s.tag)}
+        {"Id": entry_id, **outgoing.answer(s)}
         for (entry_id, outgoing), s in zip(ready, sent, strict=True)
     ]
     return {"Successful": successful, "Failed": failed}
@@ -264,7 +283,12 @@ async def receive_message(call: SqsCall) -> dict[str, Any]:
     wanted = params.get("MessageAttributeNames")
     message_attrs.selected(wanted, {})  # the names' shape checked before any delivery
     deliveries = await call.engine.receive(
-        call.account, name, max_messages=count, invisibility_s=visibility, wait_s=wait
+        call.account,
+        name,
+        max_messages=count,
+        invisibility_s=visibility,
+        wait_s=wait,
+        attempt_id=fifo.attempt_id(params, definition.options),
     )
     if not deliveries:
         return {}
@@ -289,6 +313,10 @@ async def _message(
     }
     if (trace := d.attribute_types.get(TRACE_KEY)) is not None:
         every[TRACE_HEADER] = trace
+    if d.group is not None:
+        every["MessageGroupId"] = d.group
+    if d.sequence_number is not None:
+        every["SequenceNumber"] = d.sequence_number
     if system:
         out["Attributes"] = {k: v for k, v in every.items() if k in system}
     types = {k: v for k, v in d.attribute_types.items() if k != TRACE_KEY}

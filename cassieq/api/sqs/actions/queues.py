@@ -1,8 +1,8 @@
 """SQS queue actions on the engine's queues: the same queues v1 and v2 see.
 
-SQS queue names are [A-Za-z0-9_-]{1,80}, a subset of CassieQ's; a queue made through v1
-or v2 with a '.' in its name is still reached by its URL. FIFO queues ('.fifo') are not
-supported: UnsupportedOperation. Add/RemovePermission edit the kept Policy (permissions.py).
+SQS queue names are [A-Za-z0-9_-]{1,80}, a subset of CassieQ's, and a FIFO queue's the same
+ending in '.fifo' (fifo.py); a queue made through v1 or v2 with a '.' in its name is still
+reached by its URL. Add/RemovePermission edit the kept Policy (permissions.py).
 """
 
 from __future__ import annotations
@@ -10,23 +10,24 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
-import re
 from typing import Any
 
+import msgspec
+
 from cassieq.api.sqs import errors
-from cassieq.api.sqs.actions import attributes, move_tasks, permissions
+from cassieq.api.sqs.actions import attributes, fifo, move_tasks, permissions
 from cassieq.api.sqs.actions.common import name_of_url, queue_definition, queue_url, required
 from cassieq.api.sqs.context import Handler, SqsCall
 from cassieq.engine.errors import (
+    Conflict,
     Contention,
     InvalidArgument,
-    PartitionsCannotShrink,
     QueueExists,
     QueueLimitReached,
     QueueNotFound,
 )
+from cassieq.model import QueueOptions
 
-SQS_NAME = re.compile(r"[A-Za-z0-9_-]{1,80}")
 MAX_LIST = 1000
 MAX_TAGS = 50
 
@@ -70,24 +71,32 @@ def _check_tags(tags: Any) -> dict[str, str]:
     return tags
 
 
+async def _check_dead_letter(
+    call: SqsCall, changes: dict[str, object], source_fifo: bool, given: dict[str, Any]
+) -> None:
+    """The dead-letter queue a RedrivePolicy names exists and is of its source's type."""
+    dlq = changes.get("dlq_name")
+    if not isinstance(dlq, str):
+        return
+    target = await call.engine.find_queue(call.account, dlq)
+    if target is None:
+        raise errors.queue_does_not_exist(dlq)
+    fifo.check_dead_letter_type(given.get("RedrivePolicy"), source_fifo, target.options.fifo)
+
+
 async def create_queue(call: SqsCall) -> dict[str, Any]:
     name = str(required(call, "QueueName"))
-    if name.endswith(".fifo"):
-        raise errors.unsupported_operation("FIFO queues are not supported by this endpoint.")
-    if not SQS_NAME.fullmatch(name):
-        raise errors.invalid_parameter_value(
-            "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length"
-        )
     given = _attributes_param(call)
-    changes = attributes.option_changes(call, given)
+    is_fifo = fifo.requested(given)
+    fifo.check_name(name, is_fifo)
+    changes = attributes.option_changes(call, given, fifo_queue=is_fifo, creating=True)
     tags = _check_tags(call.params.get("tags") or {})
     if len(tags) > MAX_TAGS:
         raise errors.invalid_parameter_value(f"A queue can have at most {MAX_TAGS} tags.")
-    dlq = changes.get("dlq_name")
-    if isinstance(dlq, str) and await call.engine.find_queue(call.account, dlq) is None:
-        raise errors.queue_does_not_exist(dlq)
+    await _check_dead_letter(call, changes, is_fifo, given)
     # SQS has no word for partitions: the server's default (issue 35).
     options = attributes.sqs_options({"partitions": call.engine.default_partitions, **changes})
+    fifo.check_throughput(options)
     try:
         definition, created = await call.engine.create_queue(call.account, name, options, tags=tags)
     except InvalidArgument as exc:
@@ -100,7 +109,9 @@ async def create_queue(call: SqsCall) -> dict[str, Any]:
             for attribute, value in given.items()
             if any(
                 getattr(definition.options, f) != v
-                for f, v in attributes.option_changes(call, {attribute: value}).items()
+                for f, v in attributes.option_changes(
+                    call, {attribute: value}, fifo_queue=is_fifo, creating=True
+                ).items()
             )
         ]
         if differ:
@@ -171,13 +182,23 @@ async def get_queue_attributes(call: SqsCall) -> dict[str, Any]:
 
 async def set_queue_attributes(call: SqsCall) -> dict[str, Any]:
     queue = await queue_definition(call)
-    changes = attributes.option_changes(call, _attributes_param(call))
-    dlq = changes.get("dlq_name")
-    if isinstance(dlq, str) and await call.engine.find_queue(call.account, dlq) is None:
-        raise errors.queue_does_not_exist(dlq)
+    given = _attributes_param(call)
+    changes = attributes.option_changes(call, given, fifo_queue=queue.options.fifo)
+    await _check_dead_letter(call, changes, queue.options.fifo, given)
+
+    def checked(options: QueueOptions) -> dict[str, object]:
+        # On the options the update reads (a compare-and-set): the other of the pair may
+        # be changing at the same time.
+        fifo.check_throughput(msgspec.structs.replace(options, **changes))
+        return changes
+
     try:
-        await call.engine.update_queue(call.account, queue.name, changes)
-    except (InvalidArgument, PartitionsCannotShrink) as exc:
+        await call.engine.update_queue(call.account, queue.name, checked)
+    except QueueExists:
+        raise
+    except (InvalidArgument, Conflict) as exc:
+        # The engine's refusals of a change: fewer partitions (PartitionsCannotShrink), or
+        # what a FIFO queue keeps from its creation (its partitions, its type).
         raise errors.invalid_attribute_value(str(exc)) from None
     return {}
 
