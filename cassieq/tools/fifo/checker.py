@@ -142,11 +142,41 @@ class _Message:
 
     @property
     def first_ack_answered(self) -> float:
-        """The earliest an ack of it surely was applied (inf: no ack answered success)."""
+        """The earliest an ack of it surely was applied (inf: none surely was).
+
+        SQS answers success to a delete whose delivery is over (the message was received
+        again since), without effect: an ack answered success surely deleted the message
+        only when no other delivery of it may have come between its own and the ack."""
         return min(
-            (d.ack_answered_at or math.inf for d in self.deliveries if d.outcome == "acked"),
+            (
+                d.ack_answered_at
+                for d in self.deliveries
+                if d.outcome == "acked"
+                and d.ack_answered_at is not None
+                and not any(
+                    o is not d
+                    and o.answered_at > d.received_at
+                    and o.received_at < d.ack_answered_at
+                    for o in self.deliveries
+                )
+            ),
             default=math.inf,
         )
+
+    def acked(self) -> bool:
+        """Whether an ack of it may have been applied: one answered success or none, and no
+        later delivery of it surely came before it was sent (that would make it a no-op)."""
+        return any(
+            d.outcome in ACKED and not _superseded(d, self.deliveries) for d in self.deliveries
+        )
+
+
+def _superseded(d: Delivery, deliveries: list[Delivery]) -> bool:
+    """Another delivery surely after ``d`` and surely before ``d``'s ack was sent."""
+    sent = d.ack_sent_at if d.ack_sent_at is not None else math.inf
+    return any(
+        o is not d and o.received_at >= d.answered_at and o.answered_at <= sent for o in deliveries
+    )
 
 
 def check(log: EventLog, slack: float = LEASE_SLACK_S) -> Verdict:
@@ -199,11 +229,9 @@ def _figures(members: list[_Message], g: GroupFigures, verdict: Verdict) -> None
         g.left += sum(d.outcome == "left" for d in m.deliveries)
         verdict.ack_refused += sum(d.outcome == "ack_refused" for d in m.deliveries)
         outcomes = {d.outcome for d in m.deliveries}
-        if "acked" in outcomes:
+        if m.acked():
             g.acked += 1
-        elif "ack_unanswered" in outcomes:
-            g.acked += 1
-            verdict.ack_unverified += 1
+            verdict.ack_unverified += "acked" not in outcomes
         else:
             g.lost += 1
             verdict.lost_never_delivered += not m.deliveries

@@ -218,7 +218,7 @@ def test_the_same_message_twice_inside_its_lease_is_double() -> None:
     book = Book()
     book.send("g", 0, 0.0)
     book.receive(1.0, [("g-0", "acked")], ack_at=4.0)
-    book.receive(2.0, [("g-0", "ack_refused")], consumer=1)
+    book.receive(2.0, [("g-0", "acked")], consumer=1)
     only(check(book.log), double_in_lease=1)
 
 
@@ -269,6 +269,27 @@ def test_a_message_delivered_after_its_ack_answered() -> None:
     book.receive(1.0, [("g-0", "acked")])
     book.receive(3.0, [("g-0", "acked")])
     only(check(book.log), delivered_after_ack=1)
+
+
+def test_a_stale_delete_answered_success_proves_no_ack() -> None:
+    """SQS answers success to a delete whose delivery is over: X's late delete came after
+    the message went to Y, so a delivery after it is no delivery after an ack."""
+    book = Book()
+    book.send("g", 0, 0.0)
+    book.receive(1.0, [("g-0", "acked")], ack_at=7.0)  # X: its lease ended at 6.0
+    book.receive(6.5, [("g-0", "left")], consumer=1)  # Y, before X's delete
+    book.receive(12.0, [("g-0", "acked")], consumer=2)
+    only(check(book.log))
+
+
+def test_lost_when_the_only_success_came_after_a_redelivery() -> None:
+    book = Book()
+    book.send("g", 0, 0.0)
+    book.receive(1.0, [("g-0", "acked")], ack_at=7.0)
+    book.receive(6.5, [("g-0", "left")], consumer=1)  # nobody acks this one
+    verdict = check(book.log)
+    only(verdict, lost=1)
+    assert verdict.samples["lost"][0]["outcomes"] == ["acked", "left"]
 
 
 def test_a_wrong_group_or_sequence_number_attribute() -> None:
