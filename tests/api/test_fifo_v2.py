@@ -82,6 +82,20 @@ def _refused(response: httpx.Response, *words: str) -> None:
 # --------------------------------------------------------------------------- options
 
 
+def test_a_per_group_throughput_limit_needs_deduplication_per_group(api: Api) -> None:
+    # SQS's rule, which its endpoint applies to the same queues.
+    limit = {"fifo": True, "fifoThroughputLimit": "perMessageGroupId"}
+    _refused(api.client.put(f"{api.q}/orders", json=limit), "deduplicationScope")
+    api.create("orders", fifo=True, deduplicationScope="messageGroup")
+    _refused(
+        api.client.patch(f"{api.q}/orders", json={"deduplicationScope": "queue", **limit}),
+        "fifoThroughputLimit",
+    )
+    both = api.client.patch(f"{api.q}/orders", json={"fifoThroughputLimit": "perMessageGroupId"})
+    assert both.status_code == 200, both.text
+    assert both.json()["fifoThroughputLimit"] == "perMessageGroupId"
+
+
 def test_fifo_options_round_trip(api: Api) -> None:
     options = {
         "fifo": True,
@@ -95,7 +109,7 @@ def test_fifo_options_round_trip(api: Api) -> None:
     assert {k: shown[k] for k in options} == options
     # The same options again: unchanged; other FIFO options: exists with others.
     assert api.client.put(f"{api.q}/orders", json=options).status_code == 200
-    other = {**options, "deduplicationScope": "queue"}
+    other = {**options, "contentBasedDeduplication": False}
     assert api.client.put(f"{api.q}/orders", json=other).status_code == 409
     # A standard queue shows the defaults.
     plain = api.create("plain")
@@ -220,12 +234,15 @@ def test_a_group_stays_in_one_partition_without_a_partition_key(api: Api) -> Non
 
 def test_a_fifo_send_needs_a_group_and_refuses_a_per_message_delay(api: Api) -> None:
     api.create("orders", **FIFO)
-    missing = api.send("orders", {"body": "a", "groupId": "g"}, {"body": "b"})
-    assert missing.status_code == 422, missing.text
-    assert "groupId" in missing.json()["message"]
-    delayed = api.send("orders", {"body": "a", "groupId": "g", "delaySeconds": 5})
-    assert delayed.status_code == 422, delayed.text
-    assert "delay" in delayed.json()["message"].lower()
+    first = {"body": "a", "groupId": "g", "deduplicationId": "a"}
+    missing = api.send("orders", first, {"body": "b", "deduplicationId": "b"})
+    _refused(missing, "messages[1]", "groupId")
+    delayed = api.send("orders", {**first, "delaySeconds": 5})
+    _refused(delayed, "messages[0]", "delaySeconds")
+    # Without content-based deduplication every message needs its deduplicationId (SQS's
+    # rule: a send that could silently be stored twice is refused).
+    undeduplicated = api.send("orders", first, {"body": "b", "groupId": "g"})
+    _refused(undeduplicated, "messages[1]", "deduplicationId")
     assert api.client.get(f"{api.q}/orders/messages/peek").json()["messages"] == []
 
 
@@ -267,11 +284,9 @@ def test_content_based_deduplication_uses_the_body(api: Api) -> None:
     )
     assert (first["duplicate"], second["duplicate"], other["duplicate"]) == (False, True, False)
     assert second["id"] == first["id"]
-    # Without it, and without a deduplicationId, nothing is deduplicated.
-    api.create("plain-fifo", **FIFO)
-    twice = api.sent("plain-fifo", {"body": "x", "groupId": "g"}, {"body": "x", "groupId": "g"})
-    assert [s["duplicate"] for s in twice] == [False, False]
-    assert twice[0]["id"] != twice[1]["id"]
+    # An explicit deduplicationId decides over the body.
+    by_id = api.sent("orders", {"body": "same", "groupId": "g", "deduplicationId": "new"})[0]
+    assert by_id["duplicate"] is False and by_id["id"] != first["id"]
 
 
 # --------------------------------------------------------------------------- receive

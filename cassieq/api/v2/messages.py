@@ -73,8 +73,9 @@ class MessageV2Controller(Controller):
         data: JSONBody[SendRequest],
     ) -> SendResponse:
         # The queue's maxMessageBytes and delaySeconds are the engine's to apply.
-        if (await engine.queue(account, queue)).options.fifo:
-            _check_fifo_send(data)
+        options = (await engine.queue(account, queue)).options
+        if options.fifo:
+            _check_fifo_send(data, options.content_based_deduplication)
         outgoing = [
             OutgoingMessage(
                 body=entry.body,
@@ -209,9 +210,11 @@ class MessageV2Controller(Controller):
         return VisibilityResponse(updated=updated, failed=failed)
 
 
-def _check_fifo_send(data: SendRequest) -> None:
-    """A FIFO queue's refusals named by v2's fields and entries (the engine refuses the same
-    in its own words): every message needs a groupId, none may have its own delay."""
+def _check_fifo_send(data: SendRequest, content_based: bool) -> None:
+    """A FIFO queue's refusals, named by v2's fields and entries (SQS's rules; the engine
+    refuses the first two in its own words): every message needs a groupId, none may have
+    its own delay, and without content-based deduplication each needs a deduplicationId
+    (a FIFO send that could silently be stored twice is refused, not accepted)."""
     for i, entry in enumerate(data.messages):
         if entry.group_id is None:
             raise InvalidArgument(f"messages[{i}]: groupId is required on a FIFO queue")
@@ -219,6 +222,11 @@ def _check_fifo_send(data: SendRequest) -> None:
             raise InvalidArgument(
                 f"messages[{i}]: delaySeconds cannot be set per message on a FIFO queue "
                 "(the queue's delaySeconds applies)"
+            )
+        if entry.deduplication_id is None and not content_based:
+            raise InvalidArgument(
+                f"messages[{i}]: deduplicationId is required on a FIFO queue without "
+                "contentBasedDeduplication"
             )
 
 

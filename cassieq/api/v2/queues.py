@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
+import msgspec
 from litestar import Controller, Request, Response, delete, get, patch, put
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
@@ -65,6 +66,7 @@ class QueueV2Controller(Controller):
         options = data.options(engine.default_partitions)
         if not options.fifo:
             _refuse_fifo_only(data.fifo_options_given())
+        _check_throughput_limit(options)
         dlq = options.dlq_name
         if dlq is not None and await engine.find_queue(account, dlq, fresh=True) is None:
             raise InvalidArgument(f"deadLetterQueue {dlq!r} must name an existing queue")
@@ -93,6 +95,7 @@ class QueueV2Controller(Controller):
         current = await engine.queue(account, queue, fresh=True)
         if not changes.get("fifo", current.options.fifo):
             _refuse_fifo_only(fifo_only_changed(changes))
+        _check_throughput_limit(msgspec.structs.replace(current.options, **changes))
         if drops_messages(current.options, changes):
             # A change that can end messages is a delete of them: the create level that
             # lets a client shape a queue does not cover it (#40: a `c` grant's PATCH of the
@@ -202,6 +205,18 @@ def _refuse_fifo_only(names: list[str]) -> None:
     # SQS refuses them on a standard queue too: silently kept, they would promise nothing.
     if names:
         raise InvalidArgument(f"{', '.join(names)}: only for a FIFO queue (fifo: true)")
+
+
+def _check_throughput_limit(options: QueueOptions) -> None:
+    # SQS's rule (its endpoint enforces it on the same queues): a per-group throughput
+    # limit goes with deduplication per group.
+    if (
+        options.fifo_throughput_limit == "perMessageGroupId"
+        and options.deduplication_scope != "messageGroup"
+    ):
+        raise InvalidArgument(
+            "fifoThroughputLimit perMessageGroupId needs deduplicationScope messageGroup"
+        )
 
 
 def drops_messages(options: QueueOptions, changes: dict[str, object]) -> bool:
