@@ -125,8 +125,8 @@ def test_a_retried_receive_gets_the_same_messages(live: LiveSqs) -> None:
     # The answer was lost: the retry with the same attempt id gets the same deliveries,
     # whose handles delete them.
     again = _receive(sqs, url, ReceiveRequestAttemptId="attempt-1")
-    assert [(m["MessageId"], m["Body"]) for m in again] == [
-        (m["MessageId"], m["Body"]) for m in first
+    assert [(m["MessageId"], m["Body"], m["ReceiptHandle"]) for m in again] == [
+        (m["MessageId"], m["Body"], m["ReceiptHandle"]) for m in first
     ]
     assert _receive(sqs, url, ReceiveRequestAttemptId="attempt-2") == []
     _delete(sqs, url, again)

@@ -191,6 +191,14 @@ async def test_set_queue_attributes_of_a_fifo_queue(sqs: Sqs) -> None:
             QueueUrl=url,
             Attributes={"FifoQueue": value},
         )
+    # Nor its partitions (its groups are ordered in the partition their ids hash to).
+    await sqs.fails(
+        "InvalidAttributeValue",
+        "SetQueueAttributes",
+        QueueUrl=url,
+        Attributes={"CassieqPartitions": "2"},
+    )
+    assert await sqs.attributes("o.fifo", "CassieqPartitions") == {"CassieqPartitions": "1"}
     assert await sqs.attributes("o.fifo", *names, "FifoQueue") == {
         "FifoQueue": "true",
         "ContentBasedDeduplication": "true",
