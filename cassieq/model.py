@@ -116,6 +116,15 @@ class QueueOptions(msgspec.Struct, frozen=True, kw_only=True):
     content_based_deduplication: bool = False
     deduplication_scope: Literal["queue", "messageGroup"] = "queue"
     fifo_throughput_limit: Literal["perQueue", "perMessageGroupId"] = "perQueue"
+    # Fair standard queues (issue 37 item 5): set once a server saw one message group send
+    # most of a queue's messages; from then on such groups' messages go to the queue's
+    # lane, a partition past its count, and receives take turns between the two.
+    fair_lane: bool = False
+
+    @property
+    def stored_partitions(self) -> int:
+        """The partitions that hold messages: the count, and the lane once it exists."""
+        return self.partitions + 1 if self.fair_lane else self.partitions
 
     @property
     def retention_ms(self) -> int:
@@ -169,7 +178,7 @@ class QueueDefinition(msgspec.Struct, frozen=True, kw_only=True, dict=True):
         return self.id.partition
 
     def partition_views(self) -> list[QueueDefinition]:
-        return [self.in_partition(p) for p in range(self.options.partitions)]
+        return [self.in_partition(p) for p in range(self.options.stored_partitions)]
 
 
 class Account(msgspec.Struct, frozen=True, kw_only=True):

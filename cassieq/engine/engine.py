@@ -6,14 +6,13 @@ import asyncio
 import secrets
 from collections.abc import Callable, Sequence
 
-import msgspec
-
 from cassieq.engine.clock import Clock, SystemClock
 from cassieq.engine.context import EngineContext, Tuning
 from cassieq.engine.errors import EngineError, InvalidArgument
 from cassieq.engine.hints import BucketHints
 from cassieq.engine.inspect import Inspector, Pointers
 from cassieq.engine.life.ack import Acker
+from cassieq.engine.life.fair import FairRouter, to_lane
 from cassieq.engine.life.fifo import sequence_number
 from cassieq.engine.life.long_poll import Waiters
 from cassieq.engine.life.long_poll_slots import LongPollSlots
@@ -71,10 +70,6 @@ from cassieq.store.base import SchemaStatus, Store
 
 MAX_INVISIBILITY_S = 7 * 24 * 3600
 
-# A FIFO receive's answer kept for a retried receive with the same attempt id.
-_DELIVERIES = msgspec.msgpack.Decoder(list[Delivery])
-_ENCODE = msgspec.msgpack.Encoder().encode
-
 
 class QueueEngine:
     def __init__(
@@ -119,6 +114,7 @@ class QueueEngine:
         self.reader = Reader(self.ctx, deliverer, invisibility, hints)
         self.acker = Acker(self.ctx, invisibility, hints)
         self.acker.fifo = self.publisher.fifo
+        self.fair = FairRouter(self.ctx)
         # Waiting receives wake when a lease this server gave or changed ends.
         deliverer.on_leased = self.acker.on_leased = self.waiters.visible_at
         self.repairer = Repairer(self.ctx, self.publisher, self.leases)
@@ -198,6 +194,10 @@ class QueueEngine:
         parts = split_by_partition(
             definition, messages, lambda: self.publisher.pick_partition(definition, self._rotation)
         )
+        if not definition.options.fifo:
+            noisy = self.fair.noisy(definition.id, messages)
+            if any(noisy):
+                definition, parts = await to_lane(self.queues, definition, parts, noisy)
 
         fifo = definition.options.fifo
 
@@ -240,9 +240,9 @@ class QueueEngine:
         if attempt_id is not None and definition.options.fifo:
             kept = await self.publisher.fifo.replay(definition.id, attempt_id)
             if kept is not None:
-                return _DELIVERIES.decode(kept)
+                return kept
             got = await self.receive(account, queue, max_messages, invisibility_s, wait_s)
-            await self.publisher.fifo.keep(definition.id, attempt_id, _ENCODE(got))
+            await self.publisher.fifo.keep(definition.id, attempt_id, got)
             return got
         if invisibility_s is None:
             invisibility_s = definition.options.visibility_timeout_seconds
@@ -257,7 +257,7 @@ class QueueEngine:
         with self.long_poll_slots.hold(account) as may_wait:
             if not may_wait:  # this account's share of waiting receives, or all, are taken
                 return await receive()
-            partitions = definition.options.partitions
+            partitions = definition.options.stored_partitions
             return await self.waiters.receive(
                 definition.id, receive, wait_s, max_messages, partitions
             )

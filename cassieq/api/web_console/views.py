@@ -192,7 +192,7 @@ async def queue_page(
     siblings = await engine.list_queues(account)
     view = await pointer_view(engine, definition)
     partitions = (
-        await partition_rows(engine, definition) if definition.options.partitions > 1 else []
+        await partition_rows(engine, definition) if definition.options.stored_partitions > 1 else []
     )
     messages, next_after = await engine.peek(account, queue, PEEK_LIMIT, after)
     redrive = None if task is None else await engine.redrive_status(account, queue, task)

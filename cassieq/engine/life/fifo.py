@@ -39,9 +39,20 @@ import msgspec
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import Contention, InvalidArgument
 from cassieq.engine.recent import Recent
-from cassieq.model import MessageRow, OutgoingMessage, QueueDefinition, QueueId, QueueOptions
+from cassieq.model import (
+    Delivery,
+    MessageRow,
+    OutgoingMessage,
+    QueueDefinition,
+    QueueId,
+    QueueOptions,
+)
 from cassieq.store.base import DedupClaim, StoreError
 from cassieq.tokens import new_token
+
+# A FIFO receive's answer, kept for a retried receive with the same attempt id.
+_decode_deliveries = msgspec.msgpack.Decoder(list[Delivery]).decode
+_encode = msgspec.msgpack.Encoder().encode
 
 DEDUP_INTERVAL_MS = 5 * 60 * 1000
 DEDUP_TTL_S = 6 * 60  # the rows outlive the interval a little: the engine judges the age
@@ -288,15 +299,16 @@ class Fifo:
         raise Contention(f"could not answer a duplicate send of {queue.id}")
 
     # ----------------------------------------------------------------- receive attempts
-    async def replay(self, queue: QueueId, attempt_id: str) -> bytes | None:
+    async def replay(self, queue: QueueId, attempt_id: str) -> list[Delivery] | None:
+        """The answer kept for a receive attempt within the interval, if any."""
         kept = await self._ctx.store.read_receive_attempt(queue, attempt_id)
         if kept is None or self._ctx.clock.now() - kept[0] >= ATTEMPT_INTERVAL_MS:
             return None
-        return kept[1]
+        return _decode_deliveries(kept[1])
 
-    async def keep(self, queue: QueueId, attempt_id: str, answer: bytes) -> None:
+    async def keep(self, queue: QueueId, attempt_id: str, answer: list[Delivery]) -> None:
         await self._ctx.store.write_receive_attempt(
-            queue, attempt_id, self._ctx.clock.now(), answer, ATTEMPT_TTL_S
+            queue, attempt_id, self._ctx.clock.now(), _encode(answer), ATTEMPT_TTL_S
         )
 
 

@@ -143,7 +143,7 @@ async def receive_across(
     receive: Callable[[QueueDefinition, int], Awaitable[list[T]]],
 ) -> list[T]:
     """Up to ``want`` from the partitions in turn, starting at the next in the rotation."""
-    partitions = queue.options.partitions
+    partitions = queue.options.stored_partitions
     if partitions == 1:
         return await receive(queue, want)
     got: list[T] = []
@@ -188,7 +188,7 @@ async def peek_across(
 ) -> tuple[list[tuple[int, PeekedMessage]], str | None]:
     """(partition, message) pairs, the oldest sent first across the partitions, and the
     cursor of the next page (None: nothing further)."""
-    partitions = queue.options.partitions
+    partitions = queue.options.stored_partitions
     if partitions == 1:
         found, following = await peek(queue, limit, None if cursor is None else int(cursor))
         return [(0, m) for m in found], None if following is None else str(following)

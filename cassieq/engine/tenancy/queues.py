@@ -276,7 +276,7 @@ class QueueDirectory:
                 queue=queue.id,
                 bucket_size=queue.options.bucket_size,
                 created_at=now,
-                partitions=queue.options.partitions,
+                partitions=queue.options.stored_partitions,  # the lane too
             )
             await self._jobs.add(job)
             gone = msgspec.structs.replace(queue, version=queue.version + 1, status="deleted")

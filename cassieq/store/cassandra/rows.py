@@ -137,6 +137,7 @@ def sqs_attributes(o: QueueOptions) -> dict[str, str]:
         "SqsManagedSseEnabled": "true" if o.sqs_managed_sse_enabled else None,
         # FIFO (issue 37): kept here under SQS's names, so no schema change was needed.
         "FifoQueue": "true" if o.fifo else None,
+        "CassieqFairLane": "true" if o.fair_lane else None,
         "ContentBasedDeduplication": "true" if o.content_based_deduplication else None,
         "DeduplicationScope": None if o.deduplication_scope == "queue" else o.deduplication_scope,
         "FifoThroughputLimit": (
@@ -155,6 +156,7 @@ def _sqs_attributes_of(cell: dict[str, str] | None) -> dict[str, Any]:
         "kms_data_key_reuse_period_seconds": None if period is None else int(period),
         "sqs_managed_sse_enabled": kept.get("SqsManagedSseEnabled") == "true",
         "fifo": kept.get("FifoQueue") == "true",
+        "fair_lane": kept.get("CassieqFairLane") == "true",
         "content_based_deduplication": kept.get("ContentBasedDeduplication") == "true",
         "deduplication_scope": kept.get("DeduplicationScope", "queue"),
         "fifo_throughput_limit": kept.get("FifoThroughputLimit", "perQueue"),
