@@ -23,7 +23,8 @@ from cassieq.config import Settings
     type=click.IntRange(1),
     default=16,
     show_default=True,
-    help="Each sends to one group (producer i to group i mod --groups) on the FIFO queue.",
+    help="On the FIFO queue producer i sends to groups i, i + producers, ... in turn "
+    "(more producers than groups: the extra ones send nothing there).",
 )
 @click.option("--consumers", type=click.IntRange(1), default=8, show_default=True)
 @click.option("--seconds", type=click.FloatRange(min=1), default=10.0, show_default=True)

@@ -4,8 +4,9 @@ the same run (issue 37: FIFO e2e with 16 groups at least 0.5x a standard queue's
 Turns alternate standard, FIFO, FIFO, standard (``rounds`` times), each on a new queue of its
 own on a real Cassandra (the single node, or the hosts ``CASSIEQ_CASSANDRA_HOSTS`` names),
 served by ``servers`` engines in this process (as `cassieq bench partitions`), for
-``seconds``: ``producers`` clients send batches of ``batch`` (a FIFO producer sends to one
-group, each group's messages in order; the dedup id is the body), ``consumers`` clients
+``seconds``: ``producers`` clients send batches of ``batch`` (on the FIFO queue a producer
+owns some of the groups and sends a batch to each in turn, so each group's messages go in
+order; the dedup id is the body), ``consumers`` clients
 receive up to ``batch`` and ack what they got in one batch. Reported per turn and per kind:
 messages acked per second (e2e), sent per second, e2e latency; the ratio FIFO / standard of
 the kinds' mean e2e.
@@ -77,10 +78,16 @@ async def _turn(
     async def produce(client: int) -> None:
         nonlocal sent
         engine = engines[client % len(engines)]
-        group = f"g{client % bench.groups:02d}" if kind == "fifo" else None
+        # A FIFO producer owns the groups client, client + producers, ... and sends to them in
+        # turn, a batch at a time: each group's messages go in order, and every group is fed
+        # whatever the number of producers.
+        owned = [f"g{g:02d}" for g in range(client, bench.groups, bench.producers)]
+        if kind == "fifo" and not owned:
+            return  # more producers than groups
         k = 0
         while time.monotonic() < deadline:
             bodies = [f"{queue}-{client}-{k + i}" for i in range(bench.batch)]
+            group = owned[(k // bench.batch) % len(owned)] if kind == "fifo" else None
             k += bench.batch
             start = time.monotonic()
             await engine.send(
