@@ -33,7 +33,15 @@ from cassieq.model import QueueDefinition
 from cassieq.store.base import Store
 from cassieq.store.observer import LWT_PRIMITIVES, LwtEvent
 
-HOOKS = ("store_call", "lwt_outcome", "delivered", "dead_lettered", "repair_moved")
+HOOKS = (
+    "store_call",
+    "lwt_outcome",
+    "delivered",
+    "dead_lettered",
+    "repair_moved",
+    "deduplicated",
+    "group_held",
+)
 
 
 class Observer:
@@ -53,6 +61,13 @@ class Observer:
 
     def repair_moved(self, queue: QueueDefinition, count: int) -> None:
         """Repair re-published ``count`` late writes of ``queue`` (originals retired)."""
+
+    def deduplicated(self, queue: QueueDefinition, count: int) -> None:
+        """``count`` sends to FIFO ``queue`` were duplicates (answered with the first's)."""
+
+    def group_held(self, queue: QueueDefinition, count: int) -> None:
+        """``count`` messages of FIFO ``queue`` were held back: an earlier message of their
+        group was unretired (in flight, or waiting for its turn)."""
 
 
 def _nothing(*_: Any) -> None:
@@ -91,6 +106,12 @@ class Observers:
         )
         self.repair_moved: Callable[[QueueDefinition, int], None] = _fan_out(
             self.observers, "repair_moved"
+        )
+        self.deduplicated: Callable[[QueueDefinition, int], None] = _fan_out(
+            self.observers, "deduplicated"
+        )
+        self.group_held: Callable[[QueueDefinition, int], None] = _fan_out(
+            self.observers, "group_held"
         )
 
     def hears(self, hook: str) -> bool:

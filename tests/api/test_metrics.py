@@ -370,3 +370,21 @@ def test_a_partitioned_queue_shows_each_partitions_lag_and_the_largest(api: Api)
         for (name, labels) in samples
         if name == "cassieq_queue_partition_lag_buckets"
     )
+
+
+def test_fifo_duplicates_and_held_groups_of_this_server(api: Api) -> None:
+    def events() -> tuple[float, float]:
+        samples = api.scrape()
+        return (
+            samples[("cassieq_fifo_duplicates_total", frozenset())],
+            samples[("cassieq_fifo_groups_held_total", frozenset())],
+        )
+
+    assert events() == (0, 0)
+    api.create_queue("f", fifo=True)
+    api.send("f", {"body": "a", "groupId": "g", "deduplicationId": "1"})
+    api.send("f", {"body": "a", "groupId": "g", "deduplicationId": "1"})  # a retry
+    api.send("f", {"body": "b", "groupId": "g", "deduplicationId": "2"})
+    assert events() == (1, 0)
+    assert [m["body"] for m in api.receive("f", 10)] == ["a"]  # b waits for a
+    assert events()[1] >= 1

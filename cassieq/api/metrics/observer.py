@@ -24,6 +24,8 @@ class MetricsObserver(Observer):
         self.deliveries = 0
         self.dead_letters = 0
         self.repair_moves = 0
+        self.duplicates = 0
+        self.groups_held = 0
 
     def lwt_outcome(self, primitive: str, event: LwtEvent) -> None:
         self.lwt[(primitive, event)] += 1
@@ -36,6 +38,12 @@ class MetricsObserver(Observer):
 
     def repair_moved(self, queue: QueueDefinition, count: int) -> None:
         self.repair_moves += count
+
+    def deduplicated(self, queue: QueueDefinition, count: int) -> None:
+        self.duplicates += count
+
+    def group_held(self, queue: QueueDefinition, count: int) -> None:
+        self.groups_held += count
 
 
 class EngineEventsCollector:
@@ -74,4 +82,16 @@ class EngineEventsCollector:
             "cassieq_repair_moves",
             "Late writes this server's repair re-published at a new monoton.",
             value=seen.repair_moves,
+        )
+        yield CounterMetricFamily(
+            "cassieq_fifo_duplicates",
+            "Sends to FIFO queues this server answered as duplicates (a deduplication id, or "
+            "body, seen within 5 minutes: answered with the first message).",
+            value=seen.duplicates,
+        )
+        yield CounterMetricFamily(
+            "cassieq_fifo_groups_held",
+            "Times this server held a FIFO message back because an earlier message of its "
+            "group was unretired (in flight, or not yet delivered).",
+            value=seen.groups_held,
         )

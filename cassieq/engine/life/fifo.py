@@ -120,7 +120,6 @@ class Fifo:
         # (queue, monoton) -> group of the deliveries this server made (its acks find the
         # group's entry by it; an ack elsewhere leaves the entry to the next delivery).
         self._groups: OrderedDict[tuple[QueueId, int], str] = OrderedDict()
-        self.hits = 0  # duplicates answered (statistics)
 
     # ----------------------------------------------------------------- deliveries
     def blocked(self, queue: QueueDefinition, row: MessageRow) -> bool:
@@ -152,6 +151,7 @@ class Fifo:
                 break
             if not await self._retired(queue, group, earlier):
                 self._blocked.put((queue.id, group), True)
+                self._ctx.observers.group_held(queue, 1)
                 return False
         return True
 
@@ -268,7 +268,7 @@ class Fifo:
         insert, a no-op if it is there), or at a new monoton if its bucket was finalized
         without it (a hole: its sender never had an answer)."""
         ctx = self._ctx
-        self.hits += 1
+        ctx.observers.deduplicated(queue, 1)
         whole = queue.id.whole
         for _ in range(ctx.tuning.max_cas_attempts):
             if claim.written:
