@@ -29,6 +29,14 @@ def figures(result: Mapping[str, Any]) -> str:
             + ", ".join(f"{k} {v}" for k, v in seconds.items())
             + (f"; {run['acked_per_second']} messages acked/s" if "acked_per_second" in run else "")
         )
+    if run.get("queue_after"):
+        lines.append(
+            "left in the queue (approximate): "
+            + ", ".join(
+                f"{k.removeprefix('ApproximateNumberOf')} {v}"
+                for k, v in run["queue_after"].items()
+            )
+        )
     lines.append("")
     width = max(len(label) for label in VIOLATIONS.values())
     for key, label in VIOLATIONS.items():

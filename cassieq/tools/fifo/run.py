@@ -27,6 +27,11 @@ from cassieq.tools.fifo.workload import (
 )
 
 Say = Callable[[str], None]
+LEFT = [
+    "ApproximateNumberOfMessages",
+    "ApproximateNumberOfMessagesNotVisible",
+    "ApproximateNumberOfMessagesDelayed",
+]
 
 
 def run_check(
@@ -46,13 +51,19 @@ def run_check(
         f"visibility {shape.visibility} s"
     )
     workload = FifoWorkload(creds, shape, url, say, hold=hold)
+    queue_after: dict[str, str] = {}
     try:
         log = workload.run()
     finally:
         workload.stop()
-        if not keep_queue:
-            with contextlib.suppress(Exception):  # the figures matter more than the cleanup
-                new_client(creds, creds.endpoints[0], shape).delete_queue(QueueUrl=url)
+        client = new_client(creds, creds.endpoints[0], shape)
+        with contextlib.suppress(Exception):  # the figures matter more than these
+            # What the queue says is left (approximate, as SQS's: shown, not judged).
+            queue_after = client.get_queue_attributes(QueueUrl=url, AttributeNames=LEFT)[
+                "Attributes"
+            ]
+            if not keep_queue:
+                client.delete_queue(QueueUrl=url)
     if events is not None:
         write_jsonl(log, events)
     verdict = check(log)
@@ -74,6 +85,7 @@ def run_check(
             "total": round(progress.finished - progress.started, 1),
         },
         "acked_per_second": round(result["acked"] / elapsed, 1) if elapsed > 0 else None,
+        "queue_after": queue_after,
         "events": str(events) if events else None,
     }
     failures = [f"{VIOLATIONS[k]} {result[k]}" for k in VIOLATIONS if result[k]]
