@@ -8,7 +8,8 @@ served by ``servers`` engines in this process (as `cassieq bench partitions`), f
 owns some of the groups and sends a batch to each in turn, so each group's messages go in
 order; the dedup id is the body), ``consumers`` clients
 receive up to ``batch`` and ack what they got in one batch. Reported per turn and per kind:
-messages acked per second (e2e), sent per second, e2e latency; the ratio FIFO / standard of
+messages acked per second (e2e), sent per second, e2e latency, store calls and LWT rounds
+per message sent (where a turn's work went); the ratio FIFO / standard of
 the kinds' mean e2e.
 """
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from cassieq.config import Settings
-from cassieq.engine import QueueEngine
+from cassieq.engine import CallCounter, QueueEngine
 from cassieq.model import OutgoingMessage, QueueOptions
 from cassieq.store.cassandra import (
     CassandraStore,
@@ -63,7 +64,12 @@ def _pct(values: list[float], q: float) -> float | None:
 
 
 async def _turn(
-    engines: list[QueueEngine], account: str, kind: Kind, n: int, bench: FifoBench
+    engines: list[QueueEngine],
+    counter: CallCounter,
+    account: str,
+    kind: Kind,
+    n: int,
+    bench: FifoBench,
 ) -> dict[str, Any]:
     queue = f"{kind}-{n}"
     options = QueueOptions(fifo=kind == "fifo", partitions=bench.partitions)
@@ -74,6 +80,7 @@ async def _turn(
     e2e_latency: list[float] = []
     acked = sent = 0
     deadline = time.monotonic() + bench.seconds
+    counter.reset()
 
     async def produce(client: int) -> None:
         nonlocal sent
@@ -123,6 +130,19 @@ async def _turn(
     elapsed = time.monotonic() - started
     for engine in engines:
         await engine.settle()
+    return _figures(kind, sent, acked, elapsed, e2e_latency, counter)
+
+
+def _figures(
+    kind: Kind,
+    sent: int,
+    acked: int,
+    elapsed: float,
+    e2e_latency: list[float],
+    counter: CallCounter,
+) -> dict[str, Any]:
+    # Where the turn's store work went: calls and LWTs per message sent, by primitive.
+    per = max(sent, 1)
     return {
         "kind": kind,
         "e2e_per_s": round(acked / elapsed, 1),
@@ -131,6 +151,10 @@ async def _turn(
         "e2e_p99_ms": _pct(e2e_latency, 0.99),
         "messages_sent": sent,
         "messages_acked": acked,
+        "store_calls_per_sent": {
+            name: round(count / per, 3) for name, count in counter.calls.most_common()
+        },
+        "lwt_rounds_per_sent": round(sum(counter.lwt_events.values()) / per, 3),
     }
 
 
@@ -143,12 +167,16 @@ async def run_fifo_bench(
         drop_keyspace(session, keyspace)
         apply_schema(session, keyspace, settings.replication, default_schema_dir())
         store = CassandraStore(session, keyspace)
-        engines = [QueueEngine(store, instance_id=f"bench-{i}") for i in range(bench.servers)]
+        counter = CallCounter()
+        engines = [
+            QueueEngine(store, instance_id=f"bench-{i}", observers=[counter])
+            for i in range(bench.servers)
+        ]
         account = f"bf-{secrets.token_hex(5)}"
         await engines[0].create_account(account)
         for n, kind in enumerate(turn_order(bench.rounds)):
             say(f"turn {n + 1}: {kind} ({bench.seconds} s) ...")
-            turns.append(await _turn(engines, account, kind, n, bench))
+            turns.append(await _turn(engines, counter, account, kind, n, bench))
     finally:
         cluster.shutdown()
     return summarise(turns, bench, settings)
