@@ -19,6 +19,10 @@ class Tuning:
     max_stragglers: int = 256
     # Buckets behind the reader that one get may read looking for expired messages.
     invisibility_scan_buckets: int = 8
+    # The same for a FIFO queue: its groups' messages wait behind the reader for their turn,
+    # and while one group's head is in flight the others go on only as far as this reaches
+    # (its buckets whose waiting messages are all held are skipped unread: life/redeliver.py).
+    fifo_scan_buckets: int = 64
     # A repair or dead-letter claim hides a message this long while it is moved.
     claim_ms: int = 60_000
     # How long a queue definition is trusted without re-reading it.

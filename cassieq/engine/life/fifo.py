@@ -62,7 +62,7 @@ ATTEMPT_TTL_S = 6 * 60
 HOLE_MS = 30_000
 # How long this server skips a group it found held (an earlier message unretired): its
 # own acks of the group end the skip at once; other servers' are seen after this.
-BLOCKED_MS = 250
+BLOCKED_MS = 100
 # Entries read per look at a group: normally one or two (the head, maybe an acked one).
 GROUP_READ = 16
 GROUPS_KNOWN = 65_536
@@ -116,7 +116,12 @@ class Fifo:
     def __init__(self, ctx: EngineContext) -> None:
         self._ctx = ctx
         # (queue, group) -> held: skipped by this server's readers for BLOCKED_MS at most.
-        self._blocked: Recent[tuple[QueueId, str], bool] = Recent(ctx, BLOCKED_MS)
+        # The value is this server's count of acks when the look that found it held began:
+        # an ack of the group since (its _freed count higher) ends the skip, even when that
+        # look, begun before the ack, ends after it.
+        self._blocked: Recent[tuple[QueueId, str], int] = Recent(ctx, BLOCKED_MS)
+        self._freed: dict[tuple[QueueId, str], int] = {}
+        self._acks = 0
         # (queue, monoton) -> group of the deliveries this server made (its acks find the
         # group's entry by it; an ack elsewhere leaves the entry to the next delivery).
         self._groups: OrderedDict[tuple[QueueId, int], str] = OrderedDict()
@@ -124,7 +129,11 @@ class Fifo:
     # ----------------------------------------------------------------- deliveries
     def blocked(self, queue: QueueDefinition, row: MessageRow) -> bool:
         """This server found the row's group held a moment ago: readers pass it by."""
-        return row.group is not None and self._blocked.get((queue.id, row.group)) is not None
+        if row.group is None:
+            return False
+        key = (queue.id, row.group)
+        since = self._blocked.get(key)
+        return since is not None and since >= self._freed.get(key, -1)
 
     async def admit(self, queue: QueueDefinition, rows: Sequence[MessageRow]) -> list[MessageRow]:
         """The rows that may be tried now, lowest monoton first: of each group only its
@@ -145,12 +154,13 @@ class Fifo:
     async def _is_head(self, queue: QueueDefinition, row: MessageRow) -> bool:
         assert row.group is not None
         store, group = self._ctx.store, row.group
+        began = self._acks
         entries = await store.read_group_messages(queue.id, group, GROUP_READ)
         for earlier in entries:
             if earlier >= row.monoton:
                 break
             if not await self._retired(queue, group, earlier):
-                self._blocked.put((queue.id, group), True)
+                self._blocked.put((queue.id, group), began)
                 self._ctx.observers.group_held(queue, 1)
                 return False
         return True
@@ -194,7 +204,12 @@ class Fifo:
         for monoton in monotons:
             group = self._groups.pop((queue.id, monoton), None)
             if group is not None:
-                self._blocked.drop((queue.id, group))
+                self._acks += 1
+                key = (queue.id, group)
+                self._blocked.drop(key)
+                self._freed[key] = self._acks
+                if len(self._freed) > GROUPS_KNOWN:
+                    self._freed.clear()  # only a hint: a group found held again waits BLOCKED_MS
                 removals.append(self._forget(queue.id, group, monoton))
         await asyncio.gather(*removals)
 

@@ -17,13 +17,22 @@ from __future__ import annotations
 import asyncio
 import functools
 import operator
-from dataclasses import dataclass
-from typing import Any
 
 import msgspec
 
 from cassieq.engine.context import EngineContext
-from cassieq.engine.life.take import Deliverer, candidate, without_body
+from cassieq.engine.life.take import Deliverer, candidate
+from cassieq.engine.life.window import (
+    LEAVING_MAX_MS,
+    QUIET_MAX_MS,
+    Leaving,
+    Quiet,
+    bump,
+    due_of,
+    pending,
+    settled_counts,
+    without_bodies,
+)
 from cassieq.engine.recent import Recent
 from cassieq.model import (
     BucketState,
@@ -36,63 +45,7 @@ from cassieq.model import (
 )
 from cassieq.singleflight import SingleFlight
 
-QUIET_MAX_MS = 1_000
-# How long gets leave a bucket to its seal at most: a seal kept waiting (LWT timeouts under
-# contention, a node down) must not keep its expired leases from this server's gets.
-LEAVING_MAX_MS = QUIET_MAX_MS
-_NEVER = 2**62
-
-
-@dataclass(slots=True)
-class Leaving:
-    """A bucket this server's reader left (at ``since``), until its seal is told
-    (``InvisibilitySide.left``)."""
-
-    queue: QueueId
-    bucket: int
-    size: int  # the queue's bucket size
-    since: int
-    told: bool = False
-
-
-@dataclass
-class _Quiet:
-    unacked: set[int]
-    due: int
-    # The read it was made of, or the rows as this server's reader's takes left them (see
-    # InvisibilitySide.left), without the bodies.
-    snap: BucketState
-
-
-def pending(snap: BucketState) -> list[MessageRow]:
-    """Messages of a left bucket that this side must still see acked."""
-    return [
-        m
-        for m in snap.messages
-        if not m.acked and m.republished_to is None and not m.late_write(snap.sealed_at)
-    ]
-
-
-def _due(left: list[MessageRow]) -> int:
-    """When the first of these messages becomes visible (never, for none)."""
-    return min((m.next_visible_on for m in left), default=_NEVER)
-
-
-def _bump(state: InvisibilityState, **changes: Any) -> InvisibilityState:
-    """The state with ``changes``, as the next revision (every change is a CAS on rev)."""
-    return msgspec.structs.replace(state, rev=state.rev + 1, **changes)
-
-
-def _without_bodies(snap: BucketState) -> BucketState:
-    """The snapshot as a quiet entry keeps it: the state of each row, for passing the
-    bucket (a pass delivers nothing), without the bodies and attributes, which the
-    thousands of entries a server may hold would otherwise keep alive."""
-    return msgspec.structs.replace(snap, messages=tuple(map(without_body, snap.messages)))
-
-
-def settled_counts(snap: BucketState) -> Counts:
-    """Counts of a bucket the pointer is done with; late writes count where repair moves them."""
-    return Counts.of([m for m in snap.messages if not m.late_write(snap.sealed_at)])
+__all__ = ["LEAVING_MAX_MS", "QUIET_MAX_MS", "InvisibilitySide", "Leaving"]
 
 
 class InvisibilitySide:
@@ -108,7 +61,7 @@ class InvisibilitySide:
         # to pass). Gets skip such a bucket instead of reading it again, unless it is due,
         # or settled at the head and this get can move the pointer past it. Entries live
         # QUIET_MAX_MS at most: other servers' acks and updates are seen after that.
-        self._quiet: Recent[tuple[QueueId, int], _Quiet] = Recent(ctx, QUIET_MAX_MS)
+        self._quiet: Recent[tuple[QueueId, int], Quiet] = Recent(ctx, QUIET_MAX_MS)
         self._reading: SingleFlight[tuple[QueueId, int], BucketState] = SingleFlight()
         # monoton -> the version this server's ack of it held (the acked row is one more).
         self._acks: Recent[tuple[QueueId, int], dict[int, int]] = Recent(ctx, QUIET_MAX_MS)
@@ -204,16 +157,25 @@ class InvisibilitySide:
         """The reads of left buckets whose seal is stored, under way (tests, shutdown)."""
         return list(self._after_seal)
 
-    def _skip(self, queue: QueueId, bucket: int, now: int, can_pass: bool) -> bool:
-        quiet = self._quiet.get((queue, bucket))
+    def _skip(self, queue: QueueDefinition, bucket: int, now: int, can_pass: bool) -> bool:
+        quiet = self._quiet.get((queue.id, bucket))
         if quiet is None:
             return False
-        unacked = self._unacked(queue, bucket, quiet)
+        unacked = self._unacked(queue.id, bucket, quiet)
         if not unacked:
             return not can_pass  # settled: only a get that can pass the pointer reads it
+        if queue.options.fifo and now >= quiet.due:
+            # Due, but maybe only by messages whose groups this server found held a moment
+            # ago (their turn comes with the head's ack): such a bucket is not read again
+            # until one of its groups may go on (life/fifo.py).
+            return all(
+                m.next_visible_on > now or self._deliverer.blocked(queue, m)
+                for m in quiet.snap.messages
+                if m.monoton in unacked
+            )
         return now < quiet.due
 
-    def _unacked(self, queue: QueueId, bucket: int, quiet: _Quiet) -> set[int]:
+    def _unacked(self, queue: QueueId, bucket: int, quiet: Quiet) -> set[int]:
         return quiet.unacked - (self._acks.get((queue, bucket)) or {}).keys()
 
     def _settled(self, queue: QueueDefinition, bucket: int) -> BucketState | None:
@@ -250,7 +212,7 @@ class InvisibilitySide:
 
         async def read() -> BucketState:
             snap = await self._ctx.store.read_bucket(queue, bucket)
-            self._remember(queue, bucket, snap, _without_bodies(snap))
+            self._remember(queue, bucket, snap, without_bodies(snap))
             return snap
 
         return await self._reading.run((queue, bucket), read)
@@ -266,7 +228,7 @@ class InvisibilitySide:
         """What gets go by until it is too old (counted from ``at``, default now): ``snap``,
         kept as ``kept`` (no bodies)."""
         left = pending(snap)
-        quiet = _Quiet({m.monoton for m in left}, _due(left), kept)
+        quiet = Quiet({m.monoton for m in left}, due_of(left), kept)
         self._quiet.put((queue, bucket), quiet, at=at)
 
     async def _state(self, queue: QueueId) -> InvisibilityState:
@@ -305,7 +267,17 @@ class InvisibilitySide:
                 continue
             state = await self._settle_straggler(queue, state, snap)
 
-        limit = min(reader_bucket, state.bucket + self._ctx.tuning.invisibility_scan_buckets)
+        tuning = self._ctx.tuning
+        scan = tuning.fifo_scan_buckets if queue.options.fifo else tuning.invisibility_scan_buckets
+        limit = min(reader_bucket, state.bucket + scan)
+        # A FIFO queue's window holds its groups' waiting messages: the buckets to look at
+        # are read side by side first (one after another, a receive waited for each read
+        # of a long window in turn: seconds under load).
+        early = (
+            await self._read_ahead(queue, state.bucket + 1, limit, now)
+            if queue.options.fifo
+            else {}
+        )
         for bucket in range(state.bucket, limit):
             if len(got) >= want:
                 return got
@@ -320,10 +292,10 @@ class InvisibilitySide:
                 and queue.id not in self._passing
                 and not self._reading.running((queue.id, bucket))
             )
-            if self._skip(queue.id, bucket, now, can_pass):
+            if self._skip(queue, bucket, now, can_pass):
                 continue
             settled = self._settled(queue, bucket) if can_pass else None
-            snap = settled or await self._read_window_bucket(queue.id, bucket)
+            snap = settled or early.get(bucket) or await self._read_window_bucket(queue.id, bucket)
             taken = await self._deliver_from(queue, snap, want - len(got), invisibility_ms)
             if taken:
                 got += taken
@@ -331,6 +303,22 @@ class InvisibilitySide:
             if at_head and (moved := await self._try_pass(queue, state, snap, limit)) is not None:
                 state = moved
         return got
+
+    async def _read_ahead(
+        self, queue: QueueDefinition, first: int, limit: int, now: int
+    ) -> dict[int, BucketState]:
+        """The window's buckets from ``first`` that a get would read now, read at once."""
+        wanted = [
+            b
+            for b in range(first, limit)
+            if not self._being_sealed(queue.id, b, now) and not self._skip(queue, b, now, False)
+        ]
+        snaps = await asyncio.gather(
+            *(self._read_window_bucket(queue.id, b) for b in wanted), return_exceptions=True
+        )
+        return {
+            b: snap for b, snap in zip(wanted, snaps, strict=True) if isinstance(snap, BucketState)
+        }
 
     async def _deliver_from(
         self, queue: QueueDefinition, snap: BucketState, want: int, invisibility_ms: int
@@ -386,16 +374,16 @@ class InvisibilitySide:
         if not left:
             after = await self._settled_after(queue, snap.bucket, limit)
             summary = functools.reduce(operator.add, after, state.summary + settled_counts(snap))
-            new = _bump(state, bucket=snap.bucket + 1 + len(after), summary=summary)
+            new = bump(state, bucket=snap.bucket + 1 + len(after), summary=summary)
         elif (
             snap.finalized
             and len(state.stragglers) < tuning.max_stragglers
-            and (due := _due(left)) > now
+            and (due := due_of(left)) > now
         ):
             # Only deliveries in force are left (a long lease, or one kept alive by updates):
             # keep the bucket aside, due when the first of them ends, and move on. It is
             # counted into the summary when the straggler is settled.
-            new = _bump(
+            new = bump(
                 state, bucket=snap.bucket + 1, stragglers={**state.stragglers, snap.bucket: due}
             )
         else:
@@ -444,13 +432,13 @@ class InvisibilitySide:
         stragglers = dict(state.stragglers)
         summary = state.summary
         if left:
-            stragglers[snap.bucket] = _due(left)
+            stragglers[snap.bucket] = due_of(left)
         else:
             del stragglers[snap.bucket]
             summary = summary + settled_counts(snap)
         if stragglers == state.stragglers:
             return state
-        new = _bump(state, stragglers=stragglers, summary=summary)
+        new = bump(state, stragglers=stragglers, summary=summary)
         if await self._cas(queue.id, state, new):
             if not left:
                 await self._drop_if_finished(queue, snap)
@@ -467,7 +455,7 @@ class InvisibilitySide:
             if current is None or current <= due:
                 return
             if await self._cas(
-                queue.id, state, _bump(state, stragglers={**state.stragglers, bucket: due})
+                queue.id, state, bump(state, stragglers={**state.stragglers, bucket: due})
             ):
                 return
 
