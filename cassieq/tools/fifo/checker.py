@@ -142,7 +142,8 @@ class _Message:
 
     @property
     def first_ack_answered(self) -> float:
-        """The earliest an ack of it surely was applied (inf: none surely was).
+        """The earliest an ack of it surely was applied (inf: none surely was): one sent
+        within its delivery's lease.
 
         SQS answers success to a delete whose delivery is over (the message was received
         again since), without effect: an ack answered success surely deleted the message
@@ -153,6 +154,10 @@ class _Message:
                 for d in self.deliveries
                 if d.outcome == "acked"
                 and d.ack_answered_at is not None
+                # Sent after its lease may have ended: the delete may have come too late
+                # (SQS answers it success all the same).
+                and d.ack_sent_at is not None
+                and d.ack_sent_at < d.lease_end
                 and not any(
                     o is not d
                     and o.answered_at > d.received_at

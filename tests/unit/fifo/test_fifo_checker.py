@@ -282,6 +282,16 @@ def test_a_stale_delete_answered_success_proves_no_ack() -> None:
     only(check(book.log))
 
 
+def test_a_delete_sent_after_its_lease_ended_proves_no_ack() -> None:
+    """A receive whose answer came after the lease had ended (a slow server): its delete,
+    answered success, may have come too late, and a delivery after it is no violation."""
+    book = Book()
+    book.send("g", 0, 0.0)
+    book.receive(1.0, [("g-0", "acked")], ack_at=1.0 + VIS + 1)  # sent after its lease
+    book.receive(1.0 + VIS + 5, [("g-0", "acked")], consumer=1)  # nobody came between
+    only(check(book.log))
+
+
 def test_lost_when_the_only_success_came_after_a_redelivery() -> None:
     book = Book()
     book.send("g", 0, 0.0)
