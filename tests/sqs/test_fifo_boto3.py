@@ -149,9 +149,21 @@ def test_a_standard_queue_keeps_and_shows_a_message_group(live: LiveSqs) -> None
 
 
 def test_the_query_protocol_answers_sequence_numbers(live: LiveSqs) -> None:
-    live.client().create_queue(QueueName="query.fifo", Attributes=FIFO)
-    path = f"/{live.account}/query.fifo"
     ns = {"q": XML_NAMESPACE}
+    made = _post(
+        live,
+        "/",
+        {
+            "Action": "CreateQueue",
+            "QueueName": "query.fifo",
+            "Attribute.1.Name": "FifoQueue",
+            "Attribute.1.Value": "true",
+            "Attribute.2.Name": "ContentBasedDeduplication",
+            "Attribute.2.Value": "false",
+        },
+    )
+    path = f"/{live.account}/query.fifo"
+    assert made.findtext("q:CreateQueueResult/q:QueueUrl", namespaces=ns) == live.url + path
     sent = _post(
         live,
         path,
