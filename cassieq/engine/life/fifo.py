@@ -122,6 +122,9 @@ class Fifo:
         self._blocked: Recent[tuple[QueueId, str], int] = Recent(ctx, BLOCKED_MS)
         self._freed: dict[tuple[QueueId, str], int] = {}
         self._acks = 0
+        # queue -> groups this server's acks freed, oldest first: a receive looks for their
+        # next messages by their records, without scanning the buckets for them (next_heads).
+        self._ready: dict[QueueId, OrderedDict[str, None]] = {}
         # (queue, monoton) -> group of the deliveries this server made (its acks find the
         # group's entry by it; an ack elsewhere leaves the entry to the next delivery).
         self._groups: OrderedDict[tuple[QueueId, int], str] = OrderedDict()
@@ -189,6 +192,29 @@ class Fifo:
         except StoreError as exc:  # the next delivery of the group removes it
             self._ctx.log.info("fifo_entry_kept", queue=str(queue), error=str(exc))
 
+    async def next_heads(self, queue: QueueDefinition, want: int) -> list[MessageRow]:
+        """The next messages of up to ``want`` groups this server freed, found by their
+        groups' records (each its group's lowest unretired message, if it is visible now):
+        the groups' next turns without a scan of the buckets behind the reader."""
+        ready = self._ready.get(queue.id)
+        if not ready:
+            return []
+        groups = [ready.popitem(last=False)[0] for _ in range(min(want, len(ready)))]
+        found = await asyncio.gather(*(self._head_of(queue, g) for g in groups))
+        now = self._ctx.clock.now()
+        return [row for row in found if row is not None and row.visible(now)]
+
+    async def _head_of(self, queue: QueueDefinition, group: str) -> MessageRow | None:
+        store = self._ctx.store
+        for monoton in await store.read_group_messages(queue.id, group, GROUP_READ):
+            row = await store.read_message(queue.id, queue.bucket_of(monoton), monoton)
+            if row is None or row.acked or row.republished_to is not None:
+                if not await self._retired(queue, group, monoton):
+                    return None  # not written yet (its put is under way)
+                continue
+            return row
+        return None
+
     def delivered(self, queue: QueueDefinition, rows: Sequence[MessageRow]) -> None:
         for row in rows:
             if row.group is not None:
@@ -208,6 +234,10 @@ class Fifo:
                 key = (queue.id, group)
                 self._blocked.drop(key)
                 self._freed[key] = self._acks
+                ready = self._ready.setdefault(queue.id, OrderedDict())
+                ready[group] = None
+                while len(ready) > GROUP_READ * 64:
+                    ready.popitem(last=False)
                 if len(self._freed) > GROUPS_KNOWN:
                     self._freed.clear()  # only a hint: a group found held again waits BLOCKED_MS
                 removals.append(self._forget(queue.id, group, monoton))

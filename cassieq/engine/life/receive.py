@@ -20,6 +20,8 @@ MAX_AHEAD = 8
 # How many buckets past a full one may be read at once for the receivers of this server
 # still wanting messages.
 READ_AHEAD = 8
+# How often one receive of a FIFO queue on this server scans behind the reader at most.
+FIFO_SCAN_MS = 20
 
 
 class Reader:
@@ -61,6 +63,9 @@ class Reader:
         # queue -> messages this server's receivers want from the reader buckets and are
         # not trying to take yet.
         self._demand: dict[QueueId, int] = {}
+        # FIFO queues: the scan behind the reader under way, and when the last began.
+        self._scanning: set[QueueId] = set()
+        self._scanned: dict[QueueId, int] = {}
 
     async def get_next(self, queue: QueueDefinition, invisibility_ms: int) -> Delivery | None:
         got = await self.receive(queue, 1, invisibility_ms)
@@ -76,7 +81,14 @@ class Reader:
         # they left is being sealed. Its unacked rows are the invisibility side's from
         # the moment they left it (what lands there unseen is repair's, as after a seal).
         bucket = max(bucket, self._ahead.get(queue.id, bucket))
-        got = await self._invisibility.deliver(queue, bucket, want, invisibility_ms)
+        got = await self._fifo_turns(queue, want, invisibility_ms) if queue.options.fifo else []
+        if len(got) < want and self._may_scan(queue):
+            try:
+                got += await self._invisibility.deliver(
+                    queue, bucket, want - len(got), invisibility_ms
+                )
+            finally:
+                self._scanning.discard(queue.id)
         if len(got) >= want:
             return got
         self._want(queue.id, want - len(got))
@@ -85,6 +97,39 @@ class Reader:
         finally:
             self._want(queue.id, len(got) - want)  # what it still wanted, if anything
         return got
+
+    async def _fifo_turns(
+        self, queue: QueueDefinition, want: int, invisibility_ms: int
+    ) -> list[Delivery]:
+        """FIFO: the next messages of the groups this server's acks freed, taken where they
+        are (life/fifo.py). Only from buckets still the invisibility side's or the reader's:
+        a never-delivered row in a bucket the invisibility pointer has passed is a late
+        write, repair's to move."""
+        heads = await self._deliverer.fifo.next_heads(queue, want)
+        got: list[Delivery] = []
+        for row in heads:
+            bucket = queue.bucket_of(row.monoton)
+            if not await self._invisibility.in_window(queue.id, bucket):
+                continue
+            got += await self._deliverer.take(queue, bucket, [row], 1, invisibility_ms)
+        return got
+
+    def _may_scan(self, queue: QueueDefinition) -> bool:
+        """Whether this receive looks behind the reader now. On a FIFO queue that window is
+        long and mostly messages waiting for their group's turn, which the groups freed
+        here find by their records (_fifo_turns): one receive of this server at a time
+        scans it, at most every FIFO_SCAN_MS (for expired leases and for the groups other
+        servers freed); on a standard queue, every receive."""
+        if not queue.options.fifo:
+            return True
+        now = self._ctx.clock.now()
+        if queue.id in self._scanning or now - self._scanned.get(queue.id, -FIFO_SCAN_MS) < (
+            FIFO_SCAN_MS
+        ):
+            return False
+        self._scanning.add(queue.id)
+        self._scanned[queue.id] = now
+        return True
 
     def _want(self, queue: QueueId, change: int) -> None:
         demand = self._demand.get(queue, 0) + change

@@ -333,7 +333,7 @@ class InvisibilitySide:
         ]
         if not ready:
             return []
-        if any(m.delivery_count == 0 for m in ready) and not await self._in_window(
+        if any(m.delivery_count == 0 for m in ready) and not await self.in_window(
             queue.id, snap.bucket
         ):
             # A never-delivered row in a bucket the pointer has passed (this server's view
@@ -341,7 +341,7 @@ class InvisibilitySide:
             return []
         return await self._deliverer.take(queue, snap.bucket, ready, want, invisibility_ms)
 
-    async def _in_window(self, queue: QueueId, bucket: int) -> bool:
+    async def in_window(self, queue: QueueId, bucket: int) -> bool:
         """Whether the bucket is still this side's, by the state as stored now."""
         state = await self._ctx.store.read_invisibility(queue)
         self._states.put(queue, state)

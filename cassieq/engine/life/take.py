@@ -19,7 +19,7 @@ import msgspec
 from cassieq.engine.context import EngineContext
 from cassieq.engine.life.dead_letter import DeadLetters
 from cassieq.engine.life.expire import expiring
-from cassieq.engine.life.fifo import sequence_number
+from cassieq.engine.life.fifo import Fifo, sequence_number
 from cassieq.engine.life.put import Publisher
 from cassieq.engine.recent import Recent
 from cassieq.engine.tenancy.queues import QueueDirectory
@@ -141,6 +141,10 @@ class Deliverer:
         if self._taken.get(_taken_key(queue, row.monoton), 0) > row.version:
             return True
         return self.blocked(queue, row)
+
+    @property
+    def fifo(self) -> Fifo:
+        return self._publisher.fifo
 
     def blocked(self, queue: QueueDefinition, row: MessageRow) -> bool:
         """FIFO: its group was found held a moment ago (an earlier message unretired)."""
