@@ -65,6 +65,7 @@ class Reader:
         self._demand: dict[QueueId, int] = {}
         # FIFO queues: the scan behind the reader under way, and when the last began.
         self._scanning: set[QueueId] = set()
+        self._fifo_walking: set[QueueId] = set()
         self._scanned: dict[QueueId, int] = {}
 
     async def get_next(self, queue: QueueDefinition, invisibility_ms: int) -> Delivery | None:
@@ -91,11 +92,21 @@ class Reader:
                 self._scanning.discard(queue.id)
         if len(got) >= want:
             return got
+        walking = queue.options.fifo
+        if walking:
+            # A FIFO queue's reader mostly passes messages held for their group's turn (the
+            # freed groups' next ones are found by their records): one receive of this
+            # server at a time walks it, the others answer with what they have.
+            if queue.id in self._fifo_walking:
+                return got
+            self._fifo_walking.add(queue.id)
         self._want(queue.id, want - len(got))
         try:
             await self._walk(queue, bucket, want, invisibility_ms, got)
         finally:
             self._want(queue.id, len(got) - want)  # what it still wanted, if anything
+            if walking:
+                self._fifo_walking.discard(queue.id)
         return got
 
     async def _fifo_turns(
