@@ -36,7 +36,7 @@ from cassieq.model import (
     RedriveTask,
     StatsSnapshot,
 )
-from cassieq.store.base import Store
+from cassieq.store.base import DedupClaim, Store
 from cassieq.store.memory import MemoryStore
 from cassieq.store.observer import LwtTally
 from tests.store.rows import message, taken
@@ -678,3 +678,58 @@ async def test_deletion_jobs_are_listed_by_queue_id_a_page_at_a_time_until_remov
     await store.remove_deletion_job(a)
     await store.remove_deletion_job(c)
     assert ours(await store.list_deletion_jobs(before_ours, 10)) == []
+
+
+# ----------------------------------------------------------------------------- FIFO
+
+
+@covers("add_group_message", "read_group_messages", "remove_group_message")
+async def test_a_groups_records_are_read_lowest_first_and_removed_one_by_one(
+    store: Store, queue: QueueId
+) -> None:
+    assert await store.read_group_messages(queue, "g", 10) == []
+    for monoton in (7, 3, 12):
+        await store.add_group_message(queue, "g", monoton, 1000, 3600)
+    await store.add_group_message(queue, "other", 5, 1000, 3600)
+    await store.add_group_message(queue, "g", 3, 1000, 3600)  # again: still one record
+    assert await store.read_group_messages(queue, "g", 10) == [3, 7, 12]
+    assert await store.read_group_messages(queue, "g", 2) == [3, 7]
+    await store.remove_group_message(queue, "g", 3)
+    await store.remove_group_message(queue, "g", 99)  # none: nothing happens
+    assert await store.read_group_messages(queue, "g", 10) == [7, 12]
+    assert await store.read_group_messages(queue, "other", 10) == [5]
+
+
+def _claim(key: str, monoton: int, tag: str) -> DedupClaim:
+    return DedupClaim(
+        key=key, monoton=monoton, partition=1, tag=tag, created_at=1000, row=message(monoton)
+    )
+
+
+@covers("read_dedup", "claim_dedup", "replace_dedup", "mark_dedup_written")
+async def test_a_deduplication_key_is_claimed_once_and_replaced_by_its_tag(
+    store: Store, queue: QueueId
+) -> None:
+    assert await store.read_dedup(queue, "k") is None
+    first = _claim("k", 4, "t1")
+    assert await store.claim_dedup(first, queue, 360) is None  # claimed
+    held = await store.claim_dedup(_claim("k", 9, "t2"), queue, 360)
+    assert held is not None and (held.monoton, held.tag, held.partition) == (4, "t1", 1)
+    assert held.row == first.row and not held.written
+    await store.mark_dedup_written(queue, first, 360)
+    stored = await store.read_dedup(queue, "k")
+    assert stored is not None and stored.written and stored.tag == "t1"
+    # Replaced only while the stored claim is still the expected one.
+    assert not await store.replace_dedup(queue, "t-other", _claim("k", 11, "t3"), 360)
+    assert await store.replace_dedup(queue, "t1", _claim("k", 11, "t3"), 360)
+    stored = await store.read_dedup(queue, "k")
+    assert stored is not None and (stored.monoton, stored.tag, stored.written) == (11, "t3", False)
+    assert await store.read_dedup(queue, "another") is None
+
+
+@covers("write_receive_attempt", "read_receive_attempt")
+async def test_a_receive_attempt_is_kept_with_its_time(store: Store, queue: QueueId) -> None:
+    assert await store.read_receive_attempt(queue, "a1") is None
+    await store.write_receive_attempt(queue, "a1", 1234, b"answer", 360)
+    assert await store.read_receive_attempt(queue, "a1") == (1234, b"answer")
+    assert await store.read_receive_attempt(queue, "a2") is None
