@@ -36,6 +36,7 @@ from cassieq.engine.life.redeliver import InvisibilitySide
 from cassieq.engine.life.redrive import DEFAULT_PER_SECOND, MAX_PER_SECOND, Redriver
 from cassieq.engine.life.take import Deliverer
 from cassieq.engine.observe import Observer, Observers
+from cassieq.engine.replay.subscriptions import Subscriptions
 from cassieq.engine.stats import StatisticsReader
 from cassieq.engine.tenancy.accounts import Accounts
 from cassieq.engine.tenancy.keyspace_secrets import (
@@ -124,6 +125,8 @@ class QueueEngine:
         self.purger = Purger(self.ctx)
         self.redriver = Redriver(self.ctx, deliverer.dead_letters, self.queues)
         self.inspector = Inspector(self.ctx)
+        # Subscriptions (issue 36): their own façade, QueueEngine is at its size limit.
+        self.subscriptions = Subscriptions(self.ctx, self.queues)
         # Where this server's puts without a key go, and where its receives start (issue 35).
         self._rotation = Rotation()
 

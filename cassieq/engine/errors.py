@@ -82,3 +82,19 @@ class Unsettled(Contention):
 
     Reported per entry so that the other buckets' entries of the same batch are still
     answered; retrying it is safe (an ack that had applied answers stale)."""
+
+
+class SubscriptionNotFound(NotFound):
+    pass
+
+
+class SubscriptionExists(Conflict):
+    """A subscription of that name exists with other options (mode or start)."""
+
+
+class PositionConflict(Conflict):
+    """A commit's ``expected`` position is not the stored one (someone else moved it)."""
+
+
+class SubscriptionLimitReached(Conflict):
+    pass
