@@ -237,6 +237,9 @@ class MessageRow(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     # Schema 0013: its message group (FIFO queues: delivered in order within the group;
     # standard queues: kept and shown). Written with the message, never changed.
     group: str | None = None
+    # Schema 0014: on a repair copy of a late write, its original's monoton (readers by
+    # position read the original in place and skip the copy).
+    republished_from: int | None = None
 
     def visible(self, now: int) -> bool:
         return not self.acked and self.next_visible_on <= now

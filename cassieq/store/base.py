@@ -31,9 +31,12 @@ from cassieq.model import (
     StatsSnapshot,
     message_bytes,
 )
+from cassieq.model_subscriptions import SubscriptionDef
 from cassieq.store.observer import LwtObserver
 
-PointerKind = Literal["reader", "repair"]
+# "retention": on a queue that has (had) subscriptions, the first bucket its retention has
+# not dropped yet, plus one (0: none set; issue 36).
+PointerKind = Literal["reader", "repair", "retention"]
 T = TypeVar("T")
 
 # The most message bytes (bodies and attributes, UTF-8) one insert_messages call or one
@@ -430,4 +433,29 @@ class Store(Protocol):
         self, queue: QueueId, attempt_id: str
     ) -> tuple[int, bytes] | None:
         """(when it was written, the answer) of a receive attempt, if kept."""
+        ...
+
+    # ----------------------------------------------------------------- subscriptions (0014)
+    async def insert_subscription(self, sub: SubscriptionDef) -> SubscriptionDef | None:
+        """Create ``sub`` unless its name is taken in its queue: None when this call's row is
+        stored, else the stored one (a compare-and-set, resolved by ``sub.change``)."""
+        ...
+
+    async def read_subscription(self, queue: QueueId, name: str) -> SubscriptionDef | None: ...
+
+    async def read_subscriptions(self, queue: QueueId) -> list[SubscriptionDef]:
+        """The queue's subscriptions (``queue``: its whole id), by name."""
+        ...
+
+    async def cas_subscription_position(
+        self, queue: QueueId, name: str, expected_revision: int, position: str, change: str
+    ) -> bool:
+        """Store ``position`` (revision + 1, ``change`` its token) if the revision is still
+        ``expected_revision``; False when it is not (or the subscription is gone)."""
+        ...
+
+    async def delete_subscription(self, queue: QueueId, name: str) -> None: ...
+
+    async def delete_subscriptions(self, queue: QueueId) -> None:
+        """Every subscription of a queue (its deletion)."""
         ...

@@ -32,6 +32,7 @@ from cassieq.store.base import (
     check_ack_entries,
     check_cas_entries,
 )
+from cassieq.store.memory_subscriptions import MemorySubscriptions
 from cassieq.store.observer import LwtObserver, LwtObservers
 
 
@@ -42,7 +43,7 @@ class _Bucket:
     messages: dict[int, MessageRow] = field(default_factory=dict)
 
 
-class MemoryStore:
+class MemoryStore(MemorySubscriptions):
     def __init__(self) -> None:
         # Kept for the protocol's sake: this store decides every compare-and-set at once,
         # under no contention but its own, and reports no LWT outcomes.
@@ -63,6 +64,7 @@ class MemoryStore:
         self._groups: dict[tuple[QueueId, str], set[int]] = {}
         self._dedup: dict[tuple[QueueId, str], DedupClaim] = {}
         self._attempts: dict[tuple[QueueId, str], tuple[int, bytes]] = {}
+        self._subscriptions = {}  # schema 0014 (memory_subscriptions.py)
 
     def add_lwt_observer(self, observer: LwtObserver) -> None:
         self._lwt_observers.add(observer)
@@ -332,6 +334,7 @@ class MemoryStore:
         self._invisibility.pop(queue, None)
         self._pointers.pop((queue, "reader"), None)
         self._pointers.pop((queue, "repair"), None)
+        self._pointers.pop((queue, "retention"), None)
         for group_key in [g for g in self._groups if g[0] == queue]:  # Cassandra's: a TTL
             del self._groups[group_key]
 

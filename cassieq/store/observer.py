@@ -41,6 +41,8 @@ LWT_PRIMITIVES = frozenset(
         "ack_messages",
         "claim_dedup",  # FIFO (schema 0013)
         "replace_dedup",
+        "insert_subscription",  # subscriptions (schema 0014)
+        "cas_subscription_position",
     }
 )
 

@@ -34,6 +34,7 @@ from cassieq.engine.life.window import (
     without_bodies,
 )
 from cassieq.engine.recent import Recent
+from cassieq.engine.replay.retention import kept_for_subscriptions
 from cassieq.model import (
     BucketState,
     Counts,
@@ -463,5 +464,9 @@ class InvisibilitySide:
         # Only a finalized bucket is safe to drop: before that a late write may still land.
         # Repair drops the ones that are not finalized yet when it finalizes them.
         finished = snap.finalized and all(m.acked for m in snap.messages)
-        if finished and queue.options.delete_buckets_after_finalize:
+        if (
+            finished
+            and queue.options.delete_buckets_after_finalize
+            and not await kept_for_subscriptions(self._ctx, queue)  # kept for replay
+        ):
             await self._ctx.store.delete_bucket(queue.id, snap.bucket)

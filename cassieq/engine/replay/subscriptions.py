@@ -8,22 +8,56 @@ docs/guides/subscriptions.md.
 
 from __future__ import annotations
 
+import builtins
+from datetime import datetime
+
 from cassieq.engine.context import EngineContext
+from cassieq.engine.errors import (
+    InvalidArgument,
+    PositionConflict,
+    SubscriptionExists,
+    SubscriptionLimitReached,
+    SubscriptionNotFound,
+)
+from cassieq.engine.replay import positions
+from cassieq.engine.replay.ordered import OrderedReader
+from cassieq.engine.replay.retention import Retention
 from cassieq.engine.tenancy.queues import QueueDirectory
+from cassieq.model import MessageRow, QueueDefinition
 from cassieq.model_subscriptions import (
+    MAX_READ_LIMIT,
+    MAX_SUBSCRIPTIONS_PER_QUEUE,
+    MODES,
     ReadBatch,
+    ReadMessage,
     SeekTarget,
     SubscriptionDef,
     SubscriptionInfo,
     SubscriptionMode,
 )
+from cassieq.tokens import new_token
+from cassieq.wire_limits import name_problem
+
+
+def parse_time(text: str, what: str) -> int:
+    """An RFC 3339 time with its offset, as ms since the epoch (InvalidArgument if not)."""
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError as bad:
+        raise InvalidArgument(f"{what} {text[:64]!r} is not an RFC 3339 time") from bad
+    if parsed.tzinfo is None:
+        raise InvalidArgument(f"{what} {text[:64]!r} has no time zone offset (add Z or +hh:mm)")
+    return int(parsed.timestamp() * 1000)
 
 
 class Subscriptions:
     def __init__(self, ctx: EngineContext, queues: QueueDirectory) -> None:
         self._ctx = ctx
         self._queues = queues
+        self._reader = OrderedReader(ctx)
+        self._retention = Retention(ctx)
 
+    # ------------------------------------------------------------------ definitions
     async def create(
         self, account: str, queue: str, name: str, mode: SubscriptionMode, start: str
     ) -> tuple[SubscriptionDef, bool]:
@@ -32,24 +66,105 @@ class Subscriptions:
         QueueNotFound, SubscriptionExists (other options: 409), InvalidArgument (a bad name,
         mode or start; "shared" is refused until shared subscriptions exist),
         SubscriptionLimitReached (409)."""
-        raise NotImplementedError
+        problem = name_problem("a subscription name", name)
+        if problem is not None:
+            raise InvalidArgument(problem)
+        if mode not in MODES:
+            raise InvalidArgument(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if mode == "shared":
+            raise InvalidArgument(
+                "mode 'shared' is not available yet: create an 'ordered' subscription"
+            )
+        start_ms = None if start in ("earliest", "latest") else parse_time(start, "start")
+        q = await self._queues.get(account, queue)
+        store = self._ctx.store
+        existing = await store.read_subscription(q.id, name)
+        if existing is None:
+            if len(await store.read_subscriptions(q.id)) >= MAX_SUBSCRIPTIONS_PER_QUEUE:
+                raise SubscriptionLimitReached(
+                    f"queue {queue!r} has {MAX_SUBSCRIPTIONS_PER_QUEUE} subscriptions already"
+                )
+            # Kept from here on before the start is looked up: nothing it finds is dropped.
+            await self._retention.mark(q)
+            if start == "latest":
+                target = SeekTarget(to="latest")
+            else:
+                target = (
+                    SeekTarget(to="earliest") if start_ms is None else SeekTarget(time=start_ms)
+                )
+            sub = SubscriptionDef(
+                queue=q.id,
+                name=name,
+                mode=mode,
+                start=start,
+                created_at=self._ctx.clock.now(),
+                position=await self._position_of(q, target),
+                revision=1,
+                change=new_token(),
+            )
+            existing = await store.insert_subscription(sub)
+            if existing is None:
+                self._ctx.log.info("subscription_created", queue=str(q.id), name=name, mode=mode)
+                return sub, True
+        if (existing.mode, existing.start) != (mode, start):
+            raise SubscriptionExists(
+                f"subscription {name!r} of queue {queue!r} exists with mode "
+                f"{existing.mode!r} and start {existing.start!r}"
+            )
+        return existing, False
 
     async def list(self, account: str, queue: str) -> list[SubscriptionInfo]:
-        raise NotImplementedError
+        q = await self._queues.get(account, queue)
+        return [await self._info(q, d) for d in await self._ctx.store.read_subscriptions(q.id)]
 
     async def get(self, account: str, queue: str, name: str) -> SubscriptionInfo:
         """Raises QueueNotFound, SubscriptionNotFound."""
-        raise NotImplementedError
+        q = await self._queues.get(account, queue)
+        return await self._info(q, await self._definition(q, name))
 
     async def delete(self, account: str, queue: str, name: str) -> None:
-        """Raises QueueNotFound, SubscriptionNotFound."""
-        raise NotImplementedError
+        """Raises QueueNotFound, SubscriptionNotFound. The buckets kept for it go with the
+        next sweep when it was the queue's last."""
+        q = await self._queues.get(account, queue)
+        await self._definition(q, name)
+        await self._ctx.store.delete_subscription(q.id, name)
+        self._ctx.log.info("subscription_deleted", queue=str(q.id), name=name)
 
+    # ------------------------------------------------------------------ ordered reads
     async def read(self, account: str, queue: str, name: str, limit: int) -> ReadBatch:
         """Up to ``limit`` (1..1000) messages after the committed position, in id order
         within each partition. Does not move the position (commit does). Raises
         QueueNotFound, SubscriptionNotFound, InvalidArgument (limit)."""
-        raise NotImplementedError
+        if not 1 <= limit <= MAX_READ_LIMIT:
+            raise InvalidArgument(f"limit must be 1 to {MAX_READ_LIMIT}, not {limit}")
+        q = await self._queues.get(account, queue)
+        sub = await self._definition(q, name)
+        views = q.partition_views()
+        at = positions.decode(sub.position, len(views))
+        # Each partition its share first, then what the others left to the ones that had
+        # more: one partition's backlog does not hide the others'.
+        share = -(-limit // len(views))
+        found: builtins.list[tuple[int, builtins.list[MessageRow]]] = []
+        ends = list(at)
+        for rounds_left in (share, limit):
+            for view in views:
+                room = min(rounds_left, limit - sum(len(rows) for _, rows in found))
+                if room <= 0:
+                    break
+                rows, ends[view.partition] = await self._reader.read(
+                    view, ends[view.partition], room
+                )
+                if rows:
+                    found.append((view.partition, rows))
+            if sum(len(rows) for _, rows in found) >= limit:
+                break
+        moving = list(at)
+        messages = []
+        for partition, rows in found:
+            for row in rows:
+                moving = positions.advanced(moving, partition, row.monoton + 1)
+                messages.append(_read_message(partition, row, positions.encode(moving)))
+        return ReadBatch(messages=messages, next=positions.encode(ends))
 
     async def commit(
         self, account: str, queue: str, name: str, position: str, expected: str | None
@@ -57,10 +172,87 @@ class Subscriptions:
         """Store ``position`` as the committed one (compare-and-set on ``expected`` when
         given: PositionConflict, 409, when it is not the stored one). Raises
         InvalidArgument for a position that is not one of this queue's."""
-        raise NotImplementedError
+        q = await self._queues.get(account, queue)
+        count = len(q.partition_views())
+        monotons = positions.decode(position, count)
+        for view, monoton in zip(q.partition_views(), monotons, strict=True):
+            if monoton > await self._ctx.store.read_monoton(view.id):
+                raise InvalidArgument(
+                    f"position {position[:80]!r} is past the end of partition {view.partition}"
+                )
+        wanted = None if expected is None else positions.decode(expected, count)
+        return await self._store_position(q, name, positions.encode(monotons), wanted)
 
     async def seek(
         self, account: str, queue: str, name: str, target: SeekTarget
     ) -> SubscriptionDef:
         """Move the committed position to ``target`` (replay): the next read starts there."""
-        raise NotImplementedError
+        q = await self._queues.get(account, queue)
+        await self._definition(q, name)
+        if target.position is not None:
+            return await self.commit(account, queue, name, target.position, None)
+        return await self._store_position(q, name, await self._position_of(q, target), None)
+
+    # ------------------------------------------------------------------ parts
+    async def _definition(self, q: QueueDefinition, name: str) -> SubscriptionDef:
+        sub = await self._ctx.store.read_subscription(q.id, name)
+        if sub is None:
+            raise SubscriptionNotFound(f"subscription {name!r} of queue {q.name!r} not found")
+        return sub
+
+    async def _store_position(
+        self, q: QueueDefinition, name: str, position: str, expected: builtins.list[int] | None
+    ) -> SubscriptionDef:
+        count = len(q.partition_views())
+        for _ in range(self._ctx.tuning.max_cas_attempts):
+            sub = await self._definition(q, name)
+            if expected is not None and positions.decode(sub.position, count) != expected:
+                raise PositionConflict(
+                    f"subscription {name!r} is at another position than the expected one"
+                )
+            change = new_token()
+            if await self._ctx.store.cas_subscription_position(
+                q.id, name, sub.revision, position, change
+            ):
+                return SubscriptionDef(
+                    queue=sub.queue, name=sub.name, mode=sub.mode, start=sub.start,
+                    created_at=sub.created_at, position=position, revision=sub.revision + 1,
+                    change=change,
+                )  # fmt: skip
+        raise PositionConflict(f"subscription {name!r} kept moving: try again")
+
+    async def _position_of(self, q: QueueDefinition, target: SeekTarget) -> str:
+        store, monotons = self._ctx.store, []
+        for view in q.partition_views():
+            if target.to == "latest":
+                monotons.append(await store.read_monoton(view.id))
+                continue
+            first = await self._retention.first_kept(view) * view.options.bucket_size
+            if target.time is None:
+                monotons.append(first)
+            else:
+                monotons.append(await self._reader.first_at_or_after(view, first, target.time))
+        return positions.encode(monotons)
+
+    async def _info(self, q: QueueDefinition, sub: SubscriptionDef) -> SubscriptionInfo:
+        views = q.partition_views()
+        at = positions.decode(sub.position, len(views))
+        lag, oldest = 0, None
+        for view, start in zip(views, at, strict=True):
+            lag += max(0, await self._ctx.store.read_monoton(view.id) - start)
+            rows, _ = await self._reader.read(view, start, 1)
+            if rows and (oldest is None or rows[0].created_at < oldest):
+                oldest = rows[0].created_at
+        return SubscriptionInfo(definition=sub, lag=lag, oldest_unread_at=oldest)
+
+
+def _read_message(partition: int, row: MessageRow, position: str) -> ReadMessage:
+    return ReadMessage(
+        partition=partition,
+        monoton=row.monoton,
+        body=row.message,
+        attributes=row.attributes,
+        sent_at=row.created_at,
+        position=position,
+        group=row.group,
+    )

@@ -167,6 +167,7 @@ class Deleter:
             count = monoton // job.bucket_size + 2
             await store.delete_queue_state(pid, count)
             buckets += count
+        await store.delete_subscriptions(qid)  # the version's subscriptions (issue 36)
         snapshot = await store.read_stats_snapshot(qid.account, qid.queue)
         if snapshot is not None and snapshot.queue == qid:
             # Only this version's: a re-created queue's own snapshot stays. (A stats job

@@ -14,6 +14,7 @@ from cassieq.engine.context import EngineContext
 from cassieq.engine.life.expire import expire, expiring
 from cassieq.engine.life.move import TargetGone, write_copy
 from cassieq.engine.life.put import Publisher, new_message
+from cassieq.engine.replay.retention import Retention, kept_for_subscriptions
 from cassieq.engine.upkeep.leases import Leases
 from cassieq.engine.upkeep.stall import StallWatch
 from cassieq.model import BucketState, InvisibilityState, MessageRow, QueueDefinition
@@ -32,6 +33,7 @@ class Repairer:
         self._publisher = publisher
         self._leases = leases
         self._stalls = StallWatch(ctx)
+        self._retention = Retention(ctx)
 
     async def run_once(self, queue: QueueDefinition) -> int | None:
         """Repair what is due; the number of buckets finished, or None without the lease."""
@@ -88,6 +90,8 @@ class Repairer:
             if not await self._leases.hold(lease_name(queue)):
                 break
         await self._stalls.check(queue, bucket, blocker)
+        # Buckets kept for subscriptions (or since their last one went) that are due now.
+        await self._retention.sweep(queue)
         return done
 
     async def _seal_if_passed(self, queue: QueueDefinition, bucket: int, now: int) -> bool:
@@ -144,7 +148,10 @@ class Repairer:
                 attribute_types=row.attribute_types,
                 group=row.group,
             )
-            return msgspec.structs.replace(fresh, tag=row.tag, next_visible_on=row.next_visible_on)
+            return msgspec.structs.replace(
+                fresh, tag=row.tag, next_visible_on=row.next_visible_on,
+                republished_from=row.monoton,
+            )  # fmt: skip
 
         def retargeted(claimed: MessageRow, monoton: int, _now: int) -> MessageRow:
             return msgspec.structs.replace(
@@ -185,7 +192,9 @@ class Repairer:
     ) -> None:
         if not queue.options.delete_buckets_after_finalize or snap.bucket in state.stragglers:
             return  # a straggler is dropped by the invisibility side when it settles it
-        if all(m.acked for m in snap.messages):
+        if all(m.acked for m in snap.messages) and not await kept_for_subscriptions(
+            self._ctx, queue
+        ):
             await self._ctx.store.delete_bucket(queue.id, snap.bucket)
 
 

@@ -174,6 +174,7 @@ def message_values(m: MessageRow) -> tuple[Any, ...]:
         _unset_if_none(m.dead_letter_source),
         m.attribute_types or UNSET_VALUE,
         _unset_if_none(m.group),
+        _unset_if_none(m.republished_from),
     )
 
 
@@ -273,6 +274,7 @@ def message_of(r: Any) -> MessageRow:
         redrive_to=r.redrive_to,
         attribute_types=dict(r.attribute_types or {}),  # null before schema 0010
         group=r.group_id,  # null before schema 0013, and for a message of no group
+        republished_from=r.republished_from,  # schema 0014: set on repair copies only
     )
 
 

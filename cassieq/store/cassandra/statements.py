@@ -15,7 +15,7 @@ MESSAGE_COLUMNS = (
     "monoton, message, version, delivery_count, acked, dead_lettered, republished_to, "
     "next_visible_on, tag, created_at, updated_at, acked_at, last_change, dlq_held, "
     "dlq_version, dlq_monoton, first_delivered_at, expired, purged, redrive_to, attributes, "
-    "dead_letter_source, attribute_types, group_id"
+    "dead_letter_source, attribute_types, group_id, republished_from"
 )
 # A message's changing state (rows.message_set_values): every column but the key, the
 # attributes (and their types) and the dead-letter source, which are written with the
@@ -324,3 +324,22 @@ class Statements:
         self.receive_attempt_read = p(
             "SELECT created_at, answer FROM receive_attempts WHERE queue_id = ? AND attempt_id = ?"
         )
+
+        # ---------------------------------------------- subscriptions (schema 0014)
+        sub_columns = "mode, start, created_at, position, revision, last_change"
+        self.subscription_insert = p(
+            f"INSERT INTO subscriptions (queue_id, name, {sub_columns}) "
+            f"VALUES (?, ?, {_marks(sub_columns)}) IF NOT EXISTS"
+        )
+        self.subscription_read = p(
+            f"SELECT name, {sub_columns} FROM subscriptions WHERE queue_id = ? AND name = ?"
+        )
+        self.subscriptions_read = p(
+            f"SELECT name, {sub_columns} FROM subscriptions WHERE queue_id = ?"
+        )
+        self.subscription_position_cas = p(
+            "UPDATE subscriptions SET position = ?, revision = ?, last_change = ? "
+            "WHERE queue_id = ? AND name = ? IF revision = ?"
+        )
+        self.subscription_delete = p("DELETE FROM subscriptions WHERE queue_id = ? AND name = ?")
+        self.subscriptions_delete = p("DELETE FROM subscriptions WHERE queue_id = ?")

@@ -99,7 +99,10 @@ class UpkeepRows(CassandraBase):
         await asyncio.gather(
             self._run(self._q.monoton_delete, (qid,)),
             self._run(self._q.invisibility_delete, (qid,)),
-            *(self._run(self._q.pointer_delete, (qid, kind)) for kind in ("reader", "repair")),
+            *(
+                self._run(self._q.pointer_delete, (qid, kind))
+                for kind in ("reader", "repair", "retention")
+            ),
         )
 
     # ----------------------------------------------------------------- statistics
