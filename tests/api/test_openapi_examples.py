@@ -167,6 +167,16 @@ def _queue_for(api: AppClient[SystemClock], call: Call, index: int) -> str:
     return queue
 
 
+def _subscription_for(api: AppClient[SystemClock], call: Call, queue: str) -> str:
+    """The subscription the call's path names, created first unless the call creates it."""
+    name = "ex-subscription"
+    if call.operation_id != "putSubscription":
+        url = f"{api.v2}/queues/{queue}/subscriptions/{name}"
+        made = api.client.put(url, json={"mode": "ordered"}, headers=api.auth)
+        assert made.status_code == 201, made.text
+    return name
+
+
 def _receipt_v1(api: AppClient[SystemClock], queue: str) -> str:
     put = api.client.post(
         f"{api.v1}/queues/{queue}/messages", content=b"to update", headers=api.auth
@@ -237,6 +247,8 @@ def test_every_example_body_succeeds_as_sent(dev: AppClient[SystemClock]) -> Non
             continue
         queue = _queue_for(api=dev, call=call, index=index) if "{queue}" in call.path else ""
         url = call.path.replace("{account}", DEV).replace("{queue}", queue)
+        if "{subscription}" in url:
+            url = url.replace("{subscription}", _subscription_for(dev, call, queue))
         query = {}
         for name in call.required_query:
             # A receipt comes from a get; the test knows no other required parameter.

@@ -6,6 +6,7 @@ from .ack_latency_body import AckLatencyBody
 from .ack_request import AckRequest
 from .ack_response import AckResponse
 from .auth_error_body import AuthErrorBody
+from .commit_request import CommitRequest
 from .create_account_body_type_1 import CreateAccountBodyType1
 from .errors_body import ErrorsBody
 from .failed_entry import FailedEntry
@@ -36,6 +37,9 @@ from .queue_options_body_fifo_throughput_limit import QueueOptionsBodyFifoThroug
 from .queue_options_patch import QueueOptionsPatch
 from .queue_options_patch_deduplication_scope_type_0 import QueueOptionsPatchDeduplicationScopeType0
 from .queue_options_patch_fifo_throughput_limit_type_0 import QueueOptionsPatchFifoThroughputLimitType0
+from .read_body import ReadBody
+from .read_message_body import ReadMessageBody
+from .read_message_body_attributes import ReadMessageBodyAttributes
 from .receive_request import ReceiveRequest
 from .receive_response import ReceiveResponse
 from .received_message import ReceivedMessage
@@ -44,6 +48,9 @@ from .redrive_request import RedriveRequest
 from .redrive_started import RedriveStarted
 from .redrive_status import RedriveStatus
 from .resource_error_body import ResourceErrorBody
+from .seek_point import SeekPoint
+from .seek_request import SeekRequest
+from .seek_request_to_type_0 import SeekRequestToType0
 from .send_request import SendRequest
 from .send_response import SendResponse
 from .sent_entry import SentEntry
@@ -51,6 +58,13 @@ from .statistics_detail_body import StatisticsDetailBody
 from .statistics_detail_body_delivery_count_histogram import StatisticsDetailBodyDeliveryCountHistogram
 from .statistics_size_body import StatisticsSizeBody
 from .statistics_v2_body import StatisticsV2Body
+from .subscription_body import SubscriptionBody
+from .subscription_body_mode import SubscriptionBodyMode
+from .subscription_detail_body import SubscriptionDetailBody
+from .subscription_detail_body_mode import SubscriptionDetailBodyMode
+from .subscription_list_body import SubscriptionListBody
+from .subscription_options_body import SubscriptionOptionsBody
+from .subscription_options_body_mode import SubscriptionOptionsBodyMode
 from .tombstone_body import TombstoneBody
 from .update_message_body import UpdateMessageBody
 from .update_message_request import UpdateMessageRequest
@@ -67,6 +81,7 @@ __all__ = (
     "AckRequest",
     "AckResponse",
     "AuthErrorBody",
+    "CommitRequest",
     "CreateAccountBodyType1",
     "ErrorsBody",
     "FailedEntry",
@@ -97,6 +112,9 @@ __all__ = (
     "QueueOptionsPatch",
     "QueueOptionsPatchDeduplicationScopeType0",
     "QueueOptionsPatchFifoThroughputLimitType0",
+    "ReadBody",
+    "ReadMessageBody",
+    "ReadMessageBodyAttributes",
     "ReceivedMessage",
     "ReceivedMessageAttributes",
     "ReceiveRequest",
@@ -105,6 +123,9 @@ __all__ = (
     "RedriveStarted",
     "RedriveStatus",
     "ResourceErrorBody",
+    "SeekPoint",
+    "SeekRequest",
+    "SeekRequestToType0",
     "SendRequest",
     "SendResponse",
     "SentEntry",
@@ -112,6 +133,13 @@ __all__ = (
     "StatisticsDetailBodyDeliveryCountHistogram",
     "StatisticsSizeBody",
     "StatisticsV2Body",
+    "SubscriptionBody",
+    "SubscriptionBodyMode",
+    "SubscriptionDetailBody",
+    "SubscriptionDetailBodyMode",
+    "SubscriptionListBody",
+    "SubscriptionOptionsBody",
+    "SubscriptionOptionsBodyMode",
     "TombstoneBody",
     "UpdatedEntry",
     "UpdateMessageBody",

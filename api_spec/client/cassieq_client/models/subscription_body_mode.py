@@ -1,0 +1,8 @@
+from enum import StrEnum
+
+class SubscriptionBodyMode(StrEnum):
+    ORDERED = "ordered"
+    SHARED = "shared"
+
+    def __str__(self) -> str:
+        return str(self.value)

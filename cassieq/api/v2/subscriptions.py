@@ -1,0 +1,192 @@
+"""v2 subscription routes (issue 36): create/list/show/delete a queue's subscriptions; an
+ordered subscription's read, commit and seek (docs/guides/subscriptions.md).
+
+Thin: validate (msgspec bodies, unknown fields refused), authorize (the route's level),
+call ``engine.subscriptions``, shape the answer. Levels, as the queue's own routes have
+them: a subscription is made and removed as a queue is (c, d), shown as a queue is (g); a
+read shows bodies, as receive and peek do (r); a commit or a seek says which messages are
+done, as an ack does (a).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Controller, Response, delete, get, post, put
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import FromPath, JSONBody, QueryParameter
+
+from cassieq.api.dependencies import Engine
+from cassieq.api.errors import errors_v2
+from cassieq.api.security import account_guard
+from cassieq.api.v2.dto_subscriptions import (
+    CommitRequest,
+    ReadBody,
+    SeekRequest,
+    SubscriptionBody,
+    SubscriptionDetailBody,
+    SubscriptionListBody,
+    SubscriptionOptionsBody,
+)
+from cassieq.engine.errors import InvalidArgument
+from cassieq.model import AuthorizationLevel as L
+from cassieq.model import name_problem
+from cassieq.model_subscriptions import MAX_READ_LIMIT
+
+DEFAULT_READ_LIMIT = 100
+
+
+class SubscriptionV2Controller(Controller):
+    path = "/api/v2/accounts/{account:str}/queues/{queue:str}/subscriptions"
+    tags = ["subscriptions v2"]
+    guards = [account_guard]
+
+    @put(
+        "/{subscription:str}",
+        operation_id="putSubscription",
+        opt={"level": L.CREATE_QUEUE},
+        summary="Create a subscription of the queue (201); 200 when it exists with the same "
+        "mode and start, 409 when it exists with others or the queue has as many as it may; "
+        "422 for a bad name, mode or start (mode shared is not available yet)",
+        status_code=201,
+        responses={
+            200: ResponseSpec(
+                data_container=SubscriptionBody,
+                description="It already existed with the same options",
+                generate_examples=False,
+            ),
+            **errors_v2(401, 403, 404, 409),
+        },
+    )
+    async def put_subscription(
+        self,
+        engine: Engine,
+        account: FromPath[str],
+        queue: FromPath[str],
+        subscription: FromPath[str],
+        data: JSONBody[SubscriptionOptionsBody],
+    ) -> Response[SubscriptionBody]:
+        if problem := name_problem("subscription name", subscription):
+            raise InvalidArgument(problem)
+        definition, created = await engine.subscriptions.create(
+            account, queue, subscription, data.mode, data.start
+        )
+        return Response(SubscriptionBody.of(definition), status_code=201 if created else 200)
+
+    @get(
+        operation_id="listSubscriptions",
+        opt={"level": L.GET_QUEUE_INFORMATION},
+        summary="The queue's subscriptions, each with its lag and oldest unread age",
+        responses=errors_v2(401, 403, 404),
+    )
+    async def list_subscriptions(
+        self, engine: Engine, account: FromPath[str], queue: FromPath[str]
+    ) -> SubscriptionListBody:
+        infos = await engine.subscriptions.list(account, queue)
+        now = engine.now()
+        return SubscriptionListBody(
+            subscriptions=[SubscriptionDetailBody.of(info, now) for info in infos]
+        )
+
+    @get(
+        "/{subscription:str}",
+        operation_id="getSubscription",
+        opt={"level": L.GET_QUEUE_INFORMATION},
+        summary="A subscription: its options, committed position, lag (messages after the "
+        "position) and oldestUnackedAgeSeconds (of the first of them; null when none)",
+        responses=errors_v2(401, 403, 404),
+    )
+    async def get_subscription(
+        self,
+        engine: Engine,
+        account: FromPath[str],
+        queue: FromPath[str],
+        subscription: FromPath[str],
+    ) -> SubscriptionDetailBody:
+        info = await engine.subscriptions.get(account, queue, subscription)
+        return SubscriptionDetailBody.of(info, engine.now())
+
+    @delete(
+        "/{subscription:str}",
+        operation_id="deleteSubscription",
+        opt={"level": L.DELETE_QUEUE},
+        summary="Delete a subscription (its position and state; the queue's messages stay)",
+        status_code=204,
+        responses=errors_v2(401, 403, 404),
+    )
+    async def delete_subscription(
+        self,
+        engine: Engine,
+        account: FromPath[str],
+        queue: FromPath[str],
+        subscription: FromPath[str],
+    ) -> None:
+        await engine.subscriptions.delete(account, queue, subscription)
+
+    @get(
+        "/{subscription:str}/messages",
+        operation_id="readSubscription",
+        # Bodies: the level that reads messages (as receive and peek).
+        opt={"level": L.READ_MESSAGE},
+        summary="Up to limit messages after the subscription's committed position, in id "
+        "order within each partition; next is the position after the last one. The "
+        "position does not move: commit it (POST .../position) once they are processed",
+        responses=errors_v2(401, 403, 404, 503),
+    )
+    async def read(
+        self,
+        engine: Engine,
+        account: FromPath[str],
+        queue: FromPath[str],
+        subscription: FromPath[str],
+        limit: Annotated[int, QueryParameter(ge=1, le=MAX_READ_LIMIT)] = DEFAULT_READ_LIMIT,
+    ) -> ReadBody:
+        batch = await engine.subscriptions.read(account, queue, subscription, limit)
+        return ReadBody.of(batch)
+
+    @post(
+        "/{subscription:str}/position",
+        operation_id="commitSubscriptionPosition",
+        # It says which messages are done: the level of an ack.
+        opt={"level": L.ACK_MESSAGE},
+        summary="Commit a position (a read's next, or a message's position); with expected, "
+        "only when the stored position is that one (409 otherwise). 422: not a position of "
+        "this queue",
+        status_code=200,
+        responses=errors_v2(401, 403, 404, 409, 503),
+    )
+    async def commit(
+        self,
+        engine: Engine,
+        account: FromPath[str],
+        queue: FromPath[str],
+        subscription: FromPath[str],
+        data: JSONBody[CommitRequest],
+    ) -> SubscriptionBody:
+        definition = await engine.subscriptions.commit(
+            account, queue, subscription, data.position, data.expected
+        )
+        return SubscriptionBody.of(definition)
+
+    @post(
+        "/{subscription:str}/seek",
+        operation_id="seekSubscription",
+        opt={"level": L.ACK_MESSAGE},
+        summary="Move the position (replay or skip): to earliest, latest, {time} (the first "
+        "message sent at or after it) or {position}; the subscription with its new position",
+        status_code=200,
+        responses=errors_v2(401, 403, 404, 503),
+    )
+    async def seek(
+        self,
+        engine: Engine,
+        account: FromPath[str],
+        queue: FromPath[str],
+        subscription: FromPath[str],
+        data: JSONBody[SeekRequest],
+    ) -> SubscriptionBody:
+        definition = await engine.subscriptions.seek(account, queue, subscription, data.target())
+        return SubscriptionBody.of(definition)
+
+
+SUBSCRIPTION_ROUTES: list[Any] = [SubscriptionV2Controller]
