@@ -125,10 +125,13 @@ class QueueEngine:
         self.purger = Purger(self.ctx)
         self.redriver = Redriver(self.ctx, deliverer.dead_letters, self.queues)
         self.inspector = Inspector(self.ctx)
-        # Subscriptions (issue 36): their own façade, QueueEngine is at its size limit.
-        self.subscriptions = Subscriptions(self.ctx, self.queues)
-        # Where this server's puts without a key go, and where its receives start (issue 35).
-        self._rotation = Rotation()
+        self._subscriptions = Subscriptions(self.ctx, self.queues)
+        self._rotation = Rotation()  # where keyless puts go, where receives start (#35)
+
+    @property
+    def subscriptions(self) -> Subscriptions:
+        """Subscriptions' façade (issue 36), for the adapters: QueueEngine is at its size limit."""
+        return self._subscriptions
 
     @property
     def default_partitions(self) -> int:
@@ -136,7 +139,6 @@ class QueueEngine:
         return self.ctx.tuning.default_partitions
 
     # The message operations by account and queue name, as the API sees them.
-
     async def create_queue(
         self,
         account: str,

@@ -36,6 +36,7 @@ from cassieq.model import (
     RedriveTask,
     StatsSnapshot,
 )
+from cassieq.model_subscriptions import SubscriptionDef
 from cassieq.store.base import DedupClaim, Store
 from cassieq.store.memory import MemoryStore
 from cassieq.store.observer import LwtTally
@@ -733,3 +734,55 @@ async def test_a_receive_attempt_is_kept_with_its_time(store: Store, queue: Queu
     await store.write_receive_attempt(queue, "a1", 1234, b"answer", 360)
     assert await store.read_receive_attempt(queue, "a1") == (1234, b"answer")
     assert await store.read_receive_attempt(queue, "a2") is None
+
+
+# ----------------------------------------------------------------- subscriptions (0014)
+
+
+def _subscription(queue: QueueId, name: str, change: str) -> SubscriptionDef:
+    return SubscriptionDef(
+        queue=queue, name=name, mode="ordered", start="earliest", created_at=1000,
+        position="p0", revision=1, change=change,
+    )  # fmt: skip
+
+
+@covers(
+    "insert_subscription",
+    "read_subscription",
+    "read_subscriptions",
+    "cas_subscription_position",
+    "delete_subscription",
+    "delete_subscriptions",
+)
+async def test_a_subscription_is_created_once_and_its_position_moves_by_revision(
+    store: Store, queue: QueueId
+) -> None:
+    assert await store.read_subscriptions(queue) == []
+    first = _subscription(queue, "b", "c1")
+    assert await store.insert_subscription(first) is None  # created
+    held = await store.insert_subscription(_subscription(queue, "b", "c2"))
+    assert held == first  # the name is taken: the stored one answered
+    assert await store.insert_subscription(_subscription(queue, "a", "c3")) is None
+    assert [s.name for s in await store.read_subscriptions(queue)] == ["a", "b"]
+    # The position moves only from the revision read; each move bumps it.
+    assert not await store.cas_subscription_position(queue, "b", 7, "p1", "c4")
+    assert await store.cas_subscription_position(queue, "b", 1, "p1", "c5")
+    stored = await store.read_subscription(queue, "b")
+    assert stored is not None and (stored.position, stored.revision, stored.change) == (
+        "p1", 2, "c5",
+    )  # fmt: skip
+    assert not await store.cas_subscription_position(queue, "b", 1, "p2", "c6")
+    assert not await store.cas_subscription_position(queue, "gone", 1, "p2", "c7")
+    await store.delete_subscription(queue, "b")
+    assert await store.read_subscription(queue, "b") is None
+    await store.delete_subscriptions(queue)
+    assert await store.read_subscriptions(queue) == []
+
+
+async def test_a_repair_copy_keeps_the_monoton_of_its_original(
+    store: Store, queue: QueueId
+) -> None:
+    copy = msgspec.structs.replace(message(5), republished_from=2)
+    assert await store.insert_messages(queue, 0, [copy, message(6)], 1000)
+    rows = {r.monoton: r for r in (await store.read_bucket(queue, 0)).messages}
+    assert (rows[5].republished_from, rows[6].republished_from) == (2, None)
