@@ -20,7 +20,8 @@ def cli() -> None:
     Server and tooling: dev, serve, cassandra, schema, secrets, openapi, pipeline (Spark
     jobs).
     Client commands (they talk to a server over HTTP): account, key, queue, get, ack,
-    update, stats, grant (v1); put, receive, drain, peek, purge, redrive (v2, in batches).
+    update, stats, grant (v1); put, receive, drain, peek, purge, redrive (v2, in batches);
+    subscription, read, seek (v2: a queue's messages read again by position).
     """
 
 

@@ -16,6 +16,7 @@ import httpx
 from cassieq.cli.client.connection import Connection, call, connected, reason, segment
 from cassieq.cli.client.messages_v2 import V2_COMMANDS
 from cassieq.cli.client.output import emit
+from cassieq.cli.client.subscriptions import SUBSCRIPTION_COMMANDS
 from cassieq.cli.common import err
 
 # --------------------------------------------------------------------------- accounts
@@ -409,4 +410,8 @@ def grant(
         click.echo(issued["queryParam"])
 
 
-COMMANDS: list[click.Command] = [account, key, queue, get, ack, update, stats, grant, *V2_COMMANDS]
+COMMANDS: list[click.Command] = [
+    *[account, key, queue, get, ack, update, stats, grant],
+    *V2_COMMANDS,
+    *SUBSCRIPTION_COMMANDS,
+]
