@@ -53,6 +53,8 @@ _BY_CQL: tuple[tuple[str, str], ...] = (
     (".queues SET", "replace_queue"),
     ("INTO {ks}.fifo_dedup", "claim_dedup"),
     (".fifo_dedup USING TTL ? SET monoton", "replace_dedup"),
+    ("INTO {ks}.subscriptions", "insert_subscription"),
+    (".subscriptions SET position", "cas_subscription_position"),
 )
 # A conditional batch, told by the CQL of a statement in it (first match wins).
 _BATCH_BY_CQL: tuple[tuple[str, str], ...] = (
@@ -68,7 +70,9 @@ _BATCH_BY_CQL: tuple[tuple[str, str], ...] = (
 # The FIFO queues' own (deduplication claims) are covered by tests/engine/test_fifo_lwt_timeouts.py,
 # on a FIFO workload; the matrix's workload is a standard queue's.
 FIFO_LWTS = frozenset({"claim_dedup", "replace_dedup"})
-LWT_PRIMITIVES = tuple(sorted(STORE_LWTS - FIFO_LWTS))
+# Likewise the subscriptions' (tests/engine/test_subscriptions_lwt_timeouts.py).
+SUBSCRIPTION_LWTS = frozenset({"insert_subscription", "cas_subscription_position"})
+LWT_PRIMITIVES = tuple(sorted(STORE_LWTS - FIFO_LWTS - SUBSCRIPTION_LWTS))
 
 
 def primitive_of(
