@@ -12,39 +12,21 @@ when it does not answer. Well under a minute.
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
 import time
 from collections import Counter
-from collections.abc import Iterator
 
 import pytest
 
 from cassieq.engine import QueueEngine
 from cassieq.model import OutgoingMessage, QueueOptions
-from cassieq.store.cassandra import CassandraStore, apply_schema, connect, default_schema_dir
-from cassieq.tools.devcluster.cluster import ClusterConfig
-from tests.cluster.helpers import cluster_answers
+from cassieq.store.cassandra import CassandraStore
 
 pytestmark = pytest.mark.cluster
 
 SERVERS, PRODUCERS, CONSUMERS = 3, 2, 8
 MESSAGES, BATCH, LEASE_S = 300, 10, 60  # the lease outlasts the test: no redelivery in it
 BOUND_S = 50
-
-
-@pytest.fixture(scope="module")
-def cluster_store() -> Iterator[CassandraStore]:
-    cfg = ClusterConfig.from_env()
-    # A keyspace of this test run's own (helpers running side by side use their own).
-    keyspace = os.environ.get("CASSIEQ_TEST_KEYSPACE", "cassieq_test") + "_rf3"
-    cluster_answers()  # else a clear failure, not a connection error
-    cluster, session = connect(list(cfg.hosts), cfg.native_port, connect_timeout=5.0)
-    try:
-        apply_schema(session, keyspace, cfg.replication(3), default_schema_dir())
-        yield CassandraStore(session, keyspace)
-    finally:
-        cluster.shutdown()
 
 
 async def test_concurrent_batch_receivers_on_three_servers(cluster_store: CassandraStore) -> None:
