@@ -217,3 +217,8 @@ bench.add_command(_partitions)
 from cassieq.cli.bench_fifo import fifo as _fifo  # noqa: E402
 
 bench.add_command(_fifo)
+
+# `cassieq bench subscriptions` (issue 36), in a module of its own.
+from cassieq.cli.bench_subscriptions import subscriptions as _subscriptions  # noqa: E402
+
+bench.add_command(_subscriptions)
