@@ -15,6 +15,7 @@ import msgspec
 from cassieq.auth.receipts import InvalidReceipt, ReceiptCodec
 from cassieq.auth.signing import signed_headers
 from cassieq.tools.chaos.ledger import ACKED, Ack, Call, Delivery, Ledger, Put
+from cassieq.tools.chaos.sub_ledger import SubMessage, SubRead
 
 # What "no answer" looks like: the server refused or reset the connection (killed), or the
 # answer did not come in time. The request may or may not have been carried out.
@@ -46,6 +47,21 @@ class _Failed(msgspec.Struct, rename="camel"):
 class _AckAnswer(msgspec.Struct):
     acked: list[str]
     failed: list[_Failed]
+
+
+class _SubMessage(msgspec.Struct):
+    id: str
+    body: str
+
+
+class _SubRead(msgspec.Struct):
+    messages: list[_SubMessage]
+    next: str
+
+
+class _Subscription(msgspec.Struct):
+    position: str
+    lag: int = -1  # the definition (PUT, commit) has none; GET has it
 
 
 class _Row(msgspec.Struct):
@@ -95,6 +111,7 @@ class ChaosClient:
         self._receipts: dict[int, str] = {}  # delivery id -> its pop receipt
         self._messages = f"/api/v1/accounts/{account}/queues/{queue}/messages"
         self._v2_messages = f"/api/v2/accounts/{account}/queues/{queue}/messages"
+        self._subscriptions = f"/api/v2/accounts/{account}/queues/{queue}/subscriptions"
         self._session = no_retry_session(timeout)
 
     async def close(self) -> None:
@@ -259,6 +276,57 @@ class ChaosClient:
             self._ledger.acks.append(ack)
             acks.append(ack)
         return acks
+
+    # ------------------------------------------------------------------ subscriptions
+
+    async def create_subscription(self, server: str, name: str) -> tuple[int | None, Any]:
+        """An ordered subscription reading the queue from its earliest message."""
+        call, raw = await self._request(
+            "sub create",
+            server,
+            "PUT",
+            f"{self._subscriptions}/{name}",
+            data=msgspec.json.encode({"mode": "ordered", "start": "earliest"}),
+            headers=JSON,
+        )
+        return call.status, msgspec.json.decode(raw) if raw else None
+
+    async def subscription(self, server: str, name: str) -> tuple[Call, str | None, int | None]:
+        """The subscription's stored position and lag (None, None: no 200)."""
+        call, raw = await self._request("sub get", server, "GET", f"{self._subscriptions}/{name}")
+        if call.status != 200:
+            return call, None, None
+        got = msgspec.json.decode(raw, type=_Subscription)
+        return call, got.position, got.lag
+
+    async def read_subscription(self, server: str, name: str, limit: int) -> SubRead:
+        """One ordered read (not recorded in a subscription's book: the reader does it)."""
+        call, raw = await self._request(
+            "sub read",
+            server,
+            "GET",
+            f"{self._subscriptions}/{name}/messages",
+            params={"limit": str(limit)},
+        )
+        read = SubRead(server, call.send, call.recv, call.status, [], None)
+        if call.status == 200:
+            got = msgspec.json.decode(raw, type=_SubRead)
+            read.messages = [SubMessage(m.id, m.body) for m in got.messages]
+            read.next = got.next
+        return read
+
+    async def commit_subscription(
+        self, server: str, name: str, position: str, expected: str
+    ) -> Call:
+        call, _ = await self._request(
+            "sub commit",
+            server,
+            "POST",
+            f"{self._subscriptions}/{name}/position",
+            data=msgspec.json.encode({"position": position, "expected": expected}),
+            headers=JSON,
+        )
+        return call
 
     def _receipt_position(self, receipt: str) -> tuple[int, int, int]:
         """Where the receipt points (monoton, row version, partition): the secret is ours,

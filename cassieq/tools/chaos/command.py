@@ -85,6 +85,15 @@ SINGLE_NODE_REPLICATION = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
     help="Processes of each server (its CASSIEQ_WORKERS).",
 )
 @click.option(
+    "--subscriptions",
+    type=click.IntRange(0, 10),
+    default=0,
+    show_default=True,
+    help="Ordered subscriptions (start earliest) made on the queue before the puts, each "
+    "read and committed by one reader through the puts and the drain until caught up; "
+    "judged per subscription: LOST, DOUBLE, ORDER.",
+)
+@click.option(
     "--fifo",
     is_flag=True,
     help="The FIFO check's workload instead (`cassieq fifo-check`: boto3 on a .fifo queue "
@@ -124,6 +133,7 @@ def chaos(
     single_node: bool,
     partitions: int,
     workers: int,
+    subscriptions: int,
     fifo: bool,
     groups: int,
     keep: bool,
@@ -161,6 +171,7 @@ def chaos(
         single_node=single_node,
         partitions=partitions,
         workers=workers,
+        subscriptions=subscriptions,
         keep_keyspace=keep,
         log_dir=keep_logs,
         **where,

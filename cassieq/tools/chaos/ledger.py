@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from cassieq.tools.chaos.sub_ledger import SubLedger
+
 # The server stores lease ends in whole milliseconds of its wall clock; the ledger measures
 # on the monotonic clock. Over one lease the two can drift apart by a few milliseconds
 # (NTP slews by at most 0.05 %): a delivery this close to the lease's end is not called a
@@ -106,6 +108,8 @@ class Ledger:
     deliveries: list[Delivery] = field(default_factory=list)
     acks: list[Ack] = field(default_factory=list)
     faults: list[FaultEvent] = field(default_factory=list)
+    # Each ordered subscription's reads and commits (--subscriptions; none by default).
+    subscriptions: dict[str, SubLedger] = field(default_factory=dict)
 
     def new_delivery_id(self) -> int:
         return len(self.deliveries)

@@ -40,6 +40,9 @@ class ChaosOptions:
     # it so) and each server's processes (CASSIEQ_WORKERS): issue 35.
     partitions: int = 1
     workers: int = 1
+    # Ordered subscriptions (issue 36) made on the queue before the puts, each read by one
+    # reader through the put phase and the drain, until it has caught up. 0: none.
+    subscriptions: int = 0
     # Hard bound on a scenario from its set-up to the end of its drain.
     deadline: float = 360.0
     request_timeout: float = 45.0

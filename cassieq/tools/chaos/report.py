@@ -93,6 +93,43 @@ ROWS: list[Row] = [
 ]
 
 
+def _subscription_rows(results: Mapping[str, Mapping[str, Any]]) -> list[Row]:
+    """Two rows per ordered subscription (--subscriptions), in the order they were made."""
+    names: list[str] = []
+    for r in results.values():
+        names += [n for n in r.get("subscriptions") or {} if n not in names]
+    rows: list[Row] = []
+    for name in names:
+
+        def figures(r: Mapping[str, Any], name: str = name) -> str:
+            s = (r.get("subscriptions") or {}).get(name)
+            if s is None:
+                return "-"
+            lag = "?" if s["final_lag"] is None else s["final_lag"]
+            return (
+                f"{s['read']} / {s['done']} / {s['lost']} / {s['double']} / {s['order']}"
+                f" (lag {lag})"
+            )
+
+        def commits(r: Mapping[str, Any], name: str = name) -> str:
+            s = (r.get("subscriptions") or {}).get(name)
+            if s is None:
+                return "-"
+            return (
+                f"{s['commits_applied']} / {s['commits_refused']} / {s['commits_unknown']} "
+                f"({s['unknown_resolved_applied']} / {s['unknown_resolved_not_applied']} / "
+                f"{s['applied_late']})"
+            )
+
+        rows.append((f"{name}: read / done / LOST / DOUBLE / ORDER", figures))
+        rows.append((f"  {name} commits applied / refused / unknown ({RESOLVED})", commits))
+    return rows
+
+
+# How the commits without an answer were settled by reading the position back.
+RESOLVED = "read back: applied / not / later"
+
+
 def _detail(r: Mapping[str, Any], key: str) -> str:
     items = r.get(key) or {}
     return f" ({', '.join(f'{k} {v}' for k, v in items.items())})" if items else ""
@@ -103,7 +140,9 @@ def print_table(results: Mapping[str, Mapping[str, Any]], console: Console) -> N
     table.add_column("figure", style="bold")
     for name in results:
         table.add_column(name)
-    for label, show in ROWS:
+    # The verdict stays last: the subscriptions' rows go before it.
+    rows = [*ROWS[:-1], *_subscription_rows(results), ROWS[-1]]
+    for label, show in rows:
         table.add_row(label, *(show(r) for r in results.values()))
     console.print(table)
 

@@ -21,6 +21,7 @@ from cassieq.tools.chaos.faults import FaultInjector, ensure_cluster, plan
 from cassieq.tools.chaos.ledger import Ledger, judge, recoveries
 from cassieq.tools.chaos.options import NODE_SCENARIOS, ChaosOptions, Scenario
 from cassieq.tools.chaos.servers import new_servers
+from cassieq.tools.chaos.sub_ledger import SubLedger, judge_subscription, stored_bodies
 from cassieq.tools.chaos.workload import Workload
 
 if TYPE_CHECKING:
@@ -133,10 +134,14 @@ async def _with_servers(
         )
         await _create_queue(client, opts)
         await _wait_queue_everywhere(client, opts)
+        for i in range(opts.subscriptions):
+            name = f"sub-{i}"
+            await _create_subscription(client, name)
+            ledger.subscriptions[name] = SubLedger(name)
         setup_s = time.monotonic() - began
         note(f"set up in {setup_s:.1f} s; servers {', '.join(s.url for s in servers.values())}")
 
-        workload = Workload(client, opts, scenario, deadline, note)
+        workload = Workload(client, opts, scenario, deadline, note, ledger.subscriptions)
         injector = FaultInjector(
             plan(scenario, workload.put_seconds, opts.server_restart_delay),
             ledger=ledger,
@@ -168,6 +173,9 @@ async def _with_servers(
         name: errors for name, s in servers.items() if (errors := s.logged_errors())
     }
     violations = verdicts.violations()
+    subscriptions = _judge_subscriptions(ledger, progress.puts_started)
+    for sv in subscriptions.values():
+        violations += sv.pop("violations")
     within = _within_one_bucket(pointers)
     if not within:
         violations.append("pointers apart by more than one bucket")
@@ -183,6 +191,8 @@ async def _with_servers(
         "violations": violations,
         "timed_out": progress.timed_out,
         **figures,
+        # Only with --subscriptions: without, the result is what it always was.
+        **({"subscriptions": subscriptions} if subscriptions else {}),
         "recoveries": [dataclasses.asdict(r) for r in recoveries(ledger, progress.puts_started)],
         "fault_errors": injector.errors,
         "harness_errors": progress.task_errors,
@@ -197,6 +207,18 @@ async def _with_servers(
         "servers": {name: {"url": s.url, "starts": s.starts} for name, s in servers.items()},
         "samples": samples,
     }
+
+
+def _judge_subscriptions(ledger: Ledger, origin: float) -> dict[str, dict[str, Any]]:
+    """Each subscription's figures (with its violations, taken out by the caller)."""
+    stored, attempted = stored_bodies(
+        [(p.body, p.status) for p in ledger.puts], {d.body for d in ledger.deliveries}
+    )
+    out: dict[str, dict[str, Any]] = {}
+    for name, book in ledger.subscriptions.items():
+        v = judge_subscription(book, stored, attempted, origin)
+        out[name] = {**dataclasses.asdict(v), "violations": v.violations()}
+    return out
 
 
 def node_pids(cluster: ClusterConfig) -> list[int | None]:
@@ -280,6 +302,12 @@ async def _create_queue(client: ChaosClient, opts: ChaosOptions) -> None:
     }
     if any(echoed[k] != wanted[k] for k in echoed):
         raise SetupError(f"the queue's options did not take: asked {wanted}, got {body}")
+
+
+async def _create_subscription(client: ChaosClient, name: str) -> None:
+    status, body = await client.create_subscription("A", name)
+    if status != 201:
+        raise SetupError(f"creating subscription {name} answered {status}: {body}")
 
 
 async def _wait_queue_everywhere(client: ChaosClient, opts: ChaosOptions) -> None:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from cassieq.tools.chaos.client import ChaosClient
 from cassieq.tools.chaos.ledger import ACKED, Ack, Delivery
 from cassieq.tools.chaos.options import ChaosOptions
+from cassieq.tools.chaos.sub_ledger import SubLedger
+from cassieq.tools.chaos.sub_reader import SubscriptionReader
 
 Say = Callable[[str], None]
 
@@ -39,13 +41,21 @@ class Progress:
 
 class Workload:
     def __init__(
-        self, client: ChaosClient, opts: ChaosOptions, scenario: str, deadline: float, say: Say
+        self,
+        client: ChaosClient,
+        opts: ChaosOptions,
+        scenario: str,
+        deadline: float,
+        say: Say,
+        subscriptions: dict[str, SubLedger] | None = None,
     ) -> None:
         self._client, self._opts, self._scenario = client, opts, scenario
         self._deadline, self._say = deadline, say
         self._servers = list(client.urls)
         self._next_seq = 0
         self._stop = asyncio.Event()
+        self._drained = False  # the drain is over: subscription readers finish catching up
+        self._books = subscriptions or {}
         self.progress = Progress()
 
     @property
@@ -64,16 +74,32 @@ class Workload:
             asyncio.create_task(self._consumer(i, self._servers[i % len(self._servers)]))
             for i in range(self._opts.consumers)
         ]
+        readers = [
+            asyncio.create_task(
+                SubscriptionReader(
+                    self._client,
+                    book,
+                    self._servers[i % len(self._servers)],
+                    over=self._over,
+                    finishing=lambda: self._drained,
+                ).run()
+            )
+            for i, book in enumerate(self._books.values())
+        ]
         reporter = asyncio.create_task(self._report())
         try:
             await asyncio.wait(producers, timeout=max(0.0, self._deadline - time.monotonic()))
             p.puts_done = time.monotonic()
             self._say(f"puts done after {p.puts_done - p.puts_started:.0f} s; draining")
             await self._drain()
+            self._drained = True
+            if readers:
+                # Each stops once its subscription has caught up (lag 0), or at the deadline.
+                await asyncio.wait(readers, timeout=max(0.0, self._deadline - time.monotonic()))
         finally:
             self._stop.set()
             # Each loop finishes the request it is in (bounded by the request timeout).
-            tasks = [*producers, *consumers]
+            tasks = [*producers, *consumers, *readers]
             _, pending = await asyncio.wait(tasks, timeout=self._opts.request_timeout + 5)
             for t in [*pending, reporter]:
                 t.cancel()
