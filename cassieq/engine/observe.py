@@ -10,7 +10,11 @@ their hooks at the one place each event happens:
 - ``delivered(queue, count)``: messages delivered by one consuming batch (life/take.py);
 - ``dead_lettered(queue, count)``: a message retired as dead-lettered, moved to its
   dead-letter queue or dropped when the queue sets none (life/dead_letter.py);
-- ``repair_moved(queue, count)``: a late write re-published by repair (upkeep/repair.py).
+- ``repair_moved(queue, count)``: a late write re-published by repair (upkeep/repair.py);
+- ``subscription_read(queue, name, count)``: an ordered read of subscription ``name``
+  answered ``count`` messages; ``subscription_committed(queue, name, applied)``: a commit or
+  seek of it was stored (True) or refused as a PositionConflict (False)
+  (replay/subscriptions.py).
 
 Every hook is a no-op in ``Observer``: subclass it and override the hooks you need. Only
 the observers that override a hook are called for it, and a hook no observer overrides
@@ -41,6 +45,8 @@ HOOKS = (
     "repair_moved",
     "deduplicated",
     "group_held",
+    "subscription_read",
+    "subscription_committed",
 )
 
 
@@ -68,6 +74,15 @@ class Observer:
     def group_held(self, queue: QueueDefinition, count: int) -> None:
         """``count`` messages of FIFO ``queue`` were held back: an earlier message of their
         group was unretired (in flight, or waiting for its turn)."""
+
+    def subscription_read(self, queue: QueueDefinition, name: str, count: int) -> None:
+        """An ordered read of subscription ``name`` of ``queue`` answered ``count``
+        messages (0 included: the read was made)."""
+
+    def subscription_committed(self, queue: QueueDefinition, name: str, applied: bool) -> None:
+        """A commit or seek of subscription ``name`` of ``queue``: its position stored
+        (``applied``), or refused as a PositionConflict (the expected position was not the
+        stored one, or it kept moving)."""
 
 
 def _nothing(*_: Any) -> None:
@@ -112,6 +127,12 @@ class Observers:
         )
         self.group_held: Callable[[QueueDefinition, int], None] = _fan_out(
             self.observers, "group_held"
+        )
+        self.subscription_read: Callable[[QueueDefinition, str, int], None] = _fan_out(
+            self.observers, "subscription_read"
+        )
+        self.subscription_committed: Callable[[QueueDefinition, str, bool], None] = _fan_out(
+            self.observers, "subscription_committed"
         )
 
     def hears(self, hook: str) -> bool:

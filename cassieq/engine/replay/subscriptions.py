@@ -164,6 +164,7 @@ class Subscriptions:
             for row in rows:
                 moving = positions.advanced(moving, partition, row.monoton + 1)
                 messages.append(_read_message(partition, row, positions.encode(moving)))
+        self._ctx.observers.subscription_read(q, name, len(messages))
         return ReadBatch(messages=messages, next=positions.encode(ends))
 
     async def commit(
@@ -207,6 +208,7 @@ class Subscriptions:
         for _ in range(self._ctx.tuning.max_cas_attempts):
             sub = await self._definition(q, name)
             if expected is not None and positions.decode(sub.position, count) != expected:
+                self._ctx.observers.subscription_committed(q, name, False)
                 raise PositionConflict(
                     f"subscription {name!r} is at another position than the expected one"
                 )
@@ -214,11 +216,13 @@ class Subscriptions:
             if await self._ctx.store.cas_subscription_position(
                 q.id, name, sub.revision, position, change
             ):
+                self._ctx.observers.subscription_committed(q, name, True)
                 return SubscriptionDef(
                     queue=sub.queue, name=sub.name, mode=sub.mode, start=sub.start,
                     created_at=sub.created_at, position=position, revision=sub.revision + 1,
                     change=change,
                 )  # fmt: skip
+        self._ctx.observers.subscription_committed(q, name, False)
         raise PositionConflict(f"subscription {name!r} kept moving: try again")
 
     async def _position_of(self, q: QueueDefinition, target: SeekTarget) -> str:
