@@ -12,7 +12,7 @@ from prometheus_client.metrics_core import Metric
 
 from cassieq.api.metrics.collectors import BackgroundCollector, LongPollCollector, QueueCollector
 from cassieq.api.metrics.http import RequestTimer, request_histogram
-from cassieq.api.metrics.observer import EngineEventsCollector, MetricsObserver
+from cassieq.api.metrics.observer import EngineEventsCollector, MetricsObserver, only_labelled
 from cassieq.api.metrics.sampler import QueueSampler
 from cassieq.api.metrics.workers import WorkerIdentity, WorkerMetrics
 from cassieq.api.workers import WorkerSlot
@@ -62,9 +62,13 @@ class Metrics:
             await self.workers.close()
 
     async def render(self) -> bytes:
-        await self.sampler.refresh()
-        local = self.local if self.workers is None else _Families(await self.workers.collect())
-        return generate_latest(self.registry) + generate_latest(local)
+        sample = await self.sampler.refresh()
+        every = list(self.local.collect()) if self.workers is None else await self.workers.collect()
+        # Per-subscription counts only for the queues the sample labels (observer.py).
+        labelled = {(q.account, q.queue) for q in sample.queues}
+        return generate_latest(self.registry) + generate_latest(
+            _Families(only_labelled(every, labelled))
+        )
 
 
 class _Families:

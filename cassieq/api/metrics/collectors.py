@@ -14,6 +14,7 @@ from cassieq.api.metrics.sampler import QueueSample, QueueSampler
 from cassieq.engine.worker import LoopHealth
 
 QUEUE_LABELS = ["account", "queue"]
+SUBSCRIPTION_LABELS = [*QUEUE_LABELS, "subscription"]
 
 # (name, help, figure of a queue's sample)
 _GAUGES: list[tuple[str, str, Callable[[QueueSample], float]]] = [
@@ -101,6 +102,7 @@ class QueueCollector:
                 partition_lag.add_metric([*labels, "invisibility"], invisibility)
                 partition_lag.add_metric([*labels, "repair"], repair)
         yield partition_lag
+        yield from _subscription_gauges(sample.queues)
         yield GaugeMetricFamily(
             "cassieq_queues", "Active queues read by the last sample.", value=sample.total_queues
         )
@@ -117,7 +119,7 @@ class QueueCollector:
         yield lag
         yield GaugeMetricFamily(
             "cassieq_metrics_queue_read_errors",
-            "Queues whose statistics could not be read by the last sample.",
+            "Queues whose statistics, or subscriptions, could not be read by the last sample.",
             value=sample.errors,
         )
         yield GaugeMetricFamily(
@@ -130,6 +132,28 @@ class QueueCollector:
             "1 when the last sample could list the queues, 0 when the store did not answer.",
             value=1 if sample.listed else 0,
         )
+
+
+def _subscription_gauges(queues: list[QueueSample]) -> Iterator[Metric]:
+    """Each subscription of the labelled queues: its lag and its oldest unread message's
+    age (0 when it has none, as cassieq_queue_oldest_message_age_seconds)."""
+    lag = GaugeMetricFamily(
+        "cassieq_subscription_lag_messages",
+        "Messages after the subscription's committed position (every partition's).",
+        labels=SUBSCRIPTION_LABELS,
+    )
+    age = GaugeMetricFamily(
+        "cassieq_subscription_oldest_unread_age_seconds",
+        "Age of the oldest message after the subscription's committed position (0: none).",
+        labels=SUBSCRIPTION_LABELS,
+    )
+    for s in queues:
+        for sub in s.subscriptions:
+            labels = [s.account, s.queue, sub.name]
+            lag.add_metric(labels, sub.lag)
+            age.add_metric(labels, sub.oldest_unread_age_s or 0.0)
+    yield lag
+    yield age
 
 
 class BackgroundCollector:

@@ -3,12 +3,20 @@ they happen; its collector reports the counts at scrape time.
 
 The hooks only add to plain counters (they run on the engine's path); the families are
 built when /metrics is read. Counts are this server's since it started.
+
+The per-subscription counters carry account, queue and subscription labels. They follow
+the per-queue series' bound: /metrics shows them only for the queues its sample labels (the
+N deepest and the allow-listed; ``only_labelled``, applied once every worker's counts are
+added up, by the worker that read the sample). A process keeps at most
+MAX_SUBSCRIPTION_KEYS label sets; past that it forgets them all and counts again from 0 (a
+counter reset to Prometheus, which rate() and increase() absorb), rather than growing with
+every subscription it ever saw.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
 
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.metrics_core import Metric
@@ -16,6 +24,12 @@ from prometheus_client.metrics_core import Metric
 from cassieq.engine.observe import Observer
 from cassieq.model import QueueDefinition
 from cassieq.store.observer import LwtEvent
+
+MAX_SUBSCRIPTION_KEYS = 10_000
+# The families whose series are per queue, shown for the sample's labelled queues only.
+SUBSCRIPTION_FAMILIES = frozenset(
+    {"cassieq_subscription_messages_read", "cassieq_subscription_commits"}
+)
 
 
 class MetricsObserver(Observer):
@@ -26,6 +40,9 @@ class MetricsObserver(Observer):
         self.repair_moves = 0
         self.duplicates = 0
         self.groups_held = 0
+        # (account, queue, subscription) -> messages read; (..., outcome) -> commits.
+        self.subscription_reads: Counter[tuple[str, str, str]] = Counter()
+        self.subscription_commits: Counter[tuple[str, str, str, str]] = Counter()
 
     def lwt_outcome(self, primitive: str, event: LwtEvent) -> None:
         self.lwt[(primitive, event)] += 1
@@ -44,6 +61,24 @@ class MetricsObserver(Observer):
 
     def group_held(self, queue: QueueDefinition, count: int) -> None:
         self.groups_held += count
+
+    def subscription_read(self, queue: QueueDefinition, name: str, count: int) -> None:
+        key = (queue.account, queue.name, name)
+        if key not in self.subscription_reads:
+            self._room()
+        self.subscription_reads[key] += count
+
+    def subscription_committed(self, queue: QueueDefinition, name: str, applied: bool) -> None:
+        key = (queue.account, queue.name, name, "applied" if applied else "conflict")
+        if key not in self.subscription_commits:
+            self._room()
+        self.subscription_commits[key] += 1
+
+    def _room(self) -> None:
+        """Room for one more label set (see the module's doc)."""
+        if len(self.subscription_reads) + len(self.subscription_commits) >= MAX_SUBSCRIPTION_KEYS:
+            self.subscription_reads.clear()
+            self.subscription_commits.clear()
 
 
 class EngineEventsCollector:
@@ -95,3 +130,36 @@ class EngineEventsCollector:
             "group was unretired (in flight, or not yet delivered).",
             value=seen.groups_held,
         )
+        reads = CounterMetricFamily(
+            "cassieq_subscription_messages_read",
+            "Messages this server answered to ordered reads of the subscription (a message "
+            "read again before its commit counts again).",
+            labels=["account", "queue", "subscription"],
+        )
+        for labels, n in sorted(seen.subscription_reads.items()):
+            reads.add_metric(list(labels), n)
+        yield reads
+        commits = CounterMetricFamily(
+            "cassieq_subscription_commits",
+            "Commits and seeks of the subscription's position this server made: applied, or "
+            "conflict (refused: the expected position was not the stored one).",
+            labels=["account", "queue", "subscription", "outcome"],
+        )
+        for labels_, n in sorted(seen.subscription_commits.items()):
+            commits.add_metric(list(labels_), n)
+        yield commits
+
+
+def only_labelled(families: Iterable[Metric], queues: Collection[tuple[str, str]]) -> list[Metric]:
+    """``families`` with the per-subscription ones keeping only the samples of ``queues``
+    ((account, queue): the ones the sample labels)."""
+    kept = []
+    for family in families:
+        if family.name in SUBSCRIPTION_FAMILIES:
+            shown = Metric(family.name, family.documentation, family.type)
+            for sample in family.samples:
+                if (sample.labels.get("account"), sample.labels.get("queue")) in queues:
+                    shown.add_sample(sample.name, sample.labels, sample.value)
+            family = shown
+        kept.append(family)
+    return kept

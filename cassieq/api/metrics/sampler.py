@@ -10,6 +10,11 @@ answers the previous sample while the pass goes on for the next one. Only the to
 depth and the allow-listed queues become labelled series (bounded cardinality: one
 tenant's thousands of queues cannot blow up the time-series database); the sums cover
 every queue.
+
+Subscriptions (issue 36) are read for those labelled queues only, once ranked: one listing
+of a queue's subscriptions each (the engine's ``subscriptions.list``, which reads each
+one's lag and oldest unread message), under the same limit of reads at once. A queue has
+at most MAX_SUBSCRIPTIONS_PER_QUEUE of them, so their series are bounded as the queues'.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from dataclasses import dataclass, field, replace
 import structlog
 
 from cassieq.engine import QueueEngine
+from cassieq.engine.errors import QueueNotFound
 from cassieq.model import QueueDefinition, Statistics
 
 log = structlog.get_logger("cassieq.metrics")
@@ -29,6 +35,13 @@ log = structlog.get_logger("cassieq.metrics")
 READS_AT_ONCE = 8
 # CASSIEQ_METRICS_SCRAPE_WAIT_SECONDS's default.
 WAIT_S = 5.0
+
+
+@dataclass(frozen=True)
+class SubscriptionSample:
+    name: str
+    lag: int  # messages after its committed position (every partition's)
+    oldest_unread_age_s: float | None  # of the first of them still stored; None: none
 
 
 @dataclass(frozen=True)
@@ -43,6 +56,7 @@ class QueueSample:
     # A queue of many partitions: each partition's (invisibility, repair) lags; the two
     # above are their largest (a stall in any partition shows).
     partition_lags: tuple[tuple[int, int], ...] = ()
+    subscriptions: tuple[SubscriptionSample, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -141,13 +155,15 @@ class QueueSampler:
         ranked = sorted(samples, key=lambda s: (-s.stats.visible, s.account, s.queue))
         chosen = {(s.account, s.queue) for s in ranked[: self._top]}
         chosen |= {(s.account, s.queue) for s in samples if f"{s.account}/{s.queue}" in self._allow}
+        shown = [s for s in ranked if (s.account, s.queue) in chosen]
+        subscribed = await asyncio.gather(*(self._subscriptions(s, limit) for s in shown))
         return Sample(
-            queues=[s for s in ranked if (s.account, s.queue) in chosen],
+            queues=[s for s, _ in subscribed],
             total_queues=len(samples),
             total_depth=sum(s.stats.visible for s in samples),
             max_invisibility_lag=max((s.invisibility_lag for s in samples), default=0),
             max_repair_lag=max((s.repair_lag for s in samples), default=0),
-            errors=len(read) - len(samples),
+            errors=len(read) - len(samples) + sum(1 for _, read_ok in subscribed if not read_ok),
             accounts=_by_account(samples),
         )
 
@@ -177,6 +193,39 @@ class QueueSampler:
             if len(pointers) > 1
             else (),
         )
+
+    async def _subscriptions(
+        self, sample: QueueSample, limit: asyncio.Semaphore
+    ) -> tuple[QueueSample, bool]:
+        """``sample`` with its queue's subscriptions, and False when they could not be read
+        (its queue's own figures stay; it counts as a read error)."""
+        async with limit:
+            try:
+                found = await self._engine.subscriptions.list(sample.account, sample.queue)
+            except QueueNotFound:
+                return sample, True  # deleted since its statistics were read: none left
+            except Exception:
+                log.warning(
+                    "metrics_subscriptions_read_failed",
+                    account=sample.account,
+                    queue=sample.queue,
+                    exc_info=True,
+                )
+                return sample, False
+        now = self._engine.now()
+        return replace(
+            sample,
+            subscriptions=tuple(
+                SubscriptionSample(
+                    name=info.definition.name,
+                    lag=info.lag,
+                    oldest_unread_age_s=None
+                    if info.oldest_unread_at is None
+                    else max(0, now - info.oldest_unread_at) / 1000,
+                )
+                for info in found
+            ),
+        ), True
 
 
 def _by_account(samples: list[QueueSample]) -> dict[str, AccountLoad]:
