@@ -10,6 +10,10 @@ everything behind it has stopped.
 A queue of many partitions (issue 35) has a set of pointers per partition: the page shows
 one row per partition (its pointers, lags, next monoton and whether one stalled), and the
 bucket table of partition 0.
+
+A queue's subscriptions (issue 36) keep their own position in it, each a row beside the
+queue's pointers: its mode and start, its committed position (opaque text, shortened on
+the page), its lag (messages after the position) and the age of the first of them.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from cassieq.model import BucketState, QueueDefinition
 # Buckets read for one page: the oldest few behind and the newest around the reader.
 MAX_BUCKETS = 24
 HEAD_BUCKETS = 8
+# A position longer than this shows its head and tail (the whole of it in the title).
+POSITION_SHOWN = 20
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,41 @@ class PartitionRow:
     @property
     def stalled(self) -> bool:
         return self.invisibility.stalled or self.repair.stalled
+
+
+@dataclass(frozen=True)
+class SubscriptionRow:
+    name: str
+    mode: str
+    start: str
+    position: str
+    lag: int  # messages after the committed position
+    oldest_age_s: float | None  # of the first of them still stored; None: none
+
+    @property
+    def short_position(self) -> str:
+        if len(self.position) <= POSITION_SHOWN:
+            return self.position
+        return f"{self.position[:12]}…{self.position[-6:]}"
+
+
+async def subscription_rows(engine: QueueEngine, queue: QueueDefinition) -> list[SubscriptionRow]:
+    """A row per subscription of ``queue``, in the order the engine lists them."""
+    found = await engine.subscriptions.list(queue.account, queue.name)
+    now = engine.now()
+    return [
+        SubscriptionRow(
+            name=info.definition.name,
+            mode=info.definition.mode,
+            start=info.definition.start,
+            position=info.definition.position,
+            lag=info.lag,
+            oldest_age_s=None
+            if info.oldest_unread_at is None
+            else max(0, now - info.oldest_unread_at) / 1000,
+        )
+        for info in found
+    ]
 
 
 async def partition_rows(engine: QueueEngine, queue: QueueDefinition) -> list[PartitionRow]:

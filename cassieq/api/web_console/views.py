@@ -22,7 +22,7 @@ from cassieq.api.security import loopback_on_admin_port
 from cassieq.api.state import AppState
 from cassieq.api.web_console.chart import Series, line_chart
 from cassieq.api.web_console.history import History, QueueKey
-from cassieq.api.web_console.pointers import partition_rows, pointer_view
+from cassieq.api.web_console.pointers import partition_rows, pointer_view, subscription_rows
 from cassieq.api.web_console.session import (
     Session,
     csrf_ok,
@@ -194,6 +194,7 @@ async def queue_page(
     partitions = (
         await partition_rows(engine, definition) if definition.options.stored_partitions > 1 else []
     )
+    subscriptions = await subscription_rows(engine, definition)
     messages, next_after = await engine.peek(account, queue, PEEK_LIMIT, after)
     redrive = None if task is None else await engine.redrive_status(account, queue, task)
     samples = history.samples(key)
@@ -205,6 +206,7 @@ async def queue_page(
         stats=stats,
         view=view,
         partitions=partitions,
+        subscriptions=subscriptions,
         messages=messages,
         next_after=next_after,
         preview=BODY_PREVIEW,
