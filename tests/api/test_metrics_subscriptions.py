@@ -15,8 +15,9 @@ import httpx
 import pytest
 
 from cassieq.api.metrics import observer as metrics_observer
-from cassieq.api.metrics.observer import MetricsObserver
+from cassieq.api.metrics.observer import EngineEventsCollector, MetricsObserver, only_labelled
 from cassieq.api.metrics.sampler import QueueSampler
+from cassieq.api.metrics.workers import dump, merge
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.observe import CallCounter
 from cassieq.model import QueueDefinition, QueueOptions
@@ -160,14 +161,42 @@ async def test_the_sample_lists_subscriptions_once_per_labelled_queue() -> None:
     await sampler.close()
 
 
+def _queue(account: str, name: str) -> QueueDefinition:
+    return QueueDefinition(
+        account=account, name=name, version=1, status="active", options=QueueOptions(), created_at=0
+    )
+
+
+def test_workers_counts_are_summed_then_kept_for_the_labelled_queues() -> None:
+    # What the scraped worker of `cassieq serve --workers 2` does with its own and a
+    # sibling's families (Metrics.render): add them up, then keep the labelled queues'.
+    one, two = MetricsObserver(), MetricsObserver()
+    one.subscription_read(_queue("a", "shown"), "s", 3)
+    two.subscription_read(_queue("a", "shown"), "s", 4)
+    two.subscription_read(_queue("a", "hidden"), "s", 5)
+    one.subscription_committed(_queue("a", "shown"), "s", True)
+    two.subscription_committed(_queue("a", "shown"), "s", False)
+    two.subscription_committed(_queue("a", "hidden"), "s", True)
+    merged = merge([dump(EngineEventsCollector(o).collect()) for o in (one, two)])
+    kept = only_labelled(merged, {("a", "shown")})
+    values = {(s.name, tuple(sorted(s.labels.items()))): s.value for m in kept for s in m.samples}
+    labels = (("account", "a"), ("queue", "shown"), ("subscription", "s"))
+    subscription_series = {k: v for k, v in values.items() if k[0].startswith("cassieq_subscr")}
+    assert subscription_series == {
+        (READ, labels): 7,
+        (COMMITS, (*labels[:1], ("outcome", "applied"), *labels[1:])): 1,
+        (COMMITS, (*labels[:1], ("outcome", "conflict"), *labels[1:])): 1,
+    }
+    # The other families pass as they are.
+    assert values[("cassieq_deliveries_total", ())] == 0
+
+
 def test_the_observer_keeps_a_bounded_number_of_label_sets(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(metrics_observer, "MAX_SUBSCRIPTION_KEYS", 3)
     seen = MetricsObserver()
-    q = QueueDefinition(
-        account="a", name="q", version=1, status="active", options=QueueOptions(), created_at=0
-    )
+    q = _queue("a", "q")
     for name in ("s1", "s2"):
         seen.subscription_read(q, name, 1)
     seen.subscription_committed(q, "s1", True)
