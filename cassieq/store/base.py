@@ -421,7 +421,7 @@ class Store(Protocol):
         claim, or one whose message was never written)."""
         ...
 
-    async def mark_dedup_written(self, queue: QueueId, claim: DedupClaim, ttl_s: int) -> None:
+    async def mark_dedup_written(self, queue: QueueId, key: str, ttl_s: int) -> None:
         """Record that the claim's message is written (a plain write)."""
         ...
 

@@ -433,10 +433,10 @@ class MemoryStore(MemorySubscriptions):
         self._dedup[(queue, claim.key)] = claim
         return True
 
-    async def mark_dedup_written(self, queue: QueueId, claim: DedupClaim, ttl_s: int) -> None:
-        stored = self._dedup.get((queue, claim.key))
+    async def mark_dedup_written(self, queue: QueueId, key: str, ttl_s: int) -> None:
+        stored = self._dedup.get((queue, key))
         if stored is not None:  # a plain write: whatever claim is kept now is marked
-            self._dedup[(queue, claim.key)] = msgspec.structs.replace(stored, written=True)
+            self._dedup[(queue, key)] = msgspec.structs.replace(stored, written=True)
 
     async def write_receive_attempt(
         self, queue: QueueId, attempt_id: str, now: int, answer: bytes, ttl_s: int

@@ -717,7 +717,7 @@ async def test_a_deduplication_key_is_claimed_once_and_replaced_by_its_tag(
     held = await store.claim_dedup(_claim("k", 9, "t2"), queue, 360)
     assert held is not None and (held.monoton, held.tag, held.partition) == (4, "t1", 1)
     assert held.row == first.row and not held.written
-    await store.mark_dedup_written(queue, first, 360)
+    await store.mark_dedup_written(queue, first.key, 360)
     stored = await store.read_dedup(queue, "k")
     assert stored is not None and stored.written and stored.tag == "t1"
     # Replaced only while the stored claim is still the expected one.

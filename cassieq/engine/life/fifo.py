@@ -280,14 +280,11 @@ class Fifo:
                 return None
         raise Contention(f"could not claim a deduplication id of {queue.id}")
 
-    async def written(self, queue: QueueDefinition, key: str, claim_row: MessageRow) -> None:
+    async def written(self, queue: QueueDefinition, key: str) -> None:
         """The claim's message is stored (a plain write; a lost one costs a retry a
         no-op insert)."""
-        claim = DedupClaim(
-            key=key, monoton=claim_row.monoton, partition=0, tag="", created_at=0, row=claim_row
-        )
         try:
-            await self._ctx.store.mark_dedup_written(queue.id.whole, claim, DEDUP_TTL_S)
+            await self._ctx.store.mark_dedup_written(queue.id.whole, key, DEDUP_TTL_S)
         except StoreError as exc:
             self._ctx.log.info("fifo_dedup_mark_failed", queue=str(queue.id), error=str(exc))
 
@@ -326,7 +323,7 @@ class Fifo:
                     pid, row.group, row.monoton, now, group_ttl_s(queue)
                 )
             if await ctx.store.insert_messages(pid, bucket, [row], now):
-                await self.written(queue, claim.key, row)
+                await self.written(queue, claim.key)
                 return claim
             if await ctx.store.read_message(pid, bucket, claim.monoton) is not None:
                 return claim  # written by the first send, its bucket finished since

@@ -298,8 +298,8 @@ class Publisher:
     ) -> None:
         await asyncio.gather(
             *(
-                self.fifo.written(queue, put.dedup_key, row)
-                for put, row in items
+                self.fifo.written(queue, put.dedup_key)
+                for put, _ in items
                 if put.dedup_key is not None
             )
         )

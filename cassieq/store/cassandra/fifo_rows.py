@@ -89,8 +89,8 @@ class FifoRows(CassandraBase):
         applied, _ = await self._lwt("replace_dedup", self._q.dedup_replace, params, resolve)
         return applied
 
-    async def mark_dedup_written(self, queue: QueueId, claim: DedupClaim, ttl_s: int) -> None:
-        await self._run(self._q.dedup_mark_written, (ttl_s, str(queue), claim.key))
+    async def mark_dedup_written(self, queue: QueueId, key: str, ttl_s: int) -> None:
+        await self._run(self._q.dedup_mark_written, (ttl_s, str(queue), key))
 
     async def write_receive_attempt(
         self, queue: QueueId, attempt_id: str, now: int, answer: bytes, ttl_s: int
