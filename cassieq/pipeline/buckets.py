@@ -26,6 +26,7 @@ MESSAGE_COLUMNS = (
     "acked",
     "dead_lettered",
     "republished_to",
+    "republished_from",  # schema 0014
     "next_visible_on",
     "created_at",
     "updated_at",

@@ -7,11 +7,13 @@ Progress goes to stderr; ``--json`` prints results and a summary on stdout.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from cassieq.pipeline.store_access import StoreAccess
 
 F = TypeVar("F", bound=Callable[..., Any])
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _err(message: str) -> None:
@@ -115,8 +118,20 @@ def stats(
 @click.option("--out", required=True, help="Output directory (Parquet).")
 @click.option("--only-acked", is_flag=True, help="Only messages acked by a consumer.")
 @click.option("--buckets", default=None, metavar="FIRST:LAST", help="Only these buckets.")
-@click.option("--since", default=None, help="Created at or after (ISO 8601; UTC if no zone).")
-@click.option("--until", default=None, help="Created before (ISO 8601; UTC if no zone).")
+@click.option(
+    "--since",
+    default=None,
+    metavar="TIME",
+    help="Sent at or after (RFC 3339, e.g. 2026-11-27T09:00:00Z; UTC if no offset).",
+)
+@click.option("--until", default=None, metavar="TIME", help="Sent before (as --since).")
+@click.option(
+    "--from-subscription",
+    default=None,
+    metavar="NAME",
+    help="Only what this subscription has not read yet (from its committed position; "
+    "not with --since).",
+)
 @click.option("--overwrite", is_flag=True, help="Replace an existing output directory.")
 @_common
 def export(
@@ -127,15 +142,24 @@ def export(
     buckets: str | None,
     since: str | None,
     until: str | None,
+    from_subscription: str | None,
     overwrite: bool,
     master: str | None,
     keyspace: str | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
-    """Export a queue's messages to Parquet (an archive; ingest reads it back)."""
+    """Export a queue's messages to Parquet (an archive; ingest reads it back).
+
+    --from-subscription NAME starts where that subscription of the queue reads next: per
+    partition, the messages at or after its committed position, as an ordered read would
+    give them (a late write at its original place, never its repair copy).
+    """
     from cassieq.pipeline import export as job
 
+    if since is not None and from_subscription is not None:
+        # Two starts: which one wins would be a guess.
+        raise click.UsageError("give --since or --from-subscription, not both")
     first, last = _bucket_range(buckets)
     flt = job.ExportFilter(
         only_acked=only_acked,
@@ -146,6 +170,9 @@ def export(
     )
     with _errors(), _store(keyspace) as access:
         definition = access.queue(account, queue)
+        if from_subscription is not None:
+            start = access.subscription_start(definition, from_subscription)
+            flt = dataclasses.replace(flt, from_position=start)
         if not overwrite:
             job.refuse_existing(out)
         with _spark("export", access.settings, master, quiet) as (spark, progress):
@@ -302,12 +329,18 @@ def _bucket_range(text: str | None) -> tuple[int | None, int | None]:
 
 
 def _time_ms(text: str | None, option: str) -> int | None:
+    """Milliseconds since the epoch, rounded up as v2's times are: sends are stamped in
+    milliseconds, and "at or after 09:00:00.0005" must not take one stamped 09:00:00.000."""
     if text is None:
         return None
     try:
-        return int(parse_time(text).timestamp() * 1000)  # naive times are UTC
+        parsed = parse_time(text)  # naive times are UTC
     except BadTime as exc:
-        raise click.BadParameter(f"not an ISO 8601 time: {text!r}", param_hint=option) from exc
+        raise click.BadParameter(
+            f"not an RFC 3339 time such as 2026-11-27T09:00:00Z: {text!r}", param_hint=option
+        ) from exc
+    micros = (parsed - _EPOCH) // timedelta(microseconds=1)
+    return -(-micros // 1000)
 
 
 def _num(value: float | None) -> str:

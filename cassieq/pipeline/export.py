@@ -10,6 +10,13 @@ A queue of many partitions (issue 35) is exported whole: every partition's messa
 row with its ``partition``, ``queue_id`` (the partition's key) and ``message_id`` (the id
 v2 gives it: the monoton, ``p-monoton`` beyond partition 0). A monoton is unique within a
 partition only; ``(partition, monoton)`` and ``message_id`` are unique in the queue.
+
+From a subscription's position (``ExportFilter.from_position``, issue 36) the export holds
+what an ordered read from there would read: per partition the rows at or after the
+position's monoton, each message where it was first written. So a late write that repair
+moved is exported at its original (a reader by position waits for it and reads it there)
+and the repair copy (``republished_from``) is skipped; a reader past the original has read
+it, and its copy further on is not exported again.
 """
 
 from __future__ import annotations
@@ -36,6 +43,8 @@ class ExportFilter:
     last_bucket: int | None = None
     since_ms: int | None = None  # created at or after
     until_ms: int | None = None  # created before
+    # Per partition, the first monoton to export: a subscription's committed position.
+    from_position: tuple[int, ...] | None = None
 
 
 def run(
@@ -58,11 +67,16 @@ def run(
         last = top_bucket(view, access.run(access.store.read_monoton(view.id)))
         if flt.last_bucket is not None:
             last = min(last, flt.last_bucket)
-        ranges.append((view, first, last))
+        start = first
+        if flt.from_position is not None:  # the buckets before the position are not read
+            start = max(first, view.bucket_of(flt.from_position[view.partition]))
+        ranges.append((view, start, last))
     if progress:
+        starts = ", ".join(str(start) for _, start, _ in ranges)
         tops = ", ".join(str(last) for _, _, last in ranges)
         progress.phase(
-            f"exporting {queue.id}: {len(ranges)} partition(s), buckets {first}..[{tops}] to {out}"
+            f"exporting {queue.id}: {len(ranges)} partition(s), buckets [{starts}]..[{tops}] "
+            f"to {out}"
         )
     frame = select_ranges(spark, access.settings.keyspace, queue, ranges, flt)
     try:
@@ -123,14 +137,22 @@ def select_ranges(
     from pyspark.sql import functions as F
 
     rows = message_rows(spark, keyspace, ranges)
-    # Which partition a row's key is (a small table: at most 256 rows, broadcast).
+    # Which partition a row's key is, and its first monoton (a small table: at most 256
+    # rows, broadcast).
+    starts = flt.from_position or (0,) * len(queue.partition_views())
     partitions = spark.createDataFrame(
-        [(str(view.id), view.partition) for view, _, _ in ranges],
-        "queue_id string, partition int",
+        [(str(view.id), view.partition, starts[view.partition]) for view, _, _ in ranges],
+        "queue_id string, partition int, first_monoton long",
     )
     rows = rows.join(F.broadcast(partitions), "queue_id")
-    # A row repair moved lives on at its copy: exporting both would duplicate it.
-    rows = rows.where(F.col("republished_to").isNull())
+    if flt.from_position is None:
+        # A row repair moved lives on at its copy: exporting both would duplicate it.
+        rows = rows.where(F.col("republished_to").isNull())
+    else:
+        # As an ordered read: the original where it landed, never the copy (module doc).
+        rows = rows.where(
+            F.col("republished_from").isNull() & (F.col("monoton") >= F.col("first_monoton"))
+        )
     if flt.only_acked:
         rows = rows.where(F.col("acked") & ~F.coalesce(F.col("dead_lettered"), F.lit(False)))
     if flt.since_ms is not None:

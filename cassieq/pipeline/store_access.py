@@ -13,6 +13,8 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from cassieq.config import Settings
+from cassieq.engine.errors import InvalidArgument
+from cassieq.engine.replay import positions
 from cassieq.model import QueueDefinition
 from cassieq.pipeline.spark import PipelineError
 from cassieq.store.cassandra import CassandraStore
@@ -48,6 +50,21 @@ class StoreAccess:
             self._require_account(account)
             raise PipelineError(f"queue {name!r} does not exist in account {account!r}")
         return found
+
+    def subscription_start(self, queue: QueueDefinition, name: str) -> tuple[int, ...]:
+        """Where subscription ``name`` of ``queue`` reads next: per partition, the first
+        monoton not read yet (its committed position, in the engine's own terms). A
+        PipelineError when the queue has no such subscription."""
+        sub = self.run(self.store.read_subscription(queue.id, name))
+        if sub is None:
+            raise PipelineError(
+                f"subscription {name!r} of queue {queue.name!r} does not exist "
+                f"(`cassieq subscription list {queue.name}` lists them)"
+            )
+        try:
+            return tuple(positions.decode(sub.position, len(queue.partition_views())))
+        except InvalidArgument as exc:  # a row this version cannot read: say so, no trace
+            raise PipelineError(f"subscription {name!r}: {exc}") from exc
 
     def select_queues(self, account: str | None, name: str | None) -> list[QueueDefinition]:
         """One queue, an account's queues, or every account's: active ones only."""
