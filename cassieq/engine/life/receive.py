@@ -117,13 +117,19 @@ class Reader:
         a never-delivered row in a bucket the invisibility pointer has passed is a late
         write, repair's to move."""
         heads = await self._deliverer.fifo.next_heads(queue, want)
-        got: list[Delivery] = []
+        by_bucket: dict[int, list[MessageRow]] = {}
         for row in heads:
-            bucket = queue.bucket_of(row.monoton)
+            by_bucket.setdefault(queue.bucket_of(row.monoton), []).append(row)
+
+        async def take(bucket: int, rows: list[MessageRow]) -> list[Delivery]:
             if not await self._invisibility.in_window(queue.id, bucket):
-                continue
-            got += await self._deliverer.take(queue, bucket, [row], 1, invisibility_ms)
-        return got
+                return []
+            return await self._deliverer.take(queue, bucket, rows, len(rows), invisibility_ms)
+
+        # The heads of different groups: each bucket's in one conditional batch, the buckets
+        # side by side (one take after another was a round trip per head).
+        taken = await asyncio.gather(*(take(b, rows) for b, rows in by_bucket.items()))
+        return [d for part in taken for d in part]
 
     def _may_scan(self, queue: QueueDefinition) -> bool:
         """Whether this receive looks behind the reader now. On a FIFO queue that window is
