@@ -286,3 +286,26 @@ async def test_a_put_costs_the_same_with_subscriptions(
     assert "read_subscriptions" not in calls.calls
     assert calls.calls["insert_messages"] == 5
     assert calls.calls["cas_monoton"] <= 5
+
+
+async def test_a_read_holds_at_most_its_byte_budget(engine: QueueEngine, account: str) -> None:
+    await make_queue(engine, account, partitions=2)
+    await engine.subscriptions.create(account, "q", "a", "ordered", "earliest")
+    big = "x" * (1024 * 1024 - 64)  # eight of them fill the 8 MiB a read may hold
+    for i in range(10):
+        await engine.send(account, "q", [_message(f"{i}{big}", key="k")])
+    subs, sizes, seen = engine.subscriptions, [], []
+    while batch := (await subs.read(account, "q", "a", 100)).messages:
+        sizes.append(len(batch))
+        seen += [m.body[0] for m in batch]
+        await subs.commit(account, "q", "a", batch[-1].position, None)
+    assert sizes == [8, 2]
+    assert seen == [str(i) for i in range(10)]  # none skipped by a full budget
+
+
+def test_a_time_within_a_millisecond_is_rounded_up() -> None:
+    from cassieq.engine.replay.subscriptions import parse_time
+
+    assert parse_time("2026-11-27T00:00:00.000Z", "t") == 1_795_737_600_000
+    assert parse_time("2026-11-27T00:00:00.0001Z", "t") == 1_795_737_600_001
+    assert parse_time("2026-11-27T01:00:00.000+01:00", "t") == 1_795_737_600_000

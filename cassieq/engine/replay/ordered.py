@@ -18,10 +18,31 @@ there is one, is refused and writes its message at a new monoton, which is read 
 from __future__ import annotations
 
 from cassieq.engine.context import EngineContext
-from cassieq.model import BucketState, MessageRow, QueueDefinition, QueueId
+from cassieq.model import BucketState, MessageRow, QueueDefinition, QueueId, message_bytes
 
 # Holes a server has found, with when it first found each: (partition id, monoton) -> ms.
 _MAX_REMEMBERED_HOLES = 10_000
+# The most message bytes (bodies and attributes) one read gathers (at least one message,
+# whatever its size): a read of 1,000 messages of 1 MiB would hold 1 GiB in the server.
+MAX_READ_BYTES = 8 * 1024 * 1024
+
+
+class ReadBudget:
+    """What one read (over every partition) may still gather, in bytes."""
+
+    def __init__(self, limit: int = MAX_READ_BYTES) -> None:
+        self.left = limit
+        self.messages = 0
+
+    def take(self, row: MessageRow) -> bool:
+        """Count ``row`` in if it fits (the first message always does)."""
+        size = message_bytes(row.message, row.attributes)
+        if self.messages and size > self.left:
+            self.left = 0
+            return False
+        self.left -= size
+        self.messages += 1
+        return True
 
 
 class OrderedReader:
@@ -30,17 +51,20 @@ class OrderedReader:
         self._holes: dict[tuple[QueueId, int], int] = {}
 
     async def read(
-        self, view: QueueDefinition, start: int, limit: int
+        self, view: QueueDefinition, start: int, limit: int, budget: ReadBudget | None = None
     ) -> tuple[list[MessageRow], int]:
-        """Up to ``limit`` rows of partition ``view`` from monoton ``start`` on, in order,
-        and the monoton to read from next (past every row and hole for good passed)."""
+        """Up to ``limit`` rows of partition ``view`` from monoton ``start`` on, in order (and
+        within ``budget``'s bytes), and the monoton to read from next (past every row and
+        hole for good passed, and no further than the last row gathered)."""
         store, size = self._ctx.store, view.options.bucket_size
+        budget = budget or ReadBudget()
         top = await store.read_monoton(view.id)
         got: list[MessageRow] = []
         at = start
-        while len(got) < limit and at < top:
+        while len(got) < limit and at < top and budget.left > 0:
             snap = await store.read_bucket(view.id, view.bucket_of(at))
-            at, blocked = self._walk(view, snap, at, min((snap.bucket + 1) * size, top), limit, got)
+            end = min((snap.bucket + 1) * size, top)
+            at, blocked = self._walk(view, snap, at, end, limit, got, budget)
             if not blocked:
                 continue
             if not await self._close_if_abandoned(view, snap, at, top):
@@ -55,9 +79,10 @@ class OrderedReader:
         end: int,
         limit: int,
         got: list[MessageRow],
+        budget: ReadBudget,
     ) -> tuple[int, bool]:
         """Collect ``snap``'s rows from ``at`` up to ``end``: (next monoton, blocked at a
-        hole that may still be filled)."""
+        hole that may still be filled, or at a row the budget has no room for)."""
         now = self._ctx.clock.now()
         retention_ms = view.options.message_retention_seconds * 1000
         rows = {row.monoton: row for row in snap.messages}
@@ -67,7 +92,9 @@ class OrderedReader:
                 if not snap.finalized:
                     return at, True
             elif row.republished_from is None and row.created_at + retention_ms > now:
-                # Outlived retention: never read (the queue's consumers never get it either).
+                # (Outlived retention: never read; the queue's consumers never get it either.)
+                if not budget.take(row):
+                    return at, False  # the next read starts at it
                 got.append(row)
             at += 1
         return at, False

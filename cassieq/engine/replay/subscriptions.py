@@ -9,7 +9,7 @@ docs/guides/subscriptions.md.
 from __future__ import annotations
 
 import builtins
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import (
@@ -20,7 +20,7 @@ from cassieq.engine.errors import (
     SubscriptionNotFound,
 )
 from cassieq.engine.replay import positions
-from cassieq.engine.replay.ordered import OrderedReader
+from cassieq.engine.replay.ordered import OrderedReader, ReadBudget
 from cassieq.engine.replay.retention import Retention
 from cassieq.engine.tenancy.queues import QueueDirectory
 from cassieq.model import MessageRow, QueueDefinition
@@ -38,16 +38,20 @@ from cassieq.model_subscriptions import (
 from cassieq.tokens import new_token
 from cassieq.wire_limits import name_problem
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
 
 def parse_time(text: str, what: str) -> int:
-    """An RFC 3339 time with its offset, as ms since the epoch (InvalidArgument if not)."""
+    """An RFC 3339 time with its offset, as ms since the epoch, a fraction of a millisecond
+    rounded up (the first message sent at or after it; InvalidArgument if not a time)."""
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError as bad:
         raise InvalidArgument(f"{what} {text[:64]!r} is not an RFC 3339 time") from bad
     if parsed.tzinfo is None:
         raise InvalidArgument(f"{what} {text[:64]!r} has no time zone offset (add Z or +hh:mm)")
-    return int(parsed.timestamp() * 1000)
+    micros = (parsed - _EPOCH) // timedelta(microseconds=1)  # exact: no float on the way
+    return -(-micros // 1000)
 
 
 class Subscriptions:
@@ -144,6 +148,7 @@ class Subscriptions:
         # Each partition its share first, then what the others left to the ones that had
         # more: one partition's backlog does not hide the others'.
         share = -(-limit // len(views))
+        budget = ReadBudget()  # bytes, over every partition
         found: builtins.list[tuple[int, builtins.list[MessageRow]]] = []
         ends = list(at)
         for rounds_left in (share, limit):
@@ -152,7 +157,7 @@ class Subscriptions:
                 if room <= 0:
                     break
                 rows, ends[view.partition] = await self._reader.read(
-                    view, ends[view.partition], room
+                    view, ends[view.partition], room, budget
                 )
                 if rows:
                     found.append((view.partition, rows))
