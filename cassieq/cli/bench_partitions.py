@@ -8,14 +8,19 @@ from cassieq.cli.common import err as _err
 from cassieq.config import Settings
 
 
-def counts(text: str) -> tuple[int, ...]:
+def counts_between(text: str, low: int, high: int, what: str) -> tuple[int, ...]:
+    """A list of counts like ``1,4,16``, each from ``low`` to ``high`` (else a usage error)."""
     try:
         values = tuple(int(c) for c in text.split(","))
     except ValueError:
         raise click.BadParameter(f"{text!r} is not a list of counts like 1,4,16") from None
-    if not values or any(not 1 <= v <= 256 for v in values):
-        raise click.BadParameter("each partition count must be between 1 and 256")
+    if not values or any(not low <= v <= high for v in values):
+        raise click.BadParameter(f"each {what} count must be between {low} and {high}")
     return values
+
+
+def counts(text: str) -> tuple[int, ...]:
+    return counts_between(text, 1, 256, "partition")
 
 
 def measure(

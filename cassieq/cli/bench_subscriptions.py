@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import click
 
+from cassieq.cli.bench_partitions import counts_between
 from cassieq.cli.common import err as _err
 from cassieq.config import Settings
 
 
 def _counts(_ctx: click.Context, _param: click.Parameter, text: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(c) for c in text.split(","))
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not a list of counts like 0,10") from None
-    if not values or any(not 0 <= v <= 64 for v in values):
-        raise click.BadParameter("each subscription count must be between 0 and 64")
-    return values
+    return counts_between(text, 0, 64, "subscription")
 
 
 @click.command()

@@ -70,3 +70,14 @@ def hold_redrives(engine: QueueEngine, until: asyncio.Event | None = None) -> as
 
     engine.redriver.sleep = held
     return waiting
+
+
+async def consume_all_and_repair(engine: QueueEngine, account: str, clock: FakeClock) -> None:
+    """The queue's own consumers take and ack every message; past the finalize wait, repair
+    finishes every bucket (and sweeps what retention lets go)."""
+    while batch := await engine.receive(account, "q", 4, 30):
+        await engine.ack_batch(account, "q", [d.receipt for d in batch])
+    await engine.settle()
+    clock.advance(5)
+    while await engine.repair(account, "q"):
+        pass

@@ -21,7 +21,7 @@ from cassieq.engine.observe import CallCounter
 from cassieq.model import OutgoingMessage, QueueId
 from cassieq.model_subscriptions import SeekTarget
 from cassieq.store.base import Store
-from tests.engine.conftest import make_queue
+from tests.engine.conftest import consume_all_and_repair, make_queue
 
 
 def _rfc3339(ms: int) -> str:
@@ -214,12 +214,7 @@ async def test_buckets_are_kept_for_subscriptions_until_their_retention_ends(
     await engine.subscriptions.create(account, "q", "a", "ordered", "latest")
     for i in range(6):
         await engine.put(account, "q", f"m{i}")
-    while batch := await engine.receive(account, "q", 4, 30):
-        await engine.ack_batch(account, "q", [d.receipt for d in batch])
-    await engine.settle()
-    clock.advance(5)
-    while await engine.repair(account, "q"):
-        pass
+    await consume_all_and_repair(engine, account, clock)
     assert await store.read_pointer(queue.id, "repair") >= 2
     # Done by the queue, kept for replay: a seek back reads them all again.
     assert (await store.read_bucket(queue.id, 0)).messages
@@ -239,12 +234,7 @@ async def test_the_last_subscription_gone_finished_buckets_are_dropped(
     await engine.subscriptions.create(account, "q", "a", "ordered", "latest")
     for i in range(4):
         await engine.put(account, "q", f"m{i}")
-    while batch := await engine.receive(account, "q", 4, 30):
-        await engine.ack_batch(account, "q", [d.receipt for d in batch])
-    await engine.settle()
-    clock.advance(5)
-    while await engine.repair(account, "q"):
-        pass
+    await consume_all_and_repair(engine, account, clock)
     assert (await store.read_bucket(queue.id, 0)).messages
     await engine.subscriptions.delete(account, "q", "a")
     await engine.repair(account, "q")

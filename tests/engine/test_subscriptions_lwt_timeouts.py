@@ -22,6 +22,7 @@ from cassieq.engine import FakeClock, QueueEngine
 from cassieq.model import QueueOptions
 from cassieq.model_subscriptions import SeekTarget
 from cassieq.store.cassandra import CassandraStore, LwtRetry
+from tests.engine.conftest import consume_all_and_repair
 from tests.lwt_faults import Mode, TimeoutInjectingStore
 
 PRIMITIVES = (
@@ -82,13 +83,7 @@ async def test_ordered_subscriptions_through_lwt_timeouts(
 
     first_a = await _read_through(engine, account, "a", clock, expected=True)
     first_b = await _read_through(engine, account, "b", clock, expected=False)
-    # The queue's own consumers take every message; repair finishes and sweeps.
-    while batch := await engine.receive(account, "q", 5, 30):
-        await engine.ack_batch(account, "q", [d.receipt for d in batch])
-    await engine.settle()
-    clock.advance(5)
-    while await engine.repair(account, "q"):
-        pass
+    await consume_all_and_repair(engine, account, clock)  # the queue's consumers; repair
     await engine.subscriptions.seek(account, "q", "a", SeekTarget(to="earliest"))
     again_a = await _read_through(engine, account, "a", clock, expected=True)
     store.stop()

@@ -24,13 +24,8 @@ from typing import Any
 from cassieq.config import Settings
 from cassieq.engine import CallCounter, QueueEngine
 from cassieq.model import OutgoingMessage, QueueOptions
-from cassieq.store.cassandra import (
-    CassandraStore,
-    apply_schema,
-    connect,
-    default_schema_dir,
-    drop_keyspace,
-)
+from cassieq.store.cassandra import CassandraStore
+from cassieq.tools.bench.keyspace import fresh_store
 
 NOT_APPLIED = ("lost", "timeout_rejected")
 
@@ -151,14 +146,8 @@ async def _one_count(
 async def run_partitions(
     settings: Settings, *, keyspace: str, bench: PartitionBench, say: Callable[[str], None]
 ) -> dict[str, Any]:
-    cluster, session = connect(settings.cassandra_hosts, settings.cassandra_port)
-    try:
-        drop_keyspace(session, keyspace)
-        apply_schema(session, keyspace, settings.replication, default_schema_dir())
-        store = CassandraStore(session, keyspace)
+    with fresh_store(settings, keyspace) as store:
         rows = [await _one_count(store, p, bench, say) for p in bench.counts]
-    finally:
-        cluster.shutdown()
     first = rows[0]
     return {
         "hosts": list(settings.cassandra_hosts),

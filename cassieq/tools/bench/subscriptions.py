@@ -23,13 +23,8 @@ from typing import Any
 from cassieq.config import Settings
 from cassieq.engine import CallCounter, QueueEngine
 from cassieq.model import QueueOptions
-from cassieq.store.cassandra import (
-    CassandraStore,
-    apply_schema,
-    connect,
-    default_schema_dir,
-    drop_keyspace,
-)
+from cassieq.store.cassandra import CassandraStore
+from cassieq.tools.bench.keyspace import fresh_store
 
 
 @dataclass(frozen=True)
@@ -108,14 +103,8 @@ async def _one_count(
 async def run_subscriptions(
     settings: Settings, *, keyspace: str, bench: SubscriptionBench, say: Callable[[str], None]
 ) -> dict[str, Any]:
-    cluster, session = connect(settings.cassandra_hosts, settings.cassandra_port)
-    try:
-        drop_keyspace(session, keyspace)
-        apply_schema(session, keyspace, settings.replication, default_schema_dir())
-        store = CassandraStore(session, keyspace)
+    with fresh_store(settings, keyspace) as store:
         rows = [await _one_count(store, c, bench, say) for c in bench.counts]
-    finally:
-        cluster.shutdown()
     first = rows[0]
     return {
         "hosts": list(settings.cassandra_hosts),
