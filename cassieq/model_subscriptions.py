@@ -7,6 +7,8 @@ limit); the store and the engine both use these records.
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 import msgspec
@@ -18,6 +20,43 @@ MODES: tuple[SubscriptionMode, ...] = ("shared", "ordered")
 # Names as queue names are: letters, digits, '-', '_' (checked by the API and the engine).
 MAX_SUBSCRIPTIONS_PER_QUEUE = 64
 MAX_READ_LIMIT = 1000
+
+
+# The times a subscription's start, a seek and an export take (shared by the API, the
+# engine and the pipeline).
+TIME_RULE = 'an RFC 3339 time with its offset ("2026-11-27T09:00:00Z")'
+# RFC 3339's date-time (section 5.6): a time zone offset is required; "T" or a space
+# between date and time (the RFC's note allows the space); any number of fraction digits.
+# Upper case only, as v2 has always taken a start and a seek's time.
+_RFC3339 = re.compile(r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})")
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def rfc3339_ms(text: str, field: str = "time", rule: str = TIME_RULE) -> int:
+    """Milliseconds since the epoch of an RFC 3339 time, rounded up: "the first message
+    sent at or after T" must not take one sent within T's millisecond but before it (sends
+    are stamped in milliseconds). Raises ValueError naming ``field`` and its rule."""
+    match = _RFC3339.fullmatch(text)
+    if match is None:
+        raise ValueError(f"{field} must be {rule}, not {text!r}")
+    date, clock, fraction, offset = match.groups()
+    zone = "+00:00" if offset == "Z" else offset
+    try:
+        whole = datetime.fromisoformat(f"{date}T{clock}{zone}")
+    except ValueError as exc:  # a month 13, a 25th hour, an offset of +24:00
+        raise ValueError(f"{field} {text!r} is not a valid time: {exc}") from None
+    seconds = (whole - EPOCH) // timedelta(seconds=1)
+    # Fraction digits past the microsecond are kept (datetime would drop them): exact.
+    digits = fraction or ""
+    sub_ms = -(-int(digits or "0") * 1000 // 10 ** len(digits)) if digits else 0
+    return seconds * 1000 + sub_ms
+
+
+def ms_rounded_up(moment: datetime) -> int:
+    """Milliseconds since the epoch of an aware time, a fraction of one rounded up (exact:
+    no float on the way)."""
+    micros = (moment - EPOCH) // timedelta(microseconds=1)
+    return -(-micros // 1000)
 
 
 class SubscriptionDef(msgspec.Struct, frozen=True, kw_only=True):

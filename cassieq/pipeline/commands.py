@@ -13,7 +13,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -21,13 +20,13 @@ import msgspec
 
 from cassieq.auth.signing import BadTime, parse_time
 from cassieq.config import Settings
+from cassieq.model_subscriptions import ms_rounded_up
 
 if TYPE_CHECKING:
     from cassieq.pipeline.progress import Progress
     from cassieq.pipeline.store_access import StoreAccess
 
 F = TypeVar("F", bound=Callable[..., Any])
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _err(message: str) -> None:
@@ -339,8 +338,7 @@ def _time_ms(text: str | None, option: str) -> int | None:
         raise click.BadParameter(
             f"not an RFC 3339 time such as 2026-11-27T09:00:00Z: {text!r}", param_hint=option
         ) from exc
-    micros = (parsed - _EPOCH) // timedelta(microseconds=1)
-    return -(-micros // 1000)
+    return ms_rounded_up(parsed)
 
 
 def _num(value: float | None) -> str:

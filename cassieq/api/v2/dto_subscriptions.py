@@ -12,8 +12,6 @@
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
@@ -21,46 +19,21 @@ import msgspec
 from cassieq.api.v2.times import iso_time
 from cassieq.model import message_id
 from cassieq.model_subscriptions import (
+    TIME_RULE,
     ReadBatch,
     ReadMessage,
     SeekTarget,
     SubscriptionDef,
     SubscriptionInfo,
     SubscriptionMode,
+    rfc3339_ms,
 )
 
 # Generous: a position names a place in each partition of the queue (at most 256 of them);
 # its form is the engine's (opaque here), which refuses one that is not of this queue.
 MAX_POSITION_LENGTH = 8192
 Position = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_POSITION_LENGTH)]
-TIME_RULE = 'an RFC 3339 time with its offset ("2026-11-27T09:00:00Z")'
 START_RULE = f"earliest, latest or {TIME_RULE}"
-# RFC 3339's date-time (section 5.6): a time zone offset is required; "T" or a space
-# between date and time (the RFC's note allows the space); any number of fraction digits.
-# Upper case only: the engine reads a subscription's start with datetime.fromisoformat,
-# which refuses "t" and "z", and a start and a seek take the same times.
-_RFC3339 = re.compile(r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})")
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def rfc3339_ms(text: str, field: str = "time", rule: str = TIME_RULE) -> int:
-    """Milliseconds since the epoch of an RFC 3339 time, rounded up: "the first message
-    sent at or after T" must not take one sent within T's millisecond but before it (sends
-    are stamped in milliseconds). Raises ValueError naming ``field`` and its rule."""
-    match = _RFC3339.fullmatch(text)
-    if match is None:
-        raise ValueError(f"{field} must be {rule}, not {text!r}")
-    date, clock, fraction, offset = match.groups()
-    zone = "+00:00" if offset == "Z" else offset
-    try:
-        whole = datetime.fromisoformat(f"{date}T{clock}{zone}")
-    except ValueError as exc:  # a month 13, a 25th hour, an offset of +24:00
-        raise ValueError(f"{field} {text!r} is not a valid time: {exc}") from None
-    seconds = (whole - _EPOCH) // timedelta(seconds=1)
-    # Fraction digits past the microsecond are kept (datetime would drop them): exact.
-    digits = fraction or ""
-    sub_ms = -(-int(digits or "0") * 1000 // 10 ** len(digits)) if digits else 0
-    return seconds * 1000 + sub_ms
 
 
 def check_start(start: str) -> None:

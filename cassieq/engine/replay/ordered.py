@@ -51,14 +51,22 @@ class OrderedReader:
         self._holes: dict[tuple[QueueId, int], int] = {}
 
     async def read(
-        self, view: QueueDefinition, start: int, limit: int, budget: ReadBudget | None = None
+        self,
+        view: QueueDefinition,
+        start: int,
+        limit: int,
+        budget: ReadBudget | None = None,
+        *,
+        top: int | None = None,
     ) -> tuple[list[MessageRow], int]:
         """Up to ``limit`` rows of partition ``view`` from monoton ``start`` on, in order (and
         within ``budget``'s bytes), and the monoton to read from next (past every row and
-        hole for good passed, and no further than the last row gathered)."""
+        hole for good passed, and no further than the last row gathered). ``top``: the
+        partition's monoton when the caller has just read it."""
         store, size = self._ctx.store, view.options.bucket_size
         budget = budget or ReadBudget()
-        top = await store.read_monoton(view.id)
+        if top is None:
+            top = await store.read_monoton(view.id)
         got: list[MessageRow] = []
         at = start
         while len(got) < limit and at < top and budget.left > 0:

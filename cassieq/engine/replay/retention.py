@@ -35,9 +35,7 @@ class Retention:
         for view in queue.partition_views():
             if await store.read_pointer(view.id, "retention"):
                 continue
-            repair = await store.read_pointer(view.id, "repair")
-            state = await store.read_invisibility(view.id)
-            first = min([repair, *state.stragglers])
+            first = await self._first_unfinished(view)
             # Lost to another server's mark: that one stands (it is no later than ours).
             await store.cas_pointer(view.id, "retention", 0, first + 1)
 
@@ -49,8 +47,13 @@ class Retention:
             return mark - 1
         if not view.options.delete_buckets_after_finalize:
             return 0
-        repair = await store.read_pointer(view.id, "repair")
-        state = await store.read_invisibility(view.id)
+        return await self._first_unfinished(view)
+
+    async def _first_unfinished(self, view: QueueDefinition) -> int:
+        """The first bucket the queue's repair or invisibility side still holds: every one
+        before it was finished (and dropped, unless kept)."""
+        repair = await self._ctx.store.read_pointer(view.id, "repair")
+        state = await self._ctx.store.read_invisibility(view.id)
         return min([repair, *state.stragglers])
 
     async def sweep(self, view: QueueDefinition) -> int:

@@ -9,7 +9,6 @@ docs/guides/subscriptions.md.
 from __future__ import annotations
 
 import builtins
-from datetime import UTC, datetime, timedelta
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import (
@@ -34,24 +33,19 @@ from cassieq.model_subscriptions import (
     SubscriptionDef,
     SubscriptionInfo,
     SubscriptionMode,
+    rfc3339_ms,
 )
 from cassieq.tokens import new_token
 from cassieq.wire_limits import name_problem
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def parse_time(text: str, what: str) -> int:
     """An RFC 3339 time with its offset, as ms since the epoch, a fraction of a millisecond
     rounded up (the first message sent at or after it; InvalidArgument if not a time)."""
     try:
-        parsed = datetime.fromisoformat(text)
+        return rfc3339_ms(text, what, "an RFC 3339 time with its time zone offset (Z, +hh:mm)")
     except ValueError as bad:
-        raise InvalidArgument(f"{what} {text[:64]!r} is not an RFC 3339 time") from bad
-    if parsed.tzinfo is None:
-        raise InvalidArgument(f"{what} {text[:64]!r} has no time zone offset (add Z or +hh:mm)")
-    micros = (parsed - _EPOCH) // timedelta(microseconds=1)  # exact: no float on the way
-    return -(-micros // 1000)
+        raise InvalidArgument(str(bad)) from None
 
 
 class Subscriptions:
@@ -248,8 +242,9 @@ class Subscriptions:
         at = positions.decode(sub.position, len(views))
         lag, oldest = 0, None
         for view, start in zip(views, at, strict=True):
-            lag += max(0, await self._ctx.store.read_monoton(view.id) - start)
-            rows, _ = await self._reader.read(view, start, 1)
+            top = await self._ctx.store.read_monoton(view.id)
+            lag += max(0, top - start)
+            rows, _ = await self._reader.read(view, start, 1, top=top)
             if rows and (oldest is None or rows[0].created_at < oldest):
                 oldest = rows[0].created_at
         return SubscriptionInfo(definition=sub, lag=lag, oldest_unread_at=oldest)
