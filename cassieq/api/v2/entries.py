@@ -30,6 +30,14 @@ class ReceiptFailure:
 DUPLICATE = ReceiptFailure(409, "the same receipt is earlier in this request")
 
 
+def subscription_binding(queue: str, name: str) -> str:
+    """What a shared subscription's receipts are signed for, in the place of a queue's
+    name: a receipt of the queue, or of another subscription, then fails to decode as "of
+    another queue" (never acked in the wrong place). Queue names cannot hold "/", so no
+    queue is named like a binding."""
+    return f"{queue}/subscriptions/{name}"
+
+
 async def decode_receipts(
     receipts: ReceiptSigner, account: str, queue: str, tokens: list[str]
 ) -> list[PopReceipt | ReceiptFailure]:

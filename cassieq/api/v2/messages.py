@@ -7,6 +7,7 @@ own code, never a whole-request error.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from litestar import Controller, post
@@ -15,33 +16,21 @@ from litestar.params import FromPath, JSONBody
 from cassieq.api.dependencies import App, Engine
 from cassieq.api.errors import errors_v2
 from cassieq.api.security import account_guard
+from cassieq.api.v2.deliveries import acked, leases_changed, received
 from cassieq.api.v2.dto_messages import (
     MAX_BATCH,
     AckRequest,
     AckResponse,
-    FailedEntry,
-    ReceivedMessage,
     ReceiveRequest,
     ReceiveResponse,
     SendRequest,
     SendResponse,
     SentEntry,
-    UpdatedEntry,
     VisibilityRequest,
     VisibilityResponse,
 )
-from cassieq.api.v2.entries import ReceiptFailure, decode_receipts, failure_of
-from cassieq.api.v2.times import iso_time
-from cassieq.auth.receipt_keys import ReceiptSigner
 from cassieq.engine.errors import InvalidArgument
-from cassieq.model import (
-    MAX_MESSAGE_BYTES,
-    Delivery,
-    OutgoingMessage,
-    PopReceipt,
-    VisibilityChange,
-    message_id,
-)
+from cassieq.model import MAX_MESSAGE_BYTES, OutgoingMessage, message_id
 from cassieq.model import AuthorizationLevel as L
 
 # A send (or visibility) batch may carry 100 messages of 256 KiB (the queue's limit until it
@@ -126,9 +115,7 @@ class MessageV2Controller(Controller):
             wait_s=data.wait_seconds,
             attempt_id=data.receive_attempt_id,
         )
-        return ReceiveResponse(
-            messages=[await _received(app.receipts, account, queue, d) for d in deliveries]
-        )
+        return await received(app.receipts, account, queue, deliveries)
 
     @post(
         "/ack",
@@ -146,20 +133,13 @@ class MessageV2Controller(Controller):
         data: JSONBody[AckRequest],
     ) -> AckResponse:
         await app.engine.queue(account, queue)  # an unknown queue is a 404, as in v1
-        decoded = await decode_receipts(app.receipts, account, queue, data.pop_receipts)
-        valid = [r for r in decoded if isinstance(r, PopReceipt)]
-        outcomes = iter(await app.engine.ack_batch(account, queue, valid))
-        acked: list[str] = []
-        failed: list[FailedEntry] = []
-        for token, receipt in zip(data.pop_receipts, decoded, strict=True):
-            # The engine answered the valid ones in the order given.
-            outcome = next(outcomes) if isinstance(receipt, PopReceipt) else receipt
-            if outcome is None:
-                acked.append(token)
-            else:
-                verdict = outcome if isinstance(outcome, ReceiptFailure) else failure_of(outcome)
-                failed.append(verdict.entry(token))
-        return AckResponse(acked=acked, failed=failed)
+        return await acked(
+            app.receipts,
+            account,
+            queue,
+            data.pop_receipts,
+            partial(app.engine.ack_batch, account, queue),
+        )
 
     @post(
         "/visibility",
@@ -177,37 +157,13 @@ class MessageV2Controller(Controller):
         queue: FromPath[str],
         data: JSONBody[VisibilityRequest],
     ) -> VisibilityResponse:
-        tokens = [e.pop_receipt for e in data.entries]
-        decoded = await decode_receipts(app.receipts, account, queue, tokens)
-        changes = [
-            VisibilityChange(
-                receipt=r,
-                invisibility_ms=None
-                if e.visibility_timeout_seconds is None
-                else e.visibility_timeout_seconds * 1000,
-                body=e.body,
-            )
-            for r, e in zip(decoded, data.entries, strict=True)
-            if isinstance(r, PopReceipt)
-        ]
-        outcomes = iter(await app.engine.change_visibility(account, queue, changes))
-        updated: list[UpdatedEntry] = []
-        failed: list[FailedEntry] = []
-        for token, receipt in zip(tokens, decoded, strict=True):
-            # The engine answered the valid ones in the order given.
-            outcome = next(outcomes) if isinstance(receipt, PopReceipt) else receipt
-            if isinstance(outcome, PopReceipt):
-                updated.append(
-                    UpdatedEntry(
-                        pop_receipt=token,
-                        new_pop_receipt=await app.receipts.encode(account, queue, outcome),
-                        message_tag=outcome.tag,
-                    )
-                )
-            else:
-                verdict = outcome if isinstance(outcome, ReceiptFailure) else failure_of(outcome)
-                failed.append(verdict.entry(token))
-        return VisibilityResponse(updated=updated, failed=failed)
+        return await leases_changed(
+            app.receipts,
+            account,
+            queue,
+            data.entries,
+            partial(app.engine.change_visibility, account, queue),
+        )
 
 
 def _check_fifo_send(data: SendRequest, content_based: bool) -> None:
@@ -228,27 +184,6 @@ def _check_fifo_send(data: SendRequest, content_based: bool) -> None:
                 f"messages[{i}]: deduplicationId is required on a FIFO queue without "
                 "contentBasedDeduplication"
             )
-
-
-async def _received(
-    receipts: ReceiptSigner, account: str, queue: str, d: Delivery
-) -> ReceivedMessage:
-    return ReceivedMessage(
-        id=message_id(d.receipt.partition, d.receipt.monoton),
-        body=d.message,
-        attributes=d.attributes,
-        pop_receipt=await receipts.encode(account, queue, d.receipt),
-        delivery_count=d.delivery_count + 1,  # v2 counts this delivery (SQS's receive count)
-        message_tag=d.tag,
-        # A delivery always has one (this delivery's time, on the first); rows from before
-        # the column read as None: then the send time is the best known bound.
-        first_delivered_at=iso_time(
-            d.first_delivered_at if d.first_delivered_at is not None else d.sent_at
-        ),
-        sent_at=iso_time(d.sent_at),
-        group_id=d.group,
-        sequence_number=d.sequence_number,
-    )
 
 
 MESSAGE_ROUTES: list[Any] = [MessageV2Controller]
