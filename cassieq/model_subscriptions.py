@@ -75,6 +75,30 @@ class SubscriptionDef(msgspec.Struct, frozen=True, kw_only=True):
     position: str
     revision: int
     change: str
+    # Shared subscriptions (schema 0015): the seek generation (a receipt names it) and the
+    # position of the first message not finished (acked, expired, dead-lettered) in each
+    # partition; ``position`` is then the next message never delivered.
+    generation: int = 0
+    done: str = ""
+
+
+Finished = Literal["acked", "expired", "dead_lettered"]
+
+
+class SubDelivery(msgspec.Struct, frozen=True, kw_only=True):
+    """A shared subscription's state of one message (its own row, apart from the message's):
+    ``version`` grows with every change (a receipt names it), ``finished`` is None while
+    the message may be delivered again. ``change``: the token of the write that made it."""
+
+    monoton: int
+    version: int
+    delivery_count: int
+    next_visible_on: int
+    tag: str
+    updated_at: int
+    change: str
+    finished: Finished | None = None
+    first_delivered_at: int | None = None
 
 
 class ReadMessage(msgspec.Struct, frozen=True, kw_only=True):

@@ -54,6 +54,7 @@ _BY_CQL: tuple[tuple[str, str], ...] = (
     ("INTO {ks}.fifo_dedup", "claim_dedup"),
     (".fifo_dedup USING TTL ? SET monoton", "replace_dedup"),
     ("INTO {ks}.subscriptions", "insert_subscription"),
+    ("SET position = ?, done = ?", "cas_subscription"),  # before the position's own
     (".subscriptions SET position", "cas_subscription_position"),
 )
 # A conditional batch, told by the CQL of a statement in it (first match wins).
@@ -64,6 +65,8 @@ _BATCH_BY_CQL: tuple[tuple[str, str], ...] = (
     # cas_messages with keep_body: a take's update and a retirement's.
     (".messages SET version = ?, delivery_count", "cas_messages"),
     ("acked = true, dead_lettered", "cas_messages"),
+    ("subscription_deliveries (queue_id", "insert_sub_deliveries"),
+    (".subscription_deliveries SET", "cas_sub_deliveries"),
 )
 # Every LWT primitive the engine sends, in a stable order (parametrized test ids): all of
 # the store's (the v2 batch ones by its receive of N, batch ack and visibility change).
@@ -71,7 +74,15 @@ _BATCH_BY_CQL: tuple[tuple[str, str], ...] = (
 # on a FIFO workload; the matrix's workload is a standard queue's.
 FIFO_LWTS = frozenset({"claim_dedup", "replace_dedup"})
 # Likewise the subscriptions' (tests/engine/test_subscriptions_lwt_timeouts.py).
-SUBSCRIPTION_LWTS = frozenset({"insert_subscription", "cas_subscription_position"})
+SUBSCRIPTION_LWTS = frozenset(
+    {
+        "insert_subscription",
+        "cas_subscription_position",
+        "cas_subscription",
+        "insert_sub_deliveries",
+        "cas_sub_deliveries",
+    }
+)
 LWT_PRIMITIVES = tuple(sorted(STORE_LWTS - FIFO_LWTS - SUBSCRIPTION_LWTS))
 
 

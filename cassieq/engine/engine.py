@@ -125,13 +125,13 @@ class QueueEngine:
         self.purger = Purger(self.ctx)
         self.redriver = Redriver(self.ctx, deliverer.dead_letters, self.queues)
         self.inspector = Inspector(self.ctx)
-        self._subscriptions = Subscriptions(self.ctx, self.queues)
+        parts = (self.publisher, self.waiters, self.long_poll_slots)
+        self._subscriptions = Subscriptions(self.ctx, self.queues, *parts)
         self._rotation = Rotation()  # where keyless puts go, where receives start (#35)
 
     @property
     def subscriptions(self) -> Subscriptions:
-        """Subscriptions' façade (issue 36), for the adapters: QueueEngine is at its size limit."""
-        return self._subscriptions
+        return self._subscriptions  # issue 36's façade, for the adapters (this is at its limit)
 
     @property
     def default_partitions(self) -> int:

@@ -47,6 +47,9 @@ HOOKS = (
     "group_held",
     "subscription_read",
     "subscription_committed",
+    "subscription_delivered",
+    "subscription_acked",
+    "subscription_expired",
 )
 
 
@@ -83,6 +86,17 @@ class Observer:
         """A commit or seek of subscription ``name`` of ``queue``: its position stored
         (``applied``), or refused as a PositionConflict (the expected position was not the
         stored one, or it kept moving)."""
+
+    def subscription_delivered(self, queue: QueueDefinition, name: str, count: int) -> None:
+        """Shared subscription ``name`` of ``queue`` delivered ``count`` messages (first
+        deliveries and again after a lease ran out)."""
+
+    def subscription_acked(self, queue: QueueDefinition, name: str, count: int) -> None:
+        """``count`` deliveries of shared subscription ``name`` were acked."""
+
+    def subscription_expired(self, queue: QueueDefinition, name: str, count: int) -> None:
+        """``count`` messages were retired unread by shared subscription ``name``: they
+        outlived the queue's messageRetentionSeconds (or their bucket was dropped)."""
 
 
 def _nothing(*_: Any) -> None:
@@ -133,6 +147,15 @@ class Observers:
         )
         self.subscription_committed: Callable[[QueueDefinition, str, bool], None] = _fan_out(
             self.observers, "subscription_committed"
+        )
+        self.subscription_delivered: Callable[[QueueDefinition, str, int], None] = _fan_out(
+            self.observers, "subscription_delivered"
+        )
+        self.subscription_acked: Callable[[QueueDefinition, str, int], None] = _fan_out(
+            self.observers, "subscription_acked"
+        )
+        self.subscription_expired: Callable[[QueueDefinition, str, int], None] = _fan_out(
+            self.observers, "subscription_expired"
         )
 
     def hears(self, hook: str) -> bool:

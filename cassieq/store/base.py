@@ -32,6 +32,7 @@ from cassieq.model import (
     message_bytes,
 )
 from cassieq.model_subscriptions import SubscriptionDef
+from cassieq.store.base_shared import SharedSubscriptionRows
 from cassieq.store.observer import LwtObserver
 
 # "retention": on a queue that has (had) subscriptions, the first bucket its retention has
@@ -137,7 +138,7 @@ class SchemaStatus:
     detail: str
 
 
-class Store(Protocol):
+class Store(SharedSubscriptionRows, Protocol):
     def add_lwt_observer(self, observer: LwtObserver) -> None:
         """Tell ``observer`` the outcome of every LWT this store sends from now on, while
         the observer lives (held weakly: engines come and go on one store). The memory store

@@ -32,6 +32,7 @@ from cassieq.store.base import (
     check_ack_entries,
     check_cas_entries,
 )
+from cassieq.store.memory_shared import MemorySharedSubscriptions
 from cassieq.store.memory_subscriptions import MemorySubscriptions
 from cassieq.store.observer import LwtObserver, LwtObservers
 
@@ -43,7 +44,7 @@ class _Bucket:
     messages: dict[int, MessageRow] = field(default_factory=dict)
 
 
-class MemoryStore(MemorySubscriptions):
+class MemoryStore(MemorySubscriptions, MemorySharedSubscriptions):
     def __init__(self) -> None:
         # Kept for the protocol's sake: this store decides every compare-and-set at once,
         # under no contention but its own, and reports no LWT outcomes.
@@ -65,6 +66,7 @@ class MemoryStore(MemorySubscriptions):
         self._dedup: dict[tuple[QueueId, str], DedupClaim] = {}
         self._attempts: dict[tuple[QueueId, str], tuple[int, bytes]] = {}
         self._subscriptions = {}  # schema 0014 (memory_subscriptions.py)
+        self._sub_deliveries = {}  # schema 0015 (memory_shared.py)
 
     def add_lwt_observer(self, observer: LwtObserver) -> None:
         self._lwt_observers.add(observer)

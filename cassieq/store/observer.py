@@ -43,6 +43,9 @@ LWT_PRIMITIVES = frozenset(
         "replace_dedup",
         "insert_subscription",  # subscriptions (schema 0014)
         "cas_subscription_position",
+        "cas_subscription",  # shared subscriptions (schema 0015)
+        "insert_sub_deliveries",
+        "cas_sub_deliveries",
     }
 )
 

@@ -51,8 +51,8 @@ async def test_create_is_idempotent_and_refuses_other_options(
     assert not created and again.position == first.position
     with pytest.raises(SubscriptionExists):
         await subs.create(account, "q", "audit", "ordered", "latest")
-    with pytest.raises(InvalidArgument, match="shared"):
-        await subs.create(account, "q", "s2", "shared", "earliest")
+    with pytest.raises(InvalidArgument, match="mode"):
+        await subs.create(account, "q", "s2", "fanout", "earliest")  # type: ignore[arg-type]
     with pytest.raises(InvalidArgument, match="time zone"):
         await subs.create(account, "q", "s2", "ordered", "2026-01-01T00:00:00")
     with pytest.raises(InvalidArgument):

@@ -21,6 +21,7 @@ import operator
 import msgspec
 
 from cassieq.engine.context import EngineContext
+from cassieq.engine.life.kept import kept_for_subscriptions
 from cassieq.engine.life.take import Deliverer, candidate
 from cassieq.engine.life.window import (
     LEAVING_MAX_MS,
@@ -34,7 +35,6 @@ from cassieq.engine.life.window import (
     without_bodies,
 )
 from cassieq.engine.recent import Recent
-from cassieq.engine.replay.retention import kept_for_subscriptions
 from cassieq.model import (
     BucketState,
     Counts,

@@ -14,15 +14,10 @@ drops the finished buckets kept for it at once.
 from __future__ import annotations
 
 from cassieq.engine.context import EngineContext
+from cassieq.engine.replay.shared_rows import drop_bucket_deliveries
 from cassieq.model import QueueDefinition
 
 MAX_BUCKETS_PER_SWEEP = 256
-
-
-async def kept_for_subscriptions(ctx: EngineContext, queue: QueueDefinition) -> bool:
-    """Whether finished buckets of ``queue`` are kept for subscriptions (read fresh: a drop
-    is once per bucket, and a stale answer would lose a bucket for replay)."""
-    return bool(await ctx.store.read_subscriptions(queue.id.whole))
 
 
 class Retention:
@@ -67,7 +62,8 @@ class Retention:
         if bucket >= repair:
             return 0
         state = await store.read_invisibility(view.id)
-        kept = await kept_for_subscriptions(self._ctx, view)
+        subs = await store.read_subscriptions(view.id.whole)  # fresh, as kept_for_subscriptions
+        kept, shared = bool(subs), [s.name for s in subs if s.mode == "shared"]
         retention_ms = view.options.message_retention_seconds * 1000
         dropped = 0
         while dropped < MAX_BUCKETS_PER_SWEEP and bucket < min(repair, state.bucket):
@@ -81,6 +77,7 @@ class Retention:
                 break
             if snap.messages and view.options.delete_buckets_after_finalize:
                 await store.delete_bucket(view.id, bucket)
+            await drop_bucket_deliveries(self._ctx, view, shared, bucket)
             if not await store.cas_pointer(view.id, "retention", bucket + 1, bucket + 2):
                 break  # another server swept it
             bucket += 1

@@ -10,19 +10,34 @@ from __future__ import annotations
 
 import builtins
 
+import msgspec
+
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import (
+    EngineError,
     InvalidArgument,
     PositionConflict,
     SubscriptionExists,
     SubscriptionLimitReached,
     SubscriptionNotFound,
 )
+from cassieq.engine.life.long_poll import Waiters
+from cassieq.engine.life.long_poll_slots import LongPollSlots
+from cassieq.engine.life.put import Publisher
 from cassieq.engine.replay import positions
 from cassieq.engine.replay.ordered import OrderedReader, ReadBudget
 from cassieq.engine.replay.retention import Retention
+from cassieq.engine.replay.shared import SharedConsumer
+from cassieq.engine.replay.shared_acks import SharedAcks
+from cassieq.engine.replay.shared_rows import drop_deliveries
 from cassieq.engine.tenancy.queues import QueueDirectory
-from cassieq.model import MessageRow, QueueDefinition
+from cassieq.model import (
+    Delivery,
+    MessageRow,
+    PopReceipt,
+    QueueDefinition,
+    VisibilityChange,
+)
 from cassieq.model_subscriptions import (
     MAX_READ_LIMIT,
     MAX_SUBSCRIPTIONS_PER_QUEUE,
@@ -38,6 +53,17 @@ from cassieq.model_subscriptions import (
 from cassieq.tokens import new_token
 from cassieq.wire_limits import name_problem
 
+MAX_INVISIBILITY_S = 7 * 24 * 3600  # as the queue's (engine.py)
+
+
+# A shared subscription's receive, as the queue's (v2 maxMessages).
+MAX_RECEIVE = 100
+_OTHER_MODE = {
+    "shared": "subscription {name!r} is shared: receive from it (POST .../receive), "
+    "it has no position to read or commit",
+    "ordered": "subscription {name!r} is ordered: read it by position (GET .../messages)",
+}
+
 
 def parse_time(text: str, what: str) -> int:
     """An RFC 3339 time with its offset, as ms since the epoch, a fraction of a millisecond
@@ -49,11 +75,22 @@ def parse_time(text: str, what: str) -> int:
 
 
 class Subscriptions:
-    def __init__(self, ctx: EngineContext, queues: QueueDirectory) -> None:
+    def __init__(
+        self,
+        ctx: EngineContext,
+        queues: QueueDirectory,
+        publisher: Publisher,
+        waiters: Waiters,
+        slots: LongPollSlots,
+    ) -> None:
         self._ctx = ctx
         self._queues = queues
         self._reader = OrderedReader(ctx)
         self._retention = Retention(ctx)
+        self._shared = SharedConsumer(ctx, self._reader, publisher, queues)
+        self._acks = SharedAcks(ctx)
+        self._waiters = waiters
+        self._slots = slots
 
     # ------------------------------------------------------------------ definitions
     async def create(
@@ -69,10 +106,6 @@ class Subscriptions:
             raise InvalidArgument(problem)
         if mode not in MODES:
             raise InvalidArgument(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-        if mode == "shared":
-            raise InvalidArgument(
-                "mode 'shared' is not available yet: create an 'ordered' subscription"
-            )
         start_ms = None if start in ("earliest", "latest") else parse_time(start, "start")
         q = await self._queues.get(account, queue)
         store = self._ctx.store
@@ -90,15 +123,21 @@ class Subscriptions:
                 target = (
                     SeekTarget(to="earliest") if start_ms is None else SeekTarget(time=start_ms)
                 )
+            now = self._ctx.clock.now()
+            position = await self._position_of(q, target)
             sub = SubscriptionDef(
                 queue=q.id,
                 name=name,
                 mode=mode,
                 start=start,
-                created_at=self._ctx.clock.now(),
-                position=await self._position_of(q, target),
+                created_at=now,
+                position=position,
                 revision=1,
                 change=new_token(),
+                # Shared: its deliveries' generation, new at every seek (a time: one of a
+                # subscription deleted and created again under the same name differs).
+                generation=now if mode == "shared" else 0,
+                done=position if mode == "shared" else "",
             )
             existing = await store.insert_subscription(sub)
             if existing is None:
@@ -124,8 +163,10 @@ class Subscriptions:
         """Raises QueueNotFound, SubscriptionNotFound. The buckets kept for it go with the
         next sweep when it was the queue's last."""
         q = await self._queues.get(account, queue)
-        await self._definition(q, name)
+        sub = await self._definition(q, name)
         await self._ctx.store.delete_subscription(q.id, name)
+        if sub.mode == "shared":  # its delivery rows, every bucket that may hold some
+            await drop_deliveries(self._ctx, q, [name], self._retention)
         self._ctx.log.info("subscription_deleted", queue=str(q.id), name=name)
 
     # ------------------------------------------------------------------ ordered reads
@@ -136,7 +177,7 @@ class Subscriptions:
         if not 1 <= limit <= MAX_READ_LIMIT:
             raise InvalidArgument(f"limit must be 1 to {MAX_READ_LIMIT}, not {limit}")
         q = await self._queues.get(account, queue)
-        sub = await self._definition(q, name)
+        sub = await self._definition(q, name, "ordered")
         views = q.partition_views()
         at = positions.decode(sub.position, len(views))
         # Each partition its share first, then what the others left to the ones that had
@@ -173,31 +214,123 @@ class Subscriptions:
         given: PositionConflict, 409, when it is not the stored one). Raises
         InvalidArgument for a position that is not one of this queue's."""
         q = await self._queues.get(account, queue)
+        await self._definition(q, name, "ordered")
+        canonical = await self._valid_position(q, position)
         count = len(q.partition_views())
-        monotons = positions.decode(position, count)
+        wanted = None if expected is None else positions.decode(expected, count)
+        return await self._store_position(q, name, canonical, wanted)
+
+    async def _valid_position(self, q: QueueDefinition, position: str) -> str:
+        """``position``'s canonical text; InvalidArgument when it is not one of this queue's
+        (or past the end of a partition)."""
+        monotons = positions.decode(position, len(q.partition_views()))
         for view, monoton in zip(q.partition_views(), monotons, strict=True):
             if monoton > await self._ctx.store.read_monoton(view.id):
                 raise InvalidArgument(
                     f"position {position[:80]!r} is past the end of partition {view.partition}"
                 )
-        wanted = None if expected is None else positions.decode(expected, count)
-        return await self._store_position(q, name, positions.encode(monotons), wanted)
+        return positions.encode(monotons)
 
     async def seek(
         self, account: str, queue: str, name: str, target: SeekTarget
     ) -> SubscriptionDef:
         """Move the committed position to ``target`` (replay): the next read starts there."""
         q = await self._queues.get(account, queue)
-        await self._definition(q, name)
+        sub = await self._definition(q, name)
+        if sub.mode == "shared":
+            return await self._seek_shared(q, sub, target)
         if target.position is not None:
             return await self.commit(account, queue, name, target.position, None)
         return await self._store_position(q, name, await self._position_of(q, target), None)
 
+    # ------------------------------------------------------------------ shared consumption
+    async def receive(
+        self,
+        account: str,
+        queue: str,
+        name: str,
+        max_messages: int = 1,
+        invisibility_s: int | None = None,
+        wait_s: int = 0,
+    ) -> builtins.list[Delivery]:
+        """Up to ``max_messages`` deliveries of shared subscription ``name`` (leases,
+        maxDeliveryCount and the dead-letter queue as the queue's own); with ``wait_s``,
+        wait for the first one that long. Raises QueueNotFound, SubscriptionNotFound,
+        InvalidArgument (an ordered subscription, a bad count or lease)."""
+        if not 1 <= max_messages <= MAX_RECEIVE:
+            raise InvalidArgument(f"maxMessages must be 1 to {MAX_RECEIVE}, not {max_messages}")
+        q = await self._queues.get(account, queue)
+        await self._definition(q, name, "shared")
+        if invisibility_s is None:
+            invisibility_s = q.options.visibility_timeout_seconds
+        if not 0 <= invisibility_s <= MAX_INVISIBILITY_S:
+            raise InvalidArgument(
+                f"visibilityTimeoutSeconds must be between 0 and {MAX_INVISIBILITY_S}"
+            )
+
+        async def receive() -> builtins.list[Delivery]:
+            sub = await self._definition(q, name, "shared")  # fresh: its cursor moves
+            return await self._shared.receive(q, sub, max_messages, invisibility_s * 1000)
+
+        if wait_s <= 0:
+            return await receive()
+        with self._slots.hold(account) as may_wait:
+            if not may_wait:  # this account's share of waiting receives, or all, are taken
+                return await receive()
+            partitions = q.options.stored_partitions
+            return await self._waiters.receive(q.id, receive, wait_s, max_messages, partitions)
+
+    async def ack_batch(
+        self, account: str, queue: str, name: str, receipts: builtins.list[PopReceipt]
+    ) -> builtins.list[EngineError | None]:
+        """Each delivery of shared subscription ``name`` acked, or why not, in order."""
+        q = await self._queues.get(account, queue)
+        return await self._acks.ack_many(q, await self._definition(q, name, "shared"), receipts)
+
+    async def change_visibility(
+        self, account: str, queue: str, name: str, changes: builtins.list[VisibilityChange]
+    ) -> builtins.list[PopReceipt | EngineError]:
+        """Each delivery's new lease (its new receipt), or why not, in order."""
+        q = await self._queues.get(account, queue)
+        sub = await self._definition(q, name, "shared")
+        return await self._acks.change_many(q, sub, changes)
+
+    async def _seek_shared(
+        self, q: QueueDefinition, sub: SubscriptionDef, target: SeekTarget
+    ) -> SubscriptionDef:
+        """A new generation from ``target``: every message from there is delivered afresh,
+        and every receipt given before is stale."""
+        if target.position is None:
+            position = await self._position_of(q, target)
+        else:
+            position = await self._valid_position(q, target.position)
+        for _ in range(self._ctx.tuning.max_cas_attempts):
+            new = msgspec.structs.replace(
+                sub,
+                position=position,
+                done=position,
+                generation=max(self._ctx.clock.now(), sub.generation + 1),
+                revision=sub.revision + 1,
+                change=new_token(),
+            )
+            if await self._ctx.store.cas_subscription(q.id, sub.name, sub.revision, new):
+                self._ctx.observers.subscription_committed(q, sub.name, True)
+                return new
+            sub = await self._definition(q, sub.name)
+        self._ctx.observers.subscription_committed(q, sub.name, False)
+        raise PositionConflict(f"subscription {sub.name!r} kept moving: try again")
+
     # ------------------------------------------------------------------ parts
-    async def _definition(self, q: QueueDefinition, name: str) -> SubscriptionDef:
+    async def _definition(
+        self, q: QueueDefinition, name: str, mode: SubscriptionMode | None = None
+    ) -> SubscriptionDef:
+        """The stored subscription (SubscriptionNotFound); with ``mode``, InvalidArgument
+        when it is of the other mode (each is consumed its own way)."""
         sub = await self._ctx.store.read_subscription(q.id, name)
         if sub is None:
             raise SubscriptionNotFound(f"subscription {name!r} of queue {q.name!r} not found")
+        if mode is not None and sub.mode != mode:
+            raise InvalidArgument(_OTHER_MODE[sub.mode].format(name=name))
         return sub
 
     async def _store_position(
@@ -239,7 +372,8 @@ class Subscriptions:
 
     async def _info(self, q: QueueDefinition, sub: SubscriptionDef) -> SubscriptionInfo:
         views = q.partition_views()
-        at = positions.decode(sub.position, len(views))
+        # Shared: from the first message not finished (acked, expired, dead-lettered).
+        at = positions.decode(sub.done or sub.position, len(views))
         lag, oldest = 0, None
         for view, start in zip(views, at, strict=True):
             top = await self._ctx.store.read_monoton(view.id)

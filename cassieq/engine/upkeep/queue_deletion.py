@@ -155,6 +155,9 @@ class Deleter:
             # The delete never happened (crash before the version bump): keep the queue.
             return
         buckets = 0
+        # Shared subscriptions' delivery rows (schema 0015), before their definitions: a
+        # job redone after a crash still finds the names.
+        shared = [s.name for s in await store.read_subscriptions(qid) if s.mode == "shared"]
         for partition in range(MAX_PARTITIONS):
             pid = QueueId(qid.account, qid.queue, qid.version, partition)
             monoton = await store.read_monoton(pid)
@@ -165,6 +168,9 @@ class Deleter:
                 break
             # Every bucket up to the monoton's, and one past it for a repair copy in flight.
             count = monoton // job.bucket_size + 2
+            for name in shared:
+                for bucket in range(count):
+                    await store.delete_sub_deliveries(pid, name, bucket)
             await store.delete_queue_state(pid, count)
             buckets += count
         await store.delete_subscriptions(qid)  # the version's subscriptions (issue 36)

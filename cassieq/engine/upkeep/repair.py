@@ -12,9 +12,10 @@ import msgspec
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.life.expire import expire, expiring
+from cassieq.engine.life.kept import kept_for_subscriptions
 from cassieq.engine.life.move import TargetGone, write_copy
 from cassieq.engine.life.put import Publisher, new_message
-from cassieq.engine.replay.retention import Retention, kept_for_subscriptions
+from cassieq.engine.replay.retention import Retention
 from cassieq.engine.upkeep.leases import Leases
 from cassieq.engine.upkeep.stall import StallWatch
 from cassieq.model import BucketState, InvisibilityState, MessageRow, QueueDefinition

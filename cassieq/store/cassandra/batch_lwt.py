@@ -52,9 +52,11 @@ async def run_batch_lwt(
     *,
     retry: LwtRetry,
     observer: LwtObserver,
+    absent_holds: bool = False,
 ) -> list[bool]:
     """Send the entries' conditional batch in rounds until each is decided; for each
-    entry (in order) whether this call's change was applied.
+    entry (in order) whether this call's change was applied. ``absent_holds``: the
+    conditions are IF NOT EXISTS (no row: the condition holds; a row: it does not).
 
     ``send`` sends the batch of the given entries; ``read`` reads their rows at SERIAL
     (an absent row is not returned); ``holds`` tests an entry's condition on its row as
@@ -66,8 +68,9 @@ async def run_batch_lwt(
     refused = 0  # rounds that Cassandra refused while every condition held in its answer
     while pending:
         verdicts = await _round(
-            primitive, monotons, pending, send, read, holds, ours, retry=retry, observer=observer
-        )
+            primitive, monotons, pending, send, read, holds, ours, retry=retry,
+            observer=observer, absent_holds=absent_holds,
+        )  # fmt: skip
         for i, verdict in verdicts.items():
             applied[i] = verdict is Verdict.APPLIED
         still = [i for i in pending if verdicts[i] is Verdict.HOLDS]
@@ -94,6 +97,7 @@ async def _round(
     *,
     retry: LwtRetry,
     observer: LwtObserver,
+    absent_holds: bool,
 ) -> dict[int, Verdict]:
     """One batch of ``entries`` until its outcome is known; each entry's verdict."""
     answer: list[Any] = []
@@ -106,7 +110,9 @@ async def _round(
 
     async def resolve() -> Outcome:
         read_back.clear()
-        read_back.update(_verdicts(entries, monotons, await read(entries), holds, ours))
+        read_back.update(
+            _verdicts(entries, monotons, await read(entries), holds, ours, absent_holds)
+        )
         seen = set(read_back.values())
         if seen == {Verdict.APPLIED}:
             return Outcome.APPLIED
@@ -123,7 +129,7 @@ async def _round(
         return dict(read_back)  # settled by the read back
     # Cassandra answered "not applied": nothing of the batch is written, and the answer
     # rows carry the condition's columns of every conditioned row that exists.
-    return _verdicts(entries, monotons, answer, holds)
+    return _verdicts(entries, monotons, answer, holds, None, absent_holds)
 
 
 def _verdicts(
@@ -132,6 +138,7 @@ def _verdicts(
     rows: list[Any],
     holds: RowTest,
     ours: RowTest | None = None,
+    absent_holds: bool = False,
 ) -> dict[int, Verdict]:
     """Each entry's verdict on rows as stored: carrying its change (with ``ours``: rows
     read back), its condition holding, or neither (stale, or no row)."""
@@ -140,7 +147,7 @@ def _verdicts(
     for i in entries:
         row = found.get(monotons[i])
         if row is None:
-            verdicts[i] = Verdict.REJECTED
+            verdicts[i] = Verdict.HOLDS if absent_holds else Verdict.REJECTED
         elif ours is not None and ours(i, row):
             verdicts[i] = Verdict.APPLIED
         else:

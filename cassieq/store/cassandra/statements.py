@@ -326,7 +326,7 @@ class Statements:
         )
 
         # ---------------------------------------------- subscriptions (schema 0014)
-        sub_columns = "mode, start, created_at, position, revision, last_change"
+        sub_columns = "mode, start, created_at, position, revision, last_change, generation, done"
         self.subscription_insert = p(
             f"INSERT INTO subscriptions (queue_id, name, {sub_columns}) "
             f"VALUES (?, ?, {_marks(sub_columns)}) IF NOT EXISTS"
@@ -340,6 +340,40 @@ class Statements:
         self.subscription_position_cas = p(
             "UPDATE subscriptions SET position = ?, revision = ?, last_change = ? "
             "WHERE queue_id = ? AND name = ? IF revision = ?"
+        )
+        self.subscription_cas = p(
+            "UPDATE subscriptions SET position = ?, done = ?, generation = ?, revision = ?, "
+            "last_change = ? WHERE queue_id = ? AND name = ? IF revision = ?"
+        )
+        # ---------------------------------------------- shared subscriptions (schema 0015)
+        delivery_state = (
+            "version, delivery_count, next_visible_on, finished, tag, updated_at, "
+            "first_delivered_at, last_change"
+        )
+        delivery_key = "queue_id = ? AND name = ? AND bucket = ? AND generation = ?"
+        self.deliveries_read = p(
+            f"SELECT monoton, {delivery_state} FROM subscription_deliveries WHERE {delivery_key}"
+        )
+        self.deliveries_read_some = p(
+            f"SELECT monoton, {delivery_state} FROM subscription_deliveries "
+            f"WHERE {delivery_key} AND monoton IN ?"
+        )
+        self.delivery_insert = p(
+            "INSERT INTO subscription_deliveries (queue_id, name, bucket, generation, monoton, "
+            f"{delivery_state}) VALUES (?, ?, ?, ?, ?, {_marks(delivery_state)}) IF NOT EXISTS"
+        )
+        self.delivery_cas = p(
+            "UPDATE subscription_deliveries SET version = ?, delivery_count = ?, "
+            "next_visible_on = ?, finished = ?, updated_at = ?, first_delivered_at = ?, "
+            f"last_change = ? WHERE {delivery_key} AND monoton = ? IF version = ? AND tag = ?"
+        )
+        self.delivery_change = p(
+            "UPDATE subscription_deliveries SET version = ?, next_visible_on = ?, finished = ?, "
+            f"updated_at = ?, last_change = ? WHERE {delivery_key} AND monoton = ? "
+            "IF version = ? AND tag = ?"
+        )
+        self.deliveries_delete = p(
+            "DELETE FROM subscription_deliveries WHERE queue_id = ? AND name = ? AND bucket = ?"
         )
         self.subscription_delete = p("DELETE FROM subscriptions WHERE queue_id = ? AND name = ?")
         self.subscriptions_delete = p("DELETE FROM subscriptions WHERE queue_id = ?")

@@ -45,6 +45,7 @@ from cassieq.store.cassandra.rows import (
 from cassieq.store.cassandra.session import (
     connect,
 )
+from cassieq.store.cassandra.shared_rows import SharedRows
 from cassieq.store.cassandra.subscription_rows import SubscriptionRows
 from cassieq.store.cassandra.tenancy_rows import TenancyRows
 from cassieq.store.cassandra.upkeep_rows import UpkeepRows
@@ -53,7 +54,9 @@ from cassieq.tokens import new_token
 __all__ = ["BUCKET_PAGE_ROWS", "MARKER_TTL_S", "CassandraStore"]
 
 
-class CassandraStore(TenancyRows, UpkeepRows, MessageBatches, FifoRows, SubscriptionRows):
+class CassandraStore(
+    TenancyRows, UpkeepRows, MessageBatches, FifoRows, SubscriptionRows, SharedRows
+):
     """The Store on Apache Cassandra: prepared statements, LWT for every change that
     must not race, execution bridged from the driver's threads to asyncio."""
 

@@ -21,6 +21,8 @@ def _subscription_of(queue: QueueId, r: Any) -> SubscriptionDef:
         position=r.position,
         revision=int(r.revision),
         change=r.last_change or "",
+        generation=int(r.generation or 0),  # schema 0015: null on ordered ones of before
+        done=r.done or "",
     )
 
 
@@ -38,7 +40,7 @@ class SubscriptionRows(CassandraBase):
 
         params = (
             str(sub.queue), sub.name, sub.mode, sub.start, sub.created_at, sub.position,
-            sub.revision, sub.change,
+            sub.revision, sub.change, sub.generation, sub.done,
         )  # fmt: skip
         applied, _ = await self._lwt(
             "insert_subscription", self._q.subscription_insert, params, resolve
