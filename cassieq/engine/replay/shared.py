@@ -164,22 +164,31 @@ class SharedConsumer:
         got: list[Delivery] = []
         new_done, passing = done, True
         first = done // size
-        last = min((cursor - 1) // size, first + SCAN_BUCKETS - 1) if cursor > done else first - 1
-        for bucket in range(first, last + 1):
+        end = (cursor - 1) // size if cursor > done else first - 1  # the cursor's bucket
+        scan = list(range(first, min(end, first + SCAN_BUCKETS - 1) + 1))
+        if end >= first + SCAN_BUCKETS:
+            # One more bucket, at random among the rest: a long lease at ``done`` must not
+            # hold back the redelivery of every message after it (the window would not move).
+            scan.append(random.randint(first + SCAN_BUCKETS, end))
+        for bucket in scan:
             states = await self._ctx.store.read_sub_deliveries(
                 view.id, sub.name, bucket, sub.generation
             )
             open_ = [s for s in states if s.finished is None and done <= s.monoton < cursor]
-            if passing:
+            due = [s for s in open_ if s.next_visible_on <= now]
+            if due and len(got) < room:
+                taken, finished = await self._retake(
+                    view, sub, bucket, due, room - len(got), lease_ms
+                )
+                got += taken
+                open_ = [s for s in open_ if s.monoton not in finished]
+            if passing and bucket < first + SCAN_BUCKETS:
                 # Every message before the cursor has a row (the cursor passes none without):
                 # a bucket whose rows are all finished is done with.
                 if open_:
                     new_done, passing = max(new_done, min(s.monoton for s in open_)), False
                 else:
                     new_done = min(cursor, (bucket + 1) * size)
-            due = [s for s in open_ if s.next_visible_on <= now]
-            if due and len(got) < room:
-                got += await self._retake(view, sub, bucket, due, room - len(got), lease_ms)
         return got, new_done
 
     async def _retake(
@@ -190,10 +199,11 @@ class SharedConsumer:
         due: list[SubDelivery],
         room: int,
         lease_ms: int,
-    ) -> list[Delivery]:
+    ) -> tuple[list[Delivery], set[int]]:
         """Deliver due rows of one bucket again (in random order: fewer lost compare-and-sets
         between receivers); retire those whose message outlived retention or is gone, and
-        dead-letter those that used up their deliveries."""
+        dead-letter those that used up their deliveries. The deliveries, and the monotons
+        this call finished."""
         now = self._ctx.clock.now()
         snap = await self._ctx.store.read_bucket(view.id, bucket)
         messages = {r.monoton: r for r in snap.messages}
@@ -227,13 +237,17 @@ class SharedConsumer:
             for (_, new, deliver), ok in zip(changes, applied, strict=True)
             if ok and deliver
         ]
-        if expired:
-            won = sum(ok for (_, _, d), ok in zip(changes, applied, strict=True) if not d)
-            if won:
-                self._ctx.observers.subscription_expired(view, sub.name, won)
+        finished = {
+            new.monoton
+            for (_, new, deliver), ok in zip(changes, applied, strict=True)
+            if ok and not deliver
+        }
+        if expired and finished:
+            self._ctx.observers.subscription_expired(view, sub.name, len(finished))
         for state, row in spent:
-            await self._dead_letter(view, sub, bucket, state, row)
-        return got
+            if await self._dead_letter(view, sub, bucket, state, row):
+                finished.add(state.monoton)
+        return got, finished
 
     async def _dead_letter(
         self,
@@ -242,38 +256,42 @@ class SharedConsumer:
         bucket: int,
         state: SubDelivery,
         row: MessageRow,
-    ) -> None:
+    ) -> bool:
         """A message that used up its deliveries in this subscription: a copy to the queue's
         dead-letter queue, then retired here. Claimed first (a lease of the tuning's claim
         time), so one receiver moves it; a move cut short between the copy and the
         retirement is redone once the claim runs out (the copy may then be written twice:
         at least once, never lost). Without a dead-letter queue, retired (as the queue
-        does); with one that does not exist, held (claimed again) until it exists."""
+        does); with one that does not exist, held (claimed again) until it exists. Whether this
+        call retired it."""
         store, now = self._ctx.store, self._ctx.clock.now()
         key = (view.id, sub.name, bucket, sub.generation)
         dlq_name = view.options.dlq_name
         if dlq_name is None:
             retired = _changed(state, now, finished="dead_lettered")
-            await store.cas_sub_deliveries(*key, [(state.version, state.tag, retired, False)])
-            return
+            return (
+                await store.cas_sub_deliveries(*key, [(state.version, state.tag, retired, False)])
+            )[0]
         claim = _changed(state, now, visible_on=now + self._ctx.tuning.claim_ms)
         if not (await store.cas_sub_deliveries(*key, [(state.version, state.tag, claim, False)]))[
             0
         ]:
-            return  # another receiver is moving it, or it changed
+            return False  # another receiver is moving it, or it changed
         dlq = await self._queues.find(view.account, dlq_name, fresh=True)
         if dlq is None:
             self._ctx.log.warning(
                 "dead_letter_queue_missing", queue=str(view.id), subscription=sub.name, dlq=dlq_name
             )
-            return  # held: claimed again when the claim runs out
+            return False  # held: claimed again when the claim runs out
         target = dlq.in_partition(random.randrange(dlq.options.partitions))
         copy = OutgoingMessage(
             body=row.message, attributes=row.attributes, attribute_types=row.attribute_types
         )
         await self._publisher.put_rows(target, [copy])
         retired = _changed(claim, self._ctx.clock.now(), finished="dead_lettered")
-        await store.cas_sub_deliveries(*key, [(claim.version, claim.tag, retired, False)])
+        done = (await store.cas_sub_deliveries(*key, [(claim.version, claim.tag, retired, False)]))[
+            0
+        ]
         self._ctx.log.info(
             "subscription_message_dead_lettered",
             queue=str(view.id),
@@ -281,6 +299,7 @@ class SharedConsumer:
             monoton=row.monoton,
             dlq=str(dlq.id),
         )
+        return done
 
     # ------------------------------------------------------------------ pointers
     async def advance(

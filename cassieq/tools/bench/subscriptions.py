@@ -3,12 +3,13 @@
 A subscription reads the queue's own rows (no copy), so a put must cost the same LWTs and
 writes whatever the number of subscriptions (issue 36). For each count, on a real Cassandra
 (the single node, or the cluster ``CASSIEQ_CASSANDRA_HOSTS`` names): a queue of its own with
-that many ordered subscriptions, ``messages`` puts by ``producers`` clients through one
-engine whose store calls are counted, while each subscription is read and committed by
-another engine (its calls not counted: they are the subscriptions' own). Reported per count:
-store calls per put by primitive (the queue definition's cache refreshes apart: they follow
-the run's length), LWT calls and LWT attempts (every try: applied, not
-applied, timed out) per put, puts per second, and what each subscription read.
+that many subscriptions (every other one shared, the rest ordered), ``messages`` puts by
+``producers`` clients through one engine whose store calls are counted, while each
+subscription is consumed by another engine (its calls not counted: they are the
+subscriptions' own): an ordered one read and committed, a shared one received and acked.
+Reported per count: store calls per put by primitive (the queue definition's cache
+refreshes apart: they follow the run's length), LWT calls and LWT attempts (every try:
+applied, not applied, timed out) per put, puts per second, and what each subscription read.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 from cassieq.config import Settings
 from cassieq.engine import CallCounter, QueueEngine
 from cassieq.model import QueueOptions
+from cassieq.model_subscriptions import SubscriptionMode
 from cassieq.store.cassandra import CassandraStore
 from cassieq.tools.bench.keyspace import fresh_store
 
@@ -47,8 +49,9 @@ async def _one_count(
     await putter.create_account(account)
     await putter.create_queue(account, "q", QueueOptions())
     names = [f"s{n}" for n in range(count)]
-    for name in names:
-        await reader.subscriptions.create(account, "q", name, "ordered", "earliest")
+    for n, name in enumerate(names):
+        mode: SubscriptionMode = "shared" if n % 2 else "ordered"
+        await reader.subscriptions.create(account, "q", name, mode, "earliest")
     await putter.put(account, "q", "warm")  # the caches a first put fills
     counter.reset()
     done = asyncio.Event()
@@ -59,15 +62,24 @@ async def _one_count(
             await putter.put(account, "q", f"m{i}")
 
     async def subscribe(name: str) -> None:
+        subs, shared = reader.subscriptions, names.index(name) % 2 == 1
         while True:
-            batch = await reader.subscriptions.read(account, "q", name, 100)
-            if batch.messages:
-                read[name] += len(batch.messages)
-                await reader.subscriptions.commit(account, "q", name, batch.next, None)
-            elif done.is_set():
-                return
+            if shared:
+                got = await subs.receive(account, "q", name, 100, 60)
+                if got:
+                    await subs.ack_batch(account, "q", name, [d.receipt for d in got])
+                count = len(got)
             else:
-                await asyncio.sleep(0.02)  # a reader's poll interval
+                batch = await subs.read(account, "q", name, 100)
+                if batch.messages:
+                    await subs.commit(account, "q", name, batch.next, None)
+                count = len(batch.messages)
+            read[name] += count
+            if count:
+                continue
+            if done.is_set() and (await subs.get(account, "q", name)).lag == 0:
+                return
+            await asyncio.sleep(0.02)  # a reader's poll interval
 
     async def producers() -> None:
         await asyncio.gather(*(produce(c) for c in range(bench.producers)))
