@@ -94,6 +94,16 @@ SINGLE_NODE_REPLICATION = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
     "judged per subscription: LOST, DOUBLE, ORDER.",
 )
 @click.option(
+    "--shared-subscriptions",
+    type=click.IntRange(0, 10),
+    default=0,
+    show_default=True,
+    help="Shared subscriptions (start earliest) made on the queue before the puts, each "
+    "consumed by --consumers consumers of its own through its v2 receive and ack (the "
+    "queue's workers, one message per receive without --batch); judged per subscription "
+    "as the queue is: LOST, DOUBLE WITHIN LEASE, ...",
+)
+@click.option(
     "--fifo",
     is_flag=True,
     help="The FIFO check's workload instead (`cassieq fifo-check`: boto3 on a .fifo queue "
@@ -134,6 +144,7 @@ def chaos(
     partitions: int,
     workers: int,
     subscriptions: int,
+    shared_subscriptions: int,
     fifo: bool,
     groups: int,
     keep: bool,
@@ -153,6 +164,8 @@ def chaos(
     from cassieq.tools.chaos.report import passed, print_table, to_json
     from cassieq.tools.chaos.scenario import run_scenario
 
+    if fifo and shared_subscriptions:
+        raise click.UsageError("--shared-subscriptions is for the queue's workload, not --fifo")
     scenarios: list[Scenario] = list(SCENARIOS) if scenario == "all" else [_scenario(scenario)]
     cluster, where = _where(hosts, single_node, scenarios)
     opts = ChaosOptions(
@@ -172,6 +185,7 @@ def chaos(
         partitions=partitions,
         workers=workers,
         subscriptions=subscriptions,
+        shared_subscriptions=shared_subscriptions,
         keep_keyspace=keep,
         log_dir=keep_logs,
         **where,

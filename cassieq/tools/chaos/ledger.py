@@ -110,9 +110,19 @@ class Ledger:
     faults: list[FaultEvent] = field(default_factory=list)
     # Each ordered subscription's reads and commits (--subscriptions; none by default).
     subscriptions: dict[str, SubLedger] = field(default_factory=dict)
+    # Each shared subscription's own ledger (--shared-subscriptions; none by default).
+    shared: dict[str, Ledger] = field(default_factory=dict)
 
     def new_delivery_id(self) -> int:
         return len(self.deliveries)
+
+    def add_shared(self, name: str) -> Ledger:
+        """A shared subscription's ledger: its own calls, deliveries and acks, judged as the
+        queue's are; the puts are the queue's (the same list), since every message put must
+        be delivered in each subscription too."""
+        book = Ledger(puts=self.puts)
+        self.shared[name] = book
+        return book
 
 
 @dataclass

@@ -43,6 +43,10 @@ class ChaosOptions:
     # Ordered subscriptions (issue 36) made on the queue before the puts, each read by one
     # reader through the put phase and the drain, until it has caught up. 0: none.
     subscriptions: int = 0
+    # Shared subscriptions (issue 36) made on the queue before the puts (start earliest),
+    # each consumed by ``consumers`` consumers of its own and judged with a ledger of its
+    # own, as the queue is. 0: none.
+    shared_subscriptions: int = 0
     # Hard bound on a scenario from its set-up to the end of its drain.
     deadline: float = 360.0
     request_timeout: float = 45.0

@@ -126,6 +126,41 @@ def _subscription_rows(results: Mapping[str, Mapping[str, Any]]) -> list[Row]:
     return rows
 
 
+def _shared_rows(results: Mapping[str, Mapping[str, Any]]) -> list[Row]:
+    """Three rows per shared subscription (--shared-subscriptions): its own figures, read
+    as the queue's rows of the same names are."""
+    names: list[str] = []
+    for r in results.values():
+        names += [n for n in r.get("shared_subscriptions") or {} if n not in names]
+    rows: list[Row] = []
+    for name in names:
+
+        def show(keys: str, r: Mapping[str, Any], name: str = name) -> str:
+            s = (r.get("shared_subscriptions") or {}).get(name)
+            if s is None:
+                return "-"
+            return " / ".join(str(s.get(k, "-")) for k in keys.split())
+
+        def line(label: str, keys: str, name: str = name) -> Row:
+            return label, lambda r: show(keys, r, name)
+
+        rows += [
+            line(
+                f"{name}: LOST / DOUBLE WITHIN LEASE / delivered after ack",
+                "lost double_within_lease delivered_after_ack",
+            ),
+            line(
+                f"  {name} deliveries / redeliveries / left unacked / acks applied",
+                "deliveries redeliveries left_unacked acks_204",
+            ),
+            line(
+                f"  {name} 409s valid / 5xx / ack unverifiable / lag after drain",
+                "acks_409_valid http_5xx ack_unverifiable final_lag",
+            ),
+        ]
+    return rows
+
+
 # How the commits without an answer were settled by reading the position back.
 RESOLVED = "read back: applied / not / later"
 
@@ -141,7 +176,7 @@ def print_table(results: Mapping[str, Mapping[str, Any]], console: Console) -> N
     for name in results:
         table.add_column(name)
     # The verdict stays last: the subscriptions' rows go before it.
-    rows = [*ROWS[:-1], *_subscription_rows(results), ROWS[-1]]
+    rows = [*ROWS[:-1], *_subscription_rows(results), *_shared_rows(results), ROWS[-1]]
     for label, show in rows:
         table.add_row(label, *(show(r) for r in results.values()))
     console.print(table)

@@ -63,6 +63,7 @@ async def run_scenario(
             "batch": opts.batch,
             "partitions": opts.partitions,
             "workers": opts.workers,
+            "consumers": opts.consumers,
             "log_dir": str(log_dir) if opts.log_dir is not None else None,
         }
         if cluster is not None:
@@ -138,10 +139,18 @@ async def _with_servers(
             name = f"sub-{i}"
             await _create_subscription(client, name)
             ledger.subscriptions[name] = SubLedger(name)
+        shared: dict[str, ChaosClient] = {}
+        for i in range(opts.shared_subscriptions):
+            name = f"shared-{i}"
+            await _create_subscription(client, name, "shared")
+            shared[name] = client.shared_subscription(name, ledger.add_shared(name))
+            await _wait_subscription_everywhere(shared[name], opts)
         setup_s = time.monotonic() - began
         note(f"set up in {setup_s:.1f} s; servers {', '.join(s.url for s in servers.values())}")
 
-        workload = Workload(client, opts, scenario, deadline, note, ledger.subscriptions)
+        workload = Workload(
+            client, opts, scenario, deadline, note, ledger.subscriptions, shared=shared
+        )
         injector = FaultInjector(
             plan(scenario, workload.put_seconds, opts.server_restart_delay),
             ledger=ledger,
@@ -155,6 +164,7 @@ async def _with_servers(
         progress = await workload.run()
         await _settle_faults(faults, injector)
         pointers = await client.pointers()
+        lags = {name: await _final_lag(client, name) for name in shared}
         finished = time.monotonic()
     finally:
         if injector is not None:
@@ -176,6 +186,9 @@ async def _with_servers(
     subscriptions = _judge_subscriptions(ledger, progress.puts_started)
     for sv in subscriptions.values():
         violations += sv.pop("violations")
+    shared_figures = _judge_shared(ledger, opts.lease, progress.puts_started, lags)
+    for sv in shared_figures.values():
+        violations += sv.pop("violations")
     within = _within_one_bucket(pointers)
     if not within:
         violations.append("pointers apart by more than one bucket")
@@ -193,6 +206,7 @@ async def _with_servers(
         **figures,
         # Only with --subscriptions: without, the result is what it always was.
         **({"subscriptions": subscriptions} if subscriptions else {}),
+        **({"shared_subscriptions": shared_figures} if shared_figures else {}),
         "recoveries": [dataclasses.asdict(r) for r in recoveries(ledger, progress.puts_started)],
         "fault_errors": injector.errors,
         "harness_errors": progress.task_errors,
@@ -219,6 +233,33 @@ def _judge_subscriptions(ledger: Ledger, origin: float) -> dict[str, dict[str, A
         v = judge_subscription(book, stored, attempted, origin)
         out[name] = {**dataclasses.asdict(v), "violations": v.violations()}
     return out
+
+
+def _judge_shared(
+    ledger: Ledger, lease: float, origin: float, lags: dict[str, int | None]
+) -> dict[str, dict[str, Any]]:
+    """Each shared subscription judged as the queue is, from its own ledger (the queue's
+    puts): its figures, its samples, its final lag, and its violations named after it (taken
+    out by the caller)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, book in ledger.shared.items():
+        v = judge(book, lease, origin)
+        out[name] = {
+            **dataclasses.asdict(v),
+            # Information, not a verdict: ``done`` moves a whole bucket at a time, so a
+            # subscription that acked everything may still show the last bucket's messages.
+            "final_lag": lags.get(name),
+            "violations": [f"{name} {violation}" for violation in v.violations()],
+        }
+    return out
+
+
+async def _final_lag(client: ChaosClient, name: str) -> int | None:
+    for server in client.urls:
+        _, _, lag = await client.subscription(server, name)
+        if lag is not None:
+            return lag
+    return None
 
 
 def node_pids(cluster: ClusterConfig) -> list[int | None]:
@@ -304,8 +345,8 @@ async def _create_queue(client: ChaosClient, opts: ChaosOptions) -> None:
         raise SetupError(f"the queue's options did not take: asked {wanted}, got {body}")
 
 
-async def _create_subscription(client: ChaosClient, name: str) -> None:
-    status, body = await client.create_subscription("A", name)
+async def _create_subscription(client: ChaosClient, name: str, mode: str = "ordered") -> None:
+    status, body = await client.create_subscription("A", name, mode)
     if status != 201:
         raise SetupError(f"creating subscription {name} answered {status}: {body}")
 
@@ -322,3 +363,18 @@ async def _wait_queue_everywhere(client: ChaosClient, opts: ChaosOptions) -> Non
             await asyncio.sleep(0.2)
         else:
             raise SetupError(f"server {server} does not see the queue")
+
+
+async def _wait_subscription_everywhere(view: ChaosClient, opts: ChaosOptions) -> None:
+    """Both servers must know the shared subscription (``view`` points at it) before the
+    run: each answers its receive with an empty list."""
+    for server in view.urls:
+        for _ in range(50):
+            call, got = await view.receive(server, opts.lease, 1, 0)
+            if got:
+                raise SetupError(f"a fresh subscription {view.shared_name} delivered a message")
+            if call.status == 200:
+                break
+            await asyncio.sleep(0.2)
+        else:
+            raise SetupError(f"server {server} does not see subscription {view.shared_name}")

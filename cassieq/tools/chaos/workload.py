@@ -1,5 +1,10 @@
 """Producers, consumers and the drain: every loop ends by itself, at the latest at the
-deadline."""
+deadline.
+
+Consumers work in *lanes*: the queue's own, and one per shared subscription (issue 36),
+each with its client (the routes it receives and acks through, the ledger it writes), its
+own count of deliveries and its own "empty" answers; the same consumer code runs in each.
+"""
 
 from __future__ import annotations
 
@@ -33,10 +38,23 @@ class Progress:
     puts_done: float | None = None
     drained: float | None = None
     timed_out: bool = False
-    last_delivery: float = 0.0
-    last_empty: dict[str, float] = field(default_factory=dict)
-    deliveries: int = 0
+    last_delivery: float = 0.0  # in any lane
+    last_empty: dict[str, float] = field(default_factory=dict)  # the queue's lane's
+    deliveries: int = 0  # in every lane
     task_errors: list[str] = field(default_factory=list)  # a loop that died: a harness bug
+
+
+@dataclass
+class Lane:
+    """Consumers of one thing: the queue (``client`` as given) or a shared subscription
+    (``client.shared_subscription(...)``: its routes, its ledger)."""
+
+    name: str
+    client: ChaosClient
+    batch: int  # 0: v1 get and ack, one message each; N: v2 receive up to N, one ack request
+    number: int  # 0 for the queue: the consumers' random seeds stay what they were
+    last_empty: dict[str, float] = field(default_factory=dict)  # server -> latest "empty"
+    deliveries: int = 0
 
 
 class Workload:
@@ -48,7 +66,10 @@ class Workload:
         deadline: float,
         say: Say,
         subscriptions: dict[str, SubLedger] | None = None,
+        shared: dict[str, ChaosClient] | None = None,
     ) -> None:
+        """``subscriptions``: the ordered ones' books (one reader each); ``shared``: a
+        client per shared subscription, pointed at it (``opts.consumers`` consumers each)."""
         self._client, self._opts, self._scenario = client, opts, scenario
         self._deadline, self._say = deadline, say
         self._servers = list(client.urls)
@@ -57,6 +78,13 @@ class Workload:
         self._drained = False  # the drain is over: subscription readers finish catching up
         self._books = subscriptions or {}
         self.progress = Progress()
+        self._queue_lane = Lane("queue", client, opts.batch, 0, self.progress.last_empty)
+        # v1 has no subscription routes: a subscription's consumers use v2, one message per
+        # receive when the queue's use v1.
+        self.lanes = [self._queue_lane] + [
+            Lane(name, view, max(1, opts.batch), n)
+            for n, (name, view) in enumerate((shared or {}).items(), 1)
+        ]
 
     @property
     def put_seconds(self) -> float:
@@ -71,7 +99,8 @@ class Workload:
             for i in range(self._opts.producers)
         ]
         consumers = [
-            asyncio.create_task(self._consumer(i, self._servers[i % len(self._servers)]))
+            asyncio.create_task(self._consumer(i, self._servers[i % len(self._servers)], lane))
+            for lane in self.lanes
             for i in range(self._opts.consumers)
         ]
         readers = [
@@ -146,71 +175,79 @@ class Workload:
 
     # ------------------------------------------------------------------ consumers
 
-    async def _consumer(self, index: int, home: str) -> None:
-        if self._opts.batch:
-            await self._batch_consumer(index, home)
+    async def _consumer(self, index: int, home: str, lane: Lane | None = None) -> None:
+        lane = lane or self._queue_lane
+        if lane.batch:
+            await self._batch_consumer(index, home, lane)
             return
-        rng = random.Random(self._opts.seed * 1000 + index)
+        client = lane.client
+        rng = random.Random(self._opts.seed * 1000 + 100 * lane.number + index)
         while not self._over():
             server = home
-            call, delivery = await self._client.get(server, self._opts.lease)
+            call, delivery = await client.get(server, self._opts.lease)
             if call.status is None or call.status >= 500:
                 # The home server is down or failing: this round goes to the other one.
-                server = self._client.other(home)
-                call, delivery = await self._client.get(server, self._opts.lease)
+                server = client.other(home)
+                call, delivery = await client.get(server, self._opts.lease)
             if call.status == 204:
-                self.progress.last_empty[server] = call.recv
+                lane.last_empty[server] = call.recv
             if delivery is None:
                 await asyncio.sleep(IDLE_S if call.status == 204 else RETRY_S)
                 continue
-            self.progress.deliveries += 1
-            self.progress.last_delivery = max(self.progress.last_delivery, delivery.recv)
-            if self._leave_unacked(delivery):
+            self._delivered(lane, delivery)
+            if self._leave_unacked(lane, delivery):
                 continue
             # Receipts are server-neutral: some acks go to the server that did not deliver.
             other = rng.random() < self._opts.other_server_acks
-            await self._ack(delivery, self._client.other(server) if other else server)
+            await self._ack(delivery, client.other(server) if other else server, client)
 
-    async def _batch_consumer(self, index: int, home: str) -> None:
+    async def _batch_consumer(self, index: int, home: str, lane: Lane | None = None) -> None:
         """v2: receive up to ``batch`` (waiting up to WAIT_S), ack them in one request."""
-        rng = random.Random(self._opts.seed * 1000 + index)
-        lease, batch = self._opts.lease, self._opts.batch
+        lane = lane or self._queue_lane
+        client = lane.client
+        rng = random.Random(self._opts.seed * 1000 + 100 * lane.number + index)
+        lease, batch = self._opts.lease, lane.batch
         while not self._over():
             server = home
-            call, got = await self._client.receive(server, lease, batch, WAIT_S)
+            call, got = await client.receive(server, lease, batch, WAIT_S)
             if call.status is None or call.status >= 500:
-                server = self._client.other(home)
-                call, got = await self._client.receive(server, lease, batch, WAIT_S)
+                server = client.other(home)
+                call, got = await client.receive(server, lease, batch, WAIT_S)
             if call.status == 200 and not got:
-                self.progress.last_empty[server] = call.recv
+                lane.last_empty[server] = call.recv
             if not got:
                 await asyncio.sleep(IDLE_S if call.status == 200 else RETRY_S)
                 continue
             keep = []
             for d in got:
-                self.progress.deliveries += 1
-                self.progress.last_delivery = max(self.progress.last_delivery, d.recv)
-                if not self._leave_unacked(d):
+                self._delivered(lane, d)
+                if not self._leave_unacked(lane, d):
                     keep.append(d)
             other = rng.random() < self._opts.other_server_acks
             if keep:
-                await self._ack_batch(keep, self._client.other(server) if other else server)
+                await self._ack_batch(keep, client.other(server) if other else server, client)
 
-    def _leave_unacked(self, d: Delivery) -> bool:
-        """Every Nth delivery, while puts run, on a first delivery only: it must come back
-        once its lease has run out, and it is acked then."""
+    def _delivered(self, lane: Lane, d: Delivery) -> None:
+        lane.deliveries += 1
+        self.progress.deliveries += 1
+        self.progress.last_delivery = max(self.progress.last_delivery, d.recv)
+
+    def _leave_unacked(self, lane: Lane, d: Delivery) -> bool:
+        """Every Nth delivery of the lane, while puts run, on a first delivery only: it
+        must come back once its lease has run out, and it is acked then."""
         every = self._opts.unacked_every
         if not every or self.progress.puts_done is not None or self._over():
             return False
-        if self.progress.deliveries % every or d.delivery_count != 1:
+        if lane.deliveries % every or d.delivery_count != 1:
             return False
         d.left_unacked = True
         return True
 
-    async def _ack(self, d: Delivery, server: str) -> None:
+    async def _ack(self, d: Delivery, server: str, client: ChaosClient | None = None) -> None:
+        client = client or self._client
         unknown = False  # an attempt that may have applied
         for _ in range(ACK_ATTEMPTS):
-            ack = await self._client.ack(server, d)
+            ack = await client.ack(server, d)
             if ack.status == ACKED:
                 return
             if ack.status is not None and ack.status < 500:
@@ -218,31 +255,34 @@ class Workload:
                     # Refused: by right (an earlier attempt of ours applied, or the lease ran
                     # out and the message moved on) or wrongly (an ack that applied, or a
                     # valid receipt refused): the row tells which.
-                    await self._client.read_row(d, ack)
+                    await client.read_row(d, ack)
                 return
             unknown = unknown or ack.may_have_applied
             if time.monotonic() >= self._deadline:
                 break
-            server = self._client.other(server)
+            server = client.other(server)
             await asyncio.sleep(RETRY_S)
         if unknown:
-            await self._client.read_row(d, ack)
+            await client.read_row(d, ack)
 
-    async def _ack_batch(self, ds: list[Delivery], server: str) -> None:
+    async def _ack_batch(
+        self, ds: list[Delivery], server: str, client: ChaosClient | None = None
+    ) -> None:
         """As _ack, entry by entry: an entry refused with a 4xx is done (a 409 has its row
         read); an entry with no answer or a 5xx is sent again, with the others like it."""
+        client = client or self._client
         unknown: set[int] = set()  # deliveries with an attempt that may have applied
         last: dict[int, Ack] = {}
         pending = ds
         for _ in range(ACK_ATTEMPTS):
             retry = []
-            for d, ack in zip(pending, await self._client.ack_batch(server, pending), strict=True):
+            for d, ack in zip(pending, await client.ack_batch(server, pending), strict=True):
                 last[d.id] = ack
                 if ack.status == ACKED:
                     continue
                 if ack.status is not None and ack.status < 500:
                     if ack.status == 409:
-                        await self._client.read_row(d, ack)
+                        await client.read_row(d, ack)
                     continue
                 if ack.may_have_applied:
                     unknown.add(d.id)
@@ -250,18 +290,19 @@ class Workload:
             pending = retry
             if not pending or time.monotonic() >= self._deadline:
                 break
-            server = self._client.other(server)
+            server = client.other(server)
             await asyncio.sleep(RETRY_S)
         for d in pending:
             if d.id in unknown:
-                await self._client.read_row(d, last[d.id])
+                await client.read_row(d, last[d.id])
 
     # ------------------------------------------------------------------ drain
 
     async def _drain(self) -> None:
-        """Until both servers have answered empty, with no delivery anywhere, for longer
-        than lease + finalize + 2 s: by then a delivery left unacked has come back, and
-        repair has had its chance at every bucket."""
+        """Until both servers have answered empty in every lane (the queue and each shared
+        subscription), with no delivery in any, for longer than lease + finalize + 2 s: by
+        then a delivery left unacked has come back, and repair has had its chance at every
+        bucket."""
         p, window = self.progress, self._opts.quiet_window
         while True:
             now = time.monotonic()
@@ -270,21 +311,28 @@ class Workload:
                 self._say("deadline reached before the queue drained")
                 return
             quiet_since = max(p.last_delivery, p.puts_done or now)
-            alive = all(
-                quiet_since < p.last_empty.get(s, 0.0) and now - p.last_empty[s] < ALIVE_S
-                for s in self._servers
-            )
-            if alive and now - quiet_since > window:
+            if self._all_empty_since(quiet_since, now) and now - quiet_since > window:
                 p.drained = now
                 return
             await asyncio.sleep(0.5)
+
+    def _all_empty_since(self, quiet_since: float, now: float) -> bool:
+        """Every lane has had an "empty" from each server after ``quiet_since``, lately:
+        a lane whose consumers get no answer (or only deliveries) holds the drain."""
+        return all(
+            quiet_since < lane.last_empty.get(s, 0.0) and now - lane.last_empty[s] < ALIVE_S
+            for lane in self.lanes
+            for s in self._servers
+        )
 
     async def _report(self) -> None:
         while True:
             await asyncio.sleep(15)
             p = self.progress
+            lanes = ", ".join(f"{lane.name} {lane.deliveries}" for lane in self.lanes[1:])
             self._say(
                 f"{time.monotonic() - p.puts_started:.0f} s: seq {self._next_seq}/"
                 f"{self._opts.messages}, deliveries {p.deliveries}"
+                f"{f' ({lanes})' if lanes else ''}"
                 f"{' (draining)' if p.puts_done else ''}"
             )
