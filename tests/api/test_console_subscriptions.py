@@ -1,5 +1,6 @@
 """The console's queue page shows the queue's subscriptions (issue 36) beside its pointers:
-name, mode, start, committed position (shortened), lag and oldest unread age, the same
+name, mode, start, committed position (shortened), the monotons its pointers stand at per
+partition (a shared one's cursor and done position), lag and oldest unread age, the same
 figures v2 answers; on each store, in-process with a FakeClock (tests/api/test_console.py).
 """
 
@@ -17,6 +18,7 @@ ROW = re.compile(
     r'<tr class="subscription" data-subscription="(?P<name>[^"]+)">\s*'
     r"<td>[^<]*</td><td>(?P<mode>[^<]*)</td><td>(?P<start>[^<]*)</td>\s*"
     r'<td class="position" title="(?P<position>[^"]*)"><code>(?P<short>[^<]*)</code></td>\s*'
+    r'<td class="pointers"(?: title="generation (?P<generation>\d+)")?>(?P<pointers>[^<]*)</td>\s*'
     r'<td class="num lag">(?P<lag>\d+)</td>\s*'
     r'<td class="num age">(?P<age>[^<]*)</td>'
 )
@@ -24,15 +26,15 @@ ROW = re.compile(
 
 def _rows(page: str) -> dict[str, dict[str, str]]:
     return {
-        m["name"]: {k: html.unescape(v) for k, v in m.groupdict().items()}
+        m["name"]: {k: html.unescape(v or "") for k, v in m.groupdict().items()}
         for m in ROW.finditer(page)
     }
 
 
-def _subscribe(console: Console, queue: str, name: str, start: str) -> None:
+def _subscribe(console: Console, queue: str, name: str, start: str, mode: str = "ordered") -> None:
     t = console.tenant
     url = f"/api/v2/accounts/{t.account}/queues/{queue}/subscriptions/{name}"
-    made = console.client.put(url, json={"mode": "ordered", "start": start}, headers=t.key)
+    made = console.client.put(url, json={"mode": mode, "start": start}, headers=t.key)
     assert made.status_code == 201, made.text
 
 
@@ -98,3 +100,30 @@ def test_a_long_position_is_shortened_and_whole_in_its_title(console: Console) -
     assert row["position"] == position and len(position) > 20
     assert row["short"] == f"{position[:12]}…{position[-6:]}"
     assert row["lag"] == "0"
+
+
+def test_a_shared_subscriptions_cursor_and_done_position_are_shown(console: Console) -> None:
+    c, t = console.client, console.tenant
+    q = f"/api/v2/accounts/{t.account}/queues/pair"
+    assert c.put(q, json={"partitions": 2}, headers=t.key).status_code == 201
+    _subscribe(console, "pair", "work", "earliest", mode="shared")
+    for i in range(4):  # single sends rotate: two in each partition
+        sent = c.post(f"{q}/messages", json={"messages": [{"body": f"m{i}"}]}, headers=t.key)
+        assert sent.status_code in (200, 201), sent.text
+    console.login()
+    assert _rows(c.get(console.queue_url("pair")).text)["work"]["pointers"] == "p0 0 / 0 · p1 0 / 0"
+    subs, portal = console.state.engine.subscriptions, c.blocking_portal
+    assert portal is not None
+    got = portal.call(subs.receive, t.account, "pair", "work", 4, 30)
+    assert len(got) == 4
+    acked = [d.receipt for d in got if d.receipt.partition == 0]
+    assert portal.call(subs.ack_batch, t.account, "pair", "work", acked) == [None, None]
+    row = _rows(c.get(console.queue_url("pair")).text)["work"]
+    # Every message delivered (cursor 2 in each); the acks count at once in the lag, and
+    # the done position moves at the next receive's scan.
+    assert row["pointers"] == "p0 2 / 0 · p1 2 / 0", row
+    assert row["mode"] == "shared" and int(row["generation"]) > 0
+    assert int(row["lag"]) == _listed(console, "pair")["work"]["lag"] == 2
+    assert portal.call(subs.receive, t.account, "pair", "work", 4, 30) == []  # leased
+    row = _rows(c.get(console.queue_url("pair")).text)["work"]
+    assert row["pointers"] == "p0 2 / 2 · p1 2 / 0", row

@@ -13,7 +13,9 @@ bucket table of partition 0.
 
 A queue's subscriptions (issue 36) keep their own position in it, each a row beside the
 queue's pointers: its mode and start, its committed position (opaque text, shortened on
-the page), its lag (messages after the position) and the age of the first of them.
+the page) and the monotons it stands at in each partition (a shared one: its cursor, the
+next message never delivered, and its done position, the first not finished), its lag
+(messages after the position; shared: not yet finished) and the age of the first of them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cassieq.engine import QueueEngine
+from cassieq.engine.replay import positions
 from cassieq.engine.upkeep.stall import GRACE_MS
 from cassieq.model import BucketState, QueueDefinition
 
@@ -83,6 +86,20 @@ class SubscriptionRow:
     position: str
     lag: int  # messages after the committed position
     oldest_age_s: float | None  # of the first of them still stored; None: none
+    # Per partition, the monotons its pointers stand at: an ordered one's position; a shared
+    # one's cursor (next never delivered) and done (first not finished), and its generation.
+    cursor: tuple[int, ...] = ()
+    done: tuple[int, ...] = ()
+    generation: int = 0
+
+    @property
+    def pointers(self) -> str:
+        """The monotons, partition by partition ("p0 12 · p1 30"; shared: "cursor / done")."""
+        if not self.done:
+            return " · ".join(f"p{p} {m}" for p, m in enumerate(self.cursor))
+        return " · ".join(
+            f"p{p} {c} / {d}" for p, (c, d) in enumerate(zip(self.cursor, self.done, strict=True))
+        )
 
     @property
     def short_position(self) -> str:
@@ -94,13 +111,18 @@ class SubscriptionRow:
 async def subscription_rows(engine: QueueEngine, queue: QueueDefinition) -> list[SubscriptionRow]:
     """A row per subscription of ``queue``, in the order the engine lists them."""
     found = await engine.subscriptions.list(queue.account, queue.name)
-    now = engine.now()
+    now, count = engine.now(), queue.options.stored_partitions
     return [
         SubscriptionRow(
             name=info.definition.name,
             mode=info.definition.mode,
             start=info.definition.start,
             position=info.definition.position,
+            cursor=tuple(positions.decode(info.definition.position, count)),
+            done=tuple(positions.decode(info.definition.done, count))
+            if info.definition.mode == "shared"
+            else (),
+            generation=info.definition.generation,
             lag=info.lag,
             oldest_age_s=None
             if info.oldest_unread_at is None

@@ -38,13 +38,15 @@ from cassieq.engine.replay import positions
 from cassieq.engine.replay.ordered import OrderedReader
 from cassieq.engine.tenancy.queues import QueueDirectory
 from cassieq.model import Delivery, MessageRow, OutgoingMessage, PopReceipt, QueueDefinition
-from cassieq.model_subscriptions import Finished, SubDelivery, SubscriptionDef
+from cassieq.model_subscriptions import Finished, SubDelivery, SubscriptionDef, SubscriptionInfo
 from cassieq.tokens import new_token
 
 # Buckets of delivery rows one receive scans behind the cursor, per partition.
 SCAN_BUCKETS = 4
 # Reads from the cursor one receive makes per partition when others took what it read.
 FRESH_ROUNDS = 4
+# Buckets of delivery rows a subscription's lag counts exactly, per partition.
+INFO_BUCKETS = 64
 
 
 class SharedConsumer:
@@ -300,6 +302,39 @@ class SharedConsumer:
             dlq=str(dlq.id),
         )
         return done
+
+    # ------------------------------------------------------------------ lag
+    async def info(self, q: QueueDefinition, sub: SubscriptionDef) -> SubscriptionInfo:
+        """Its lag (messages not finished: after the cursor, and delivered but not yet
+        acked) and the send time of the oldest of them. Between the done position and the
+        cursor the delivery rows are read (up to INFO_BUCKETS buckets per partition; past
+        them every message counts as not finished)."""
+        views = q.partition_views()
+        cursor = positions.decode(sub.position, len(views))
+        done = positions.decode(sub.done or sub.position, len(views))
+        store, lag, oldest = self._ctx.store, 0, None
+        for view in views:
+            p, size = view.partition, view.options.bucket_size
+            top = await store.read_monoton(view.id)
+            first_open = cursor[p] if cursor[p] < top else None
+            lag += max(0, top - cursor[p])
+            first = done[p] // size
+            last = (cursor[p] - 1) // size if cursor[p] > done[p] else first - 1
+            for bucket in range(first, last + 1):
+                if bucket - first >= INFO_BUCKETS:
+                    lag += cursor[p] - bucket * size
+                    first_open = first_open if first_open is not None else bucket * size
+                    break
+                rows = await store.read_sub_deliveries(view.id, sub.name, bucket, sub.generation)
+                open_ = [r.monoton for r in rows if r.finished is None and r.monoton >= done[p]]
+                lag += len([m for m in open_ if m < cursor[p]])
+                if open_ and (first_open is None or min(open_) < first_open):
+                    first_open = min(open_)
+            if first_open is not None:
+                found, _ = await self._reader.read(view, first_open, 1, top=top)
+                if found and (oldest is None or found[0].created_at < oldest):
+                    oldest = found[0].created_at
+        return SubscriptionInfo(definition=sub, lag=lag, oldest_unread_at=oldest)
 
     # ------------------------------------------------------------------ pointers
     async def advance(

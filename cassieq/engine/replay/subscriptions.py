@@ -371,9 +371,10 @@ class Subscriptions:
         return positions.encode(monotons)
 
     async def _info(self, q: QueueDefinition, sub: SubscriptionDef) -> SubscriptionInfo:
+        if sub.mode == "shared":
+            return await self._shared.info(q, sub)
         views = q.partition_views()
-        # Shared: from the first message not finished (acked, expired, dead-lettered).
-        at = positions.decode(sub.done or sub.position, len(views))
+        at = positions.decode(sub.position, len(views))
         lag, oldest = 0, None
         for view, start in zip(views, at, strict=True):
             top = await self._ctx.store.read_monoton(view.id)
