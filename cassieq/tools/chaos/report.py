@@ -135,27 +135,25 @@ def _shared_rows(results: Mapping[str, Mapping[str, Any]]) -> list[Row]:
     rows: list[Row] = []
     for name in names:
 
-        def show(keys: str, r: Mapping[str, Any], name: str = name) -> str:
-            s = (r.get("shared_subscriptions") or {}).get(name)
-            if s is None:
-                return "-"
-            return " / ".join(str(s.get(k, "-")) for k in keys.split())
+        def line(label: str, form: str, name: str = name) -> Row:
+            def show(r: Mapping[str, Any]) -> str:
+                s = (r.get("shared_subscriptions") or {}).get(name)
+                return "-" if s is None else form.format_map(s)
 
-        def line(label: str, keys: str, name: str = name) -> Row:
-            return label, lambda r: show(keys, r, name)
+            return label, show
 
         rows += [
             line(
-                f"{name}: LOST / DOUBLE WITHIN LEASE / delivered after ack",
-                "lost double_within_lease delivered_after_ack",
+                f"{name}: LOST / DOUBLE WITHIN LEASE / after ack",
+                "{lost} / {double_within_lease} / {delivered_after_ack}",
             ),
             line(
-                f"  {name} deliveries / redeliveries / left unacked / acks applied",
-                "deliveries redeliveries left_unacked acks_204",
+                f"  {name} deliveries / redeliveries (unacked) / acks",
+                "{deliveries} / {redeliveries} ({left_unacked}) / {acks_204}",
             ),
             line(
-                f"  {name} 409s valid / 5xx / ack unverifiable / lag after drain",
-                "acks_409_valid http_5xx ack_unverifiable final_lag",
+                f"  {name} 409s valid / 5xx / unverifiable / lag",
+                "{acks_409_valid} / {http_5xx} / {ack_unverifiable} / {final_lag}",
             ),
         ]
     return rows

@@ -400,7 +400,7 @@ def test_report_shows_each_shared_subscription_before_the_verdict() -> None:
     first = next(i for i, line in enumerate(lines) if "shared-0: LOST / DOUBLE WITHIN" in line)
     assert "2 / 0 / 0" in lines[first]  # m0 never acked, m1 never delivered
     deliveries = next(line for line in lines if "shared-0 deliveries / redeliveries" in line)
-    assert "1 / 0 / 0 / 0" in deliveries
+    assert "1 / 0 (0) / 0" in deliveries
     lag = next(line for line in lines if "shared-0 409s valid / 5xx" in line)
     assert "0 / 0 / 0 / 2" in lag
     verdict = next(i for i, line in enumerate(lines) if "verdict" in line)
