@@ -116,8 +116,6 @@ def test_put_refuses_bad_input_with_4xx(api: Api) -> None:
         _error(c.put(api.url("s"), json={"mode": "ordered", "start": start}), 422, "start")
     _error(c.put(api.url("bad:name"), json=ordered), 422, "[a-zA-Z0-9_.-]+")
     _error(c.put(api.url("x" * 256), json=ordered), 422, "255")
-    # Shared subscriptions are not there yet: refused, not half made.
-    _error(c.put(api.url("s"), json={"mode": "shared", "start": "earliest"}), 422, "shared")
     _error(c.put(api.url("s", queue="missing"), json=ordered), 404)
     assert c.get(api.url()).json() == {"subscriptions": []}
 

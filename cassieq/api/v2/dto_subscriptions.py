@@ -1,7 +1,8 @@
 """Request and response bodies of the v2 subscription routes (issue 36), camelCase on the wire.
 
-- ``mode``: ``ordered`` (read by position, commit, seek) or ``shared`` (refused for now:
-  422, until shared subscriptions exist);
+- ``mode``: ``ordered`` (read by position, commit, seek) or ``shared`` (a queue of its own
+  over the queue's messages: receive, ack, visibility, seek; the bodies of those routes are
+  the queue's, dto_messages.py);
 - ``start`` and a seek's ``time``: ``earliest``, ``latest`` or an RFC 3339 time with its
   offset (``2026-11-27T09:00:00Z``, ``2026-11-27T10:00:00.250+01:00``);
 - positions are opaque strings: a client stores one it was given (a read's ``next``, a
@@ -57,7 +58,8 @@ class SubscriptionOptionsBody(
 
 
 class SubscriptionBody(msgspec.Struct, frozen=True, rename="camel"):
-    """A subscription: its options as created and its committed position."""
+    """A subscription: its options as created and its committed position (a shared one's:
+    the next message never delivered in it)."""
 
     name: str
     mode: SubscriptionMode
@@ -77,14 +79,16 @@ class SubscriptionBody(msgspec.Struct, frozen=True, rename="camel"):
 
 
 class SubscriptionDetailBody(msgspec.Struct, frozen=True, rename="camel"):
-    """A subscription with what it has left to read."""
+    """A subscription with what it has left to read (ordered) or to ack (shared)."""
 
     name: str
     mode: SubscriptionMode
     start: str
     created_at: str
     position: str
-    lag: int  # messages after its committed position
+    # Ordered: messages after its committed position; shared: messages not yet acked in it
+    # nor passed (dead-lettered, expired).
+    lag: int
     # Since the first of them was sent, by this server's clock; null when there is none.
     oldest_unacked_age_seconds: float | None
 
