@@ -1,6 +1,7 @@
 """GET /metrics per subscription (issue 36), on each store: lag and oldest unread age from
-the periodic sample, messages read and commits (applied | conflict) counted by this
-server's observer; both bounded as the per-queue series are (the labelled queues only).
+the periodic sample, messages read and commits (applied | conflict), and a shared
+subscription's deliveries, acks and expired messages, counted by this server's observer;
+all bounded as the per-queue series are (the labelled queues only).
 
 The app runs in-process on the memory store and on the real Cassandra, with a FakeClock:
 ages are the ones the test set. The rest of /metrics: tests/api/test_metrics.py.
@@ -29,6 +30,9 @@ LAG = "cassieq_subscription_lag_messages"
 AGE = "cassieq_subscription_oldest_unread_age_seconds"
 READ = "cassieq_subscription_messages_read_total"
 COMMITS = "cassieq_subscription_commits_total"
+DELIVERIES = "cassieq_subscription_deliveries_total"
+ACKS = "cassieq_subscription_acks_total"
+EXPIRED = "cassieq_subscription_expired_total"
 
 
 class Subscribed(Api):
@@ -37,11 +41,20 @@ class Subscribed(Api):
         auth = {"Authorization": f"Key {self.key}"}
         return self.client.request(method, url, headers=auth, **kwargs)
 
-    def subscribe(self, queue: str, name: str, start: str = "earliest") -> None:
+    def subscribe(
+        self, queue: str, name: str, start: str = "earliest", mode: str = "ordered"
+    ) -> None:
         made = self.call(
-            "PUT", f"{queue}/subscriptions/{name}", json={"mode": "ordered", "start": start}
+            "PUT", f"{queue}/subscriptions/{name}", json={"mode": mode, "start": start}
         )
         assert made.status_code == 201, made.text
+
+    def take(self, queue: str, name: str, **body: Any) -> list[Any]:
+        """A shared subscription's receive."""
+        got = self.call("POST", f"{queue}/subscriptions/{name}/receive", json=body)
+        assert got.status_code == 200, got.text
+        messages: list[Any] = got.json()["messages"]
+        return messages
 
     def read(self, queue: str, name: str, limit: int) -> Any:
         got = self.call("GET", f"{queue}/subscriptions/{name}/messages", params={"limit": limit})
@@ -112,6 +125,34 @@ def test_messages_read_and_commits_by_outcome(api: Subscribed) -> None:
     assert api.series(samples, READ, queue="q") == {"s": 5}
     # A seek moves the position as a commit does: counted with them.
     assert api.series(samples, COMMITS, queue="q") == {"s/applied": 2, "s/conflict": 1}
+
+
+def test_shared_deliveries_acks_and_expired(api: Subscribed) -> None:
+    api.subscribe("q", "work", mode="shared")
+    api.subscribe("q", "idle", mode="shared")
+    api.send("q", *({"body": f"m{i}"} for i in range(3)))
+    assert api.series(api.scrape(), DELIVERIES) == {}  # nothing delivered yet: no series
+    first = api.take("q", "work", maxMessages=2, visibilityTimeoutSeconds=30)
+    acked = api.call(
+        "POST", "q/subscriptions/work/ack", json={"popReceipts": [first[0]["popReceipt"]]}
+    )
+    assert acked.status_code == 200 and acked.json()["failed"] == [], acked.text
+    api.clock.advance(31)  # the second's lease runs out: delivered again, with m2
+    assert len(api.take("q", "work", maxMessages=10)) == 2
+    # Past the queue's retention before it was acked: expired in the subscription, never
+    # delivered again.
+    retained = api.call("PUT", "other", json={"messageRetentionSeconds": 60})
+    assert retained.status_code == 201, retained.text
+    api.subscribe("other", "late", mode="shared")
+    api.send("other", {"body": "old"})
+    assert len(api.take("other", "late", visibilityTimeoutSeconds=10)) == 1
+    api.clock.advance(61)
+    assert api.take("other", "late", maxMessages=10) == []
+    samples = api.scrape()
+    assert api.series(samples, DELIVERIES, queue="q") == {"work": 4}
+    assert api.series(samples, ACKS) == {"work": 1}
+    assert api.series(samples, EXPIRED) == {"late": 1}
+    assert api.series(samples, DELIVERIES, queue="other") == {"late": 1}
 
 
 @pytest.fixture
@@ -191,6 +232,29 @@ def test_workers_counts_are_summed_then_kept_for_the_labelled_queues() -> None:
     assert values[("cassieq_deliveries_total", ())] == 0
 
 
+def test_shared_events_are_summed_over_workers_and_bounded() -> None:
+    one, two = MetricsObserver(), MetricsObserver()
+    shown, hidden = _queue("a", "shown"), _queue("a", "hidden")
+    one.subscription_delivered(shown, "s", 3)
+    two.subscription_delivered(shown, "s", 2)
+    two.subscription_delivered(hidden, "s", 9)
+    one.subscription_acked(shown, "s", 2)
+    two.subscription_expired(shown, "t", 1)
+    merged = merge([dump(EngineEventsCollector(o).collect()) for o in (one, two)])
+    kept = only_labelled(merged, {("a", "shown")})
+    values = {
+        (m.name, s.labels["subscription"]): s.value
+        for m in kept
+        for s in m.samples
+        if s.labels.get("account") == "a"
+    }
+    assert values == {
+        ("cassieq_subscription_deliveries", "s"): 5,
+        ("cassieq_subscription_acks", "s"): 2,
+        ("cassieq_subscription_expired", "t"): 1,
+    }
+
+
 def test_the_observer_keeps_a_bounded_number_of_label_sets(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -209,4 +273,16 @@ def test_the_observer_keeps_a_bounded_number_of_label_sets(
     assert (dict(seen.subscription_reads), dict(seen.subscription_commits)) == (
         {},
         {("a", "q", "s1", "conflict"): 1},
+    )
+    # A shared subscription's events share the bound.
+    seen.subscription_delivered(q, "s3", 2)
+    seen.subscription_acked(q, "s3", 1)
+    assert dict(seen.subscription_events) == {
+        ("a", "q", "s3", "delivered"): 2,
+        ("a", "q", "s3", "acked"): 1,
+    }
+    seen.subscription_expired(q, "s3", 1)
+    assert (seen.subscription_commits, dict(seen.subscription_events)) == (
+        {},
+        {("a", "q", "s3", "expired"): 1},
     )

@@ -28,8 +28,31 @@ from cassieq.store.observer import LwtEvent
 MAX_SUBSCRIPTION_KEYS = 10_000
 # The families whose series are per queue, shown for the sample's labelled queues only.
 SUBSCRIPTION_FAMILIES = frozenset(
-    {"cassieq_subscription_messages_read", "cassieq_subscription_commits"}
+    {
+        "cassieq_subscription_messages_read",
+        "cassieq_subscription_commits",
+        "cassieq_subscription_deliveries",
+        "cassieq_subscription_acks",
+        "cassieq_subscription_expired",
+    }
 )
+# A shared subscription's events (engine/observe.py's hooks): the family and its help.
+SHARED_FAMILIES = {
+    "delivered": (
+        "cassieq_subscription_deliveries",
+        "Messages this server delivered in the shared subscription (every delivery, "
+        "redeliveries too).",
+    ),
+    "acked": (
+        "cassieq_subscription_acks",
+        "Deliveries of the shared subscription this server acked.",
+    ),
+    "expired": (
+        "cassieq_subscription_expired",
+        "Messages this server found past the queue's retention before the shared "
+        "subscription was done with them (never delivered in it again).",
+    ),
+}
 
 
 class MetricsObserver(Observer):
@@ -43,6 +66,9 @@ class MetricsObserver(Observer):
         # (account, queue, subscription) -> messages read; (..., outcome) -> commits.
         self.subscription_reads: Counter[tuple[str, str, str]] = Counter()
         self.subscription_commits: Counter[tuple[str, str, str, str]] = Counter()
+        # A shared subscription's: (account, queue, subscription, event) -> messages, the
+        # event one of SHARED_FAMILIES.
+        self.subscription_events: Counter[tuple[str, str, str, str]] = Counter()
 
     def lwt_outcome(self, primitive: str, event: LwtEvent) -> None:
         self.lwt[(primitive, event)] += 1
@@ -74,17 +100,39 @@ class MetricsObserver(Observer):
             self._room()
         self.subscription_commits[key] += 1
 
+    def subscription_delivered(self, queue: QueueDefinition, name: str, count: int) -> None:
+        self._shared(queue, name, "delivered", count)
+
+    def subscription_acked(self, queue: QueueDefinition, name: str, count: int) -> None:
+        self._shared(queue, name, "acked", count)
+
+    def subscription_expired(self, queue: QueueDefinition, name: str, count: int) -> None:
+        self._shared(queue, name, "expired", count)
+
+    def _shared(self, queue: QueueDefinition, name: str, event: str, count: int) -> None:
+        key = (queue.account, queue.name, name, event)
+        if key not in self.subscription_events:
+            self._room()
+        self.subscription_events[key] += count
+
     def _room(self) -> None:
         """Room for one more label set (see the module's doc)."""
-        if len(self.subscription_reads) + len(self.subscription_commits) >= MAX_SUBSCRIPTION_KEYS:
+        kept = (
+            len(self.subscription_reads)
+            + len(self.subscription_commits)
+            + len(self.subscription_events)
+        )
+        if kept >= MAX_SUBSCRIPTION_KEYS:
             self.subscription_reads.clear()
             self.subscription_commits.clear()
+            self.subscription_events.clear()
 
 
 class EngineEventsCollector:
     """The observer's counts: LWTs by primitive and outcome (applied, lost (condition
     false), timeout_applied / timeout_rejected / timeout_contended (no answer; read back at
-    SERIAL), undecided (could not be settled)), deliveries, dead letters, repair moves."""
+    SERIAL), undecided (could not be settled)), deliveries, dead letters, repair moves, and
+    per subscription: ordered reads and commits, shared deliveries, acks and expired."""
 
     def __init__(self, observer: MetricsObserver) -> None:
         self._observer = observer
@@ -148,6 +196,19 @@ class EngineEventsCollector:
         for labels_, n in sorted(seen.subscription_commits.items()):
             commits.add_metric(list(labels_), n)
         yield commits
+        yield from _shared_families(seen.subscription_events)
+
+
+def _shared_families(events: Counter[tuple[str, str, str, str]]) -> Iterator[Metric]:
+    """The shared subscriptions' counters, one family per event, each there (empty) before
+    its first event, as the ordered subscriptions' are."""
+    families = {
+        event: CounterMetricFamily(name, text, labels=["account", "queue", "subscription"])
+        for event, (name, text) in SHARED_FAMILIES.items()
+    }
+    for (account, queue, subscription, event), n in sorted(events.items()):
+        families[event].add_metric([account, queue, subscription], n)
+    yield from families.values()
 
 
 def only_labelled(families: Iterable[Metric], queues: Collection[tuple[str, str]]) -> list[Metric]:
