@@ -246,8 +246,9 @@ def _judge_shared(
         v = judge(book, lease, origin)
         out[name] = {
             **dataclasses.asdict(v),
-            # Information, not a verdict: ``done`` moves a whole bucket at a time, so a
-            # subscription that acked everything may still show the last bucket's messages.
+            # The server's count of messages not finished in it, after the drain: shown
+            # beside the ledger's verdicts, not one of them (it also counts what the run
+            # cannot know of, such as a monoton taken by a put that never wrote its row).
             "final_lag": lags.get(name),
             "violations": [f"{name} {violation}" for violation in v.violations()],
         }
