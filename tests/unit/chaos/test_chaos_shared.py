@@ -40,7 +40,7 @@ class Stand:
     lands in the queue and in every subscription, except a body listed in ``drop`` (a
     subscription that loses it). Receipts are signed as the server signs them: the queue's
     for the queue, a subscription's for ``subscription_binding``; an ack of a receipt of
-    another binding is refused per entry, as the server refuses it."""
+    another binding is refused (400), per entry in v2, as the server refuses it."""
 
     def __init__(self, shared: list[str], drop: dict[str, set[str]] | None = None) -> None:
         self.codec = ReceiptCodec(SECRET)
@@ -101,7 +101,7 @@ class Stand:
         self.requests.append(("DELETE", request.path, None))
         binding, body = self.receipts[request.query["popReceipt"]]
         if binding != "q":
-            return web.json_response({"errors": ["of another queue"]}, status=409)
+            return web.json_response({"errors": ["of another queue"]}, status=400)
         self.acked["q"].append(body)
         return web.Response(status=204)
 
@@ -129,7 +129,7 @@ class Stand:
         for token in got["popReceipts"]:
             bound, body = self.receipts[token]
             if bound != binding:
-                failed.append({"popReceipt": token, "code": 409, "message": "another queue"})
+                failed.append({"popReceipt": token, "code": 400, "message": "another queue"})
                 continue
             self.acked[name].append(body)
             acked.append(token)
