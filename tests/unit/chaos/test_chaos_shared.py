@@ -409,3 +409,13 @@ def test_report_shows_each_shared_subscription_before_the_verdict() -> None:
 
 def test_report_without_shared_subscriptions_has_no_rows_for_them() -> None:
     assert "shared-" not in table_text({"baseline": {"passed": True, "violations": []}})
+
+
+def test_the_fifo_workload_refuses_shared_subscriptions() -> None:
+    from click.testing import CliRunner
+
+    from cassieq.tools.chaos.command import chaos
+
+    result = CliRunner().invoke(chaos, ["--fifo", "--shared-subscriptions", "1", "--single-node"])
+    assert result.exit_code == 2
+    assert "--shared-subscriptions is for the queue's workload, not --fifo" in result.output
