@@ -167,12 +167,23 @@ def _queue_for(api: AppClient[SystemClock], call: Call, index: int) -> str:
     return queue
 
 
+# A shared subscription's operations (the others are an ordered one's, or either's).
+SHARED_OPERATIONS = frozenset(
+    {
+        "receiveSubscriptionMessages",
+        "ackSubscriptionMessages",
+        "changeSubscriptionMessageVisibility",
+    }
+)
+
+
 def _subscription_for(api: AppClient[SystemClock], call: Call, queue: str) -> str:
     """The subscription the call's path names, created first unless the call creates it."""
     name = "ex-subscription"
     if call.operation_id != "putSubscription":
         url = f"{api.v2}/queues/{queue}/subscriptions/{name}"
-        made = api.client.put(url, json={"mode": "ordered"}, headers=api.auth)
+        mode = "shared" if call.operation_id in SHARED_OPERATIONS else "ordered"
+        made = api.client.put(url, json={"mode": mode}, headers=api.auth)
         assert made.status_code == 201, made.text
     return name
 
@@ -188,11 +199,13 @@ def _receipt_v1(api: AppClient[SystemClock], queue: str) -> str:
     return receipt
 
 
-def _receipt_v2(api: AppClient[SystemClock], queue: str) -> str:
+def _receipt_v2(api: AppClient[SystemClock], queue: str, receive_url: str | None = None) -> str:
+    """A receipt of the queue's, or of the receive at ``receive_url`` (a subscription's)."""
     base = f"{api.v2}/queues/{queue}/messages"
     sent = api.client.post(base, json={"messages": [{"body": "m"}]}, headers=api.auth)
     assert sent.status_code == 201, sent.text
-    got = api.client.post(f"{base}/receive", json={"maxMessages": 1}, headers=api.auth)
+    receive = receive_url or f"{base}/receive"
+    got = api.client.post(receive, json={"maxMessages": 1}, headers=api.auth)
     assert got.status_code == 200, got.text
     (message,) = got.json()["messages"]
     receipt: str = message["popReceipt"]
@@ -266,7 +279,9 @@ def test_every_example_body_succeeds_as_sent(dev: AppClient[SystemClock]) -> Non
             # A static example holds no real receipt: the batch answers its placeholder under
             # "failed"; with a real receipt in its place, the rest of the example is accepted.
             assert [f["popReceipt"] for f in answer.json()["failed"]] == placeholders
-            real = _with_receipt(call.example, _receipt_v2(dev, queue))
+            shared = call.operation_id in SHARED_OPERATIONS
+            receive = url.rsplit("/", 1)[0] + "/receive" if shared else None
+            real = _with_receipt(call.example, _receipt_v2(dev, queue, receive))
             again = _send(dev, call, url, real, query)
             assert again.status_code == 200, again.text
             assert again.json()["failed"] == [], (call.operation_id, again.text)

@@ -1,21 +1,29 @@
 """The generated client's subscription functions (api_spec/client, regenerated for issue 36)
 against a live server on each store: create, read, commit with expected, every form of
-seek (the request's `to` is a union of a string and an object), list, show and delete."""
+seek (the request's `to` is a union of a string and an object), list, show and delete; a
+shared subscription's receive, visibility and ack."""
 
 from __future__ import annotations
 
 from cassieq_client.api.subscriptions_v2 import (
+    ack_subscription_messages,
+    change_subscription_message_visibility,
     commit_subscription_position,
     delete_subscription,
     get_subscription,
     list_subscriptions,
     put_subscription,
     read_subscription,
+    receive_subscription_messages,
     seek_subscription,
 )
 from cassieq_client.models import (
+    AckRequest,
+    AckResponse,
     CommitRequest,
     ReadBody,
+    ReceiveRequest,
+    ReceiveResponse,
     SeekPoint,
     SeekRequest,
     SeekRequestToType0,
@@ -24,6 +32,9 @@ from cassieq_client.models import (
     SubscriptionListBody,
     SubscriptionOptionsBody,
     SubscriptionOptionsBodyMode,
+    VisibilityEntry,
+    VisibilityRequest,
+    VisibilityResponse,
 )
 from cassieq_client_auth import KeyAuth
 
@@ -78,3 +89,40 @@ def test_the_generated_client_reads_commits_and_seeks(live: Live) -> None:
     assert delete_subscription.sync_detailed(a, q, "audit", client=client).status_code == 204
     gone = get_subscription.sync_detailed(a, q, "audit", client=client)
     assert gone.status_code == 404
+
+
+def test_the_generated_client_receives_acks_and_leases_in_a_shared_subscription(
+    live: Live,
+) -> None:
+    client = client_with(live.url, KeyAuth(live.keys["primary"]))
+    a, q = live.account, "jobs"
+    options = SubscriptionOptionsBody(mode=SubscriptionOptionsBodyMode.SHARED, start="earliest")
+    made = put_subscription.sync_detailed(a, q, "work", client=client, body=options)
+    assert made.status_code == 201, made.content
+    with live.v2() as v2:
+        sent = v2.post(f"/{q}/messages", json={"messages": [{"body": "x"}, {"body": "y"}]})
+        assert sent.status_code == 201, sent.text
+    got = receive_subscription_messages.sync(
+        a, q, "work", client=client, body=ReceiveRequest(max_messages=10)
+    )
+    assert isinstance(got, ReceiveResponse)
+    assert [(m.body, m.delivery_count) for m in got.messages] == [("x", 1), ("y", 1)]
+    x, y = got.messages
+    lease = VisibilityEntry(pop_receipt=y.pop_receipt, visibility_timeout_seconds=60)
+    changed = change_subscription_message_visibility.sync(
+        a, q, "work", client=client, body=VisibilityRequest(entries=[lease])
+    )
+    assert isinstance(changed, VisibilityResponse) and changed.failed == []
+    receipts = [x.pop_receipt, changed.updated[0].new_pop_receipt, y.pop_receipt]
+    acked = ack_subscription_messages.sync(
+        a, q, "work", client=client, body=AckRequest(pop_receipts=receipts[:2])
+    )
+    assert isinstance(acked, AckResponse) and acked.acked == receipts[:2]
+    stale = ack_subscription_messages.sync(
+        a, q, "work", client=client, body=AckRequest(pop_receipts=receipts[2:])
+    )
+    assert isinstance(stale, AckResponse) and [f.code for f in stale.failed] == [409]
+    # The queue's own consumers still have both: the subscription's acks are its own.
+    with live.v2() as v2:
+        mine = v2.post(f"/{q}/messages/receive", json={"maxMessages": 10})
+        assert [m["body"] for m in mine.json()["messages"]] == ["x", "y"]

@@ -125,8 +125,9 @@ def sync_detailed(
     body: CommitRequest,
 
 ) -> Response[SubscriptionBody | V2ErrorBody]:
-    """ Commit a position (a read's next, or a message's position); with expected, only when the stored
-    position is that one (409 otherwise). 422: not a position of this queue
+    """ An ordered subscription: commit a position (a read's next, or a message's position); with expected,
+    only when the stored position is that one (409 otherwise). 422: not a position of this queue, or a
+    shared subscription
 
     Args:
         account (str):
@@ -166,8 +167,9 @@ def sync(
     body: CommitRequest,
 
 ) -> SubscriptionBody | V2ErrorBody | None:
-    """ Commit a position (a read's next, or a message's position); with expected, only when the stored
-    position is that one (409 otherwise). 422: not a position of this queue
+    """ An ordered subscription: commit a position (a read's next, or a message's position); with expected,
+    only when the stored position is that one (409 otherwise). 422: not a position of this queue, or a
+    shared subscription
 
     Args:
         account (str):
@@ -205,8 +207,9 @@ async def asyncio_detailed(
     body: CommitRequest,
 
 ) -> Response[SubscriptionBody | V2ErrorBody]:
-    """ Commit a position (a read's next, or a message's position); with expected, only when the stored
-    position is that one (409 otherwise). 422: not a position of this queue
+    """ An ordered subscription: commit a position (a read's next, or a message's position); with expected,
+    only when the stored position is that one (409 otherwise). 422: not a position of this queue, or a
+    shared subscription
 
     Args:
         account (str):
@@ -246,8 +249,9 @@ async def asyncio(
     body: CommitRequest,
 
 ) -> SubscriptionBody | V2ErrorBody | None:
-    """ Commit a position (a read's next, or a message's position); with expected, only when the stored
-    position is that one (409 otherwise). 422: not a position of this queue
+    """ An ordered subscription: commit a position (a read's next, or a message's position); with expected,
+    only when the stored position is that one (409 otherwise). 422: not a position of this queue, or a
+    shared subscription
 
     Args:
         account (str):

@@ -102,8 +102,8 @@ def sync_detailed(
     client: AuthenticatedClient,
 
 ) -> Response[SubscriptionDetailBody | V2ErrorBody]:
-    """ A subscription: its options, committed position, lag (messages after the position) and
-    oldestUnackedAgeSeconds (of the first of them; null when none)
+    """ A subscription: its options, committed position, lag (ordered: messages after the position; shared:
+    messages not yet acked or passed) and oldestUnackedAgeSeconds (of the first of them; null when none)
 
     Args:
         account (str):
@@ -140,8 +140,8 @@ def sync(
     client: AuthenticatedClient,
 
 ) -> SubscriptionDetailBody | V2ErrorBody | None:
-    """ A subscription: its options, committed position, lag (messages after the position) and
-    oldestUnackedAgeSeconds (of the first of them; null when none)
+    """ A subscription: its options, committed position, lag (ordered: messages after the position; shared:
+    messages not yet acked or passed) and oldestUnackedAgeSeconds (of the first of them; null when none)
 
     Args:
         account (str):
@@ -176,8 +176,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
 
 ) -> Response[SubscriptionDetailBody | V2ErrorBody]:
-    """ A subscription: its options, committed position, lag (messages after the position) and
-    oldestUnackedAgeSeconds (of the first of them; null when none)
+    """ A subscription: its options, committed position, lag (ordered: messages after the position; shared:
+    messages not yet acked or passed) and oldestUnackedAgeSeconds (of the first of them; null when none)
 
     Args:
         account (str):
@@ -214,8 +214,8 @@ async def asyncio(
     client: AuthenticatedClient,
 
 ) -> SubscriptionDetailBody | V2ErrorBody | None:
-    """ A subscription: its options, committed position, lag (messages after the position) and
-    oldestUnackedAgeSeconds (of the first of them; null when none)
+    """ A subscription: its options, committed position, lag (ordered: messages after the position; shared:
+    messages not yet acked or passed) and oldestUnackedAgeSeconds (of the first of them; null when none)
 
     Args:
         account (str):

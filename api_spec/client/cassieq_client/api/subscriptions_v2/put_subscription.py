@@ -126,8 +126,7 @@ def sync_detailed(
 
 ) -> Response[SubscriptionBody | V2ErrorBody]:
     """ Create a subscription of the queue (201); 200 when it exists with the same mode and start, 409 when
-    it exists with others or the queue has as many as it may; 422 for a bad name, mode or start (mode
-    shared is not available yet)
+    it exists with others or the queue has as many as it may; 422 for a bad name, mode or start
 
     Args:
         account (str):
@@ -168,8 +167,7 @@ def sync(
 
 ) -> SubscriptionBody | V2ErrorBody | None:
     """ Create a subscription of the queue (201); 200 when it exists with the same mode and start, 409 when
-    it exists with others or the queue has as many as it may; 422 for a bad name, mode or start (mode
-    shared is not available yet)
+    it exists with others or the queue has as many as it may; 422 for a bad name, mode or start
 
     Args:
         account (str):
@@ -208,8 +206,7 @@ async def asyncio_detailed(
 
 ) -> Response[SubscriptionBody | V2ErrorBody]:
     """ Create a subscription of the queue (201); 200 when it exists with the same mode and start, 409 when
-    it exists with others or the queue has as many as it may; 422 for a bad name, mode or start (mode
-    shared is not available yet)
+    it exists with others or the queue has as many as it may; 422 for a bad name, mode or start
 
     Args:
         account (str):
@@ -250,8 +247,7 @@ async def asyncio(
 
 ) -> SubscriptionBody | V2ErrorBody | None:
     """ Create a subscription of the queue (201); 200 when it exists with the same mode and start, 409 when
-    it exists with others or the queue has as many as it may; 422 for a bad name, mode or start (mode
-    shared is not available yet)
+    it exists with others or the queue has as many as it may; 422 for a bad name, mode or start
 
     Args:
         account (str):

@@ -120,9 +120,9 @@ def sync_detailed(
     limit: int | Unset = 100,
 
 ) -> Response[ReadBody | V2ErrorBody]:
-    """ Up to limit messages after the subscription's committed position, in id order within each partition;
-    next is the position after the last one. The position does not move: commit it (POST .../position)
-    once they are processed
+    """ An ordered subscription: up to limit messages after its committed position, in id order within each
+    partition; next is the position after the last one. The position does not move: commit it (POST
+    .../position) once they are processed. 422 on a shared subscription (receive it)
 
     Args:
         account (str):
@@ -162,9 +162,9 @@ def sync(
     limit: int | Unset = 100,
 
 ) -> ReadBody | V2ErrorBody | None:
-    """ Up to limit messages after the subscription's committed position, in id order within each partition;
-    next is the position after the last one. The position does not move: commit it (POST .../position)
-    once they are processed
+    """ An ordered subscription: up to limit messages after its committed position, in id order within each
+    partition; next is the position after the last one. The position does not move: commit it (POST
+    .../position) once they are processed. 422 on a shared subscription (receive it)
 
     Args:
         account (str):
@@ -202,9 +202,9 @@ async def asyncio_detailed(
     limit: int | Unset = 100,
 
 ) -> Response[ReadBody | V2ErrorBody]:
-    """ Up to limit messages after the subscription's committed position, in id order within each partition;
-    next is the position after the last one. The position does not move: commit it (POST .../position)
-    once they are processed
+    """ An ordered subscription: up to limit messages after its committed position, in id order within each
+    partition; next is the position after the last one. The position does not move: commit it (POST
+    .../position) once they are processed. 422 on a shared subscription (receive it)
 
     Args:
         account (str):
@@ -244,9 +244,9 @@ async def asyncio(
     limit: int | Unset = 100,
 
 ) -> ReadBody | V2ErrorBody | None:
-    """ Up to limit messages after the subscription's committed position, in id order within each partition;
-    next is the position after the last one. The position does not move: commit it (POST .../position)
-    once they are processed
+    """ An ordered subscription: up to limit messages after its committed position, in id order within each
+    partition; next is the position after the last one. The position does not move: commit it (POST
+    .../position) once they are processed. 422 on a shared subscription (receive it)
 
     Args:
         account (str):

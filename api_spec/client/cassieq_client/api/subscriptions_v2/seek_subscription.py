@@ -119,7 +119,8 @@ def sync_detailed(
 
 ) -> Response[SubscriptionBody | V2ErrorBody]:
     """ Move the position (replay or skip): to earliest, latest, {time} (the first message sent at or after
-    it) or {position}; the subscription with its new position
+    it) or {position}; the subscription with its new position. A shared subscription's deliveries start
+    again there: its receipts of before are stale
 
     Args:
         account (str):
@@ -160,7 +161,8 @@ def sync(
 
 ) -> SubscriptionBody | V2ErrorBody | None:
     """ Move the position (replay or skip): to earliest, latest, {time} (the first message sent at or after
-    it) or {position}; the subscription with its new position
+    it) or {position}; the subscription with its new position. A shared subscription's deliveries start
+    again there: its receipts of before are stale
 
     Args:
         account (str):
@@ -199,7 +201,8 @@ async def asyncio_detailed(
 
 ) -> Response[SubscriptionBody | V2ErrorBody]:
     """ Move the position (replay or skip): to earliest, latest, {time} (the first message sent at or after
-    it) or {position}; the subscription with its new position
+    it) or {position}; the subscription with its new position. A shared subscription's deliveries start
+    again there: its receipts of before are stale
 
     Args:
         account (str):
@@ -240,7 +243,8 @@ async def asyncio(
 
 ) -> SubscriptionBody | V2ErrorBody | None:
     """ Move the position (replay or skip): to earliest, latest, {time} (the first message sent at or after
-    it) or {position}; the subscription with its new position
+    it) or {position}; the subscription with its new position. A shared subscription's deliveries start
+    again there: its receipts of before are stale
 
     Args:
         account (str):

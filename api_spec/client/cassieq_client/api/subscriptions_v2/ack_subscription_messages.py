@@ -1,0 +1,273 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.ack_request import AckRequest
+from ...models.ack_response import AckResponse
+from ...models.v2_error_body import V2ErrorBody
+from typing import cast
+
+
+
+def _get_kwargs(
+    account: str,
+    queue: str,
+    subscription: str,
+    *,
+    body: AckRequest,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/api/v2/accounts/{account}/queues/{queue}/subscriptions/{subscription}/ack".format(account=quote(str(account), safe=""),queue=quote(str(queue), safe=""),subscription=quote(str(subscription), safe=""),),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AckResponse | V2ErrorBody | None:
+    if response.status_code == 200:
+        response_200 = AckResponse.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = V2ErrorBody.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = V2ErrorBody.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = V2ErrorBody.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = V2ErrorBody.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 422:
+        response_422 = V2ErrorBody.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = V2ErrorBody.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AckResponse | V2ErrorBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    account: str,
+    queue: str,
+    subscription: str,
+    *,
+    client: AuthenticatedClient,
+    body: AckRequest,
+
+) -> Response[AckResponse | V2ErrorBody]:
+    """ A shared subscription: ack 1-100 of its deliveries by pop receipt (in it only); the stale ones, and
+    receipts of the queue or of another subscription, reported in failed. The body and answer of
+    messages/ack
+
+    Args:
+        account (str):
+        queue (str):
+        subscription (str):
+        body (AckRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[AckResponse | V2ErrorBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+queue=queue,
+subscription=subscription,
+body=body,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    account: str,
+    queue: str,
+    subscription: str,
+    *,
+    client: AuthenticatedClient,
+    body: AckRequest,
+
+) -> AckResponse | V2ErrorBody | None:
+    """ A shared subscription: ack 1-100 of its deliveries by pop receipt (in it only); the stale ones, and
+    receipts of the queue or of another subscription, reported in failed. The body and answer of
+    messages/ack
+
+    Args:
+        account (str):
+        queue (str):
+        subscription (str):
+        body (AckRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        AckResponse | V2ErrorBody
+     """
+
+
+    response = sync_detailed(
+        account=account,
+queue=queue,
+subscription=subscription,
+client=client,
+body=body,
+
+    )
+    # cassieq: an error answer raises its typed exception (errors.ApiError), body attached.
+    errors.raise_for_status(response)
+    return response.parsed
+
+async def asyncio_detailed(
+    account: str,
+    queue: str,
+    subscription: str,
+    *,
+    client: AuthenticatedClient,
+    body: AckRequest,
+
+) -> Response[AckResponse | V2ErrorBody]:
+    """ A shared subscription: ack 1-100 of its deliveries by pop receipt (in it only); the stale ones, and
+    receipts of the queue or of another subscription, reported in failed. The body and answer of
+    messages/ack
+
+    Args:
+        account (str):
+        queue (str):
+        subscription (str):
+        body (AckRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[AckResponse | V2ErrorBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        account=account,
+queue=queue,
+subscription=subscription,
+body=body,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    account: str,
+    queue: str,
+    subscription: str,
+    *,
+    client: AuthenticatedClient,
+    body: AckRequest,
+
+) -> AckResponse | V2ErrorBody | None:
+    """ A shared subscription: ack 1-100 of its deliveries by pop receipt (in it only); the stale ones, and
+    receipts of the queue or of another subscription, reported in failed. The body and answer of
+    messages/ack
+
+    Args:
+        account (str):
+        queue (str):
+        subscription (str):
+        body (AckRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        AckResponse | V2ErrorBody
+     """
+
+
+    response = await asyncio_detailed(
+        account=account,
+queue=queue,
+subscription=subscription,
+client=client,
+body=body,
+
+    )
+    errors.raise_for_status(response)
+    return response.parsed
