@@ -1,6 +1,6 @@
 """The subscription commands (issue 36): `subscription create|list|show|commit|delete`,
-`read` (with and without --commit) and `seek`, run for real in a subprocess against a live
-server on each store."""
+`read` (with and without --commit) and `seek`; a shared subscription's `receive`, `ack` and
+`update --subscription`; run for real in a subprocess against a live server on each store."""
 
 from __future__ import annotations
 
@@ -49,8 +49,6 @@ def test_create_list_show_delete(live: Live) -> None:
 
 
 def test_create_refusals(live: Live) -> None:
-    shared = live.run("subscription", "create", "jobs", "s", "--mode", "shared")
-    assert shared.returncode == 1 and "422" in shared.stderr and "shared" in shared.stderr
     bad_start = live.run("subscription", "create", "jobs", "s", "--start", "yesterday")
     assert bad_start.returncode == 1 and "422" in bad_start.stderr and "start" in bad_start.stderr
     bad_mode = live.run("subscription", "create", "jobs", "s", "--mode", "fanout")
@@ -120,3 +118,43 @@ def test_seek(live: Live) -> None:
         assert refused.returncode == 2 and "exactly one" in refused.stderr
     bad_time = live.run("seek", "jobs", "audit", "--time", "noon")
     assert bad_time.returncode == 1 and "422" in bad_time.stderr and "time" in bad_time.stderr
+
+
+def test_a_shared_subscription_received_acked_and_leased(live: Live) -> None:
+    made = live.ok(
+        "subscription", "create", "jobs", "work", "--mode", "shared", "--start", "earliest"
+    )
+    assert (made["name"], made["mode"]) == ("work", "shared")
+    _put(live, "a", "b")
+    listed = live.run("subscription", "list", "jobs", "--plain")
+    assert listed.stdout.splitlines()[1].split("\t")[:2] == ["work", "shared"]
+    got = live.ok("receive", "jobs", "--subscription", "work", "--max", "10", "--wait", "1")
+    a, b = got["messages"]
+    assert [(m["body"], m["deliveryCount"]) for m in (a, b)] == [("a", 1), ("b", 1)]
+    assert live.ok("ack", "jobs", a["popReceipt"], "--subscription", "work") == {"acked": True}
+    leased = live.ok(
+        "update", "jobs", b["popReceipt"], "--subscription", "work", "--invisibility", "0"
+    )
+    assert set(leased) == {"popReceipt", "messageTag"} and leased["popReceipt"] != b["popReceipt"]
+    # The lease was given back (0): b is delivered again, its old receipt stale.
+    (again,) = live.ok("receive", "jobs", "--subscription", "work", "--max", "10")["messages"]
+    assert (again["body"], again["deliveryCount"]) == ("b", 2)
+    stale = live.run("ack", "jobs", b["popReceipt"], "--subscription", "work")
+    assert stale.returncode == 1 and "409" in stale.stderr and "Traceback" not in stale.stderr
+    # A receipt of the subscription is not the queue's, nor the other way round.
+    on_queue = live.run("ack", "jobs", again["popReceipt"])
+    assert on_queue.returncode == 1
+    (mine,) = live.ok("receive", "jobs")["messages"]  # the queue's own consumers: a first
+    foreign = live.run("ack", "jobs", mine["popReceipt"], "--subscription", "work")
+    assert foreign.returncode == 1 and "400" in foreign.stderr and "another queue" in foreign.stderr
+    assert live.ok("ack", "jobs", again["popReceipt"], "--subscription", "work")["acked"]
+    assert live.ok("subscription", "show", "jobs", "work")["lag"] == 0
+    plain = live.run("receive", "jobs", "--subscription", "work")
+    assert plain.returncode == 0 and "(no visible message)" in plain.stdout
+    # An ordered subscription is read, not received; and the options that do not apply.
+    live.ok("subscription", "create", "jobs", "audit")
+    ordered = live.run("receive", "jobs", "--subscription", "audit")
+    assert ordered.returncode == 1 and "422" in ordered.stderr and "ordered" in ordered.stderr
+    for wrong in (["--message", "x", "--invisibility", "5"], ["--message", "x"]):
+        refused = live.run("update", "jobs", mine["popReceipt"], "--subscription", "work", *wrong)
+        assert refused.returncode == 2 and "--subscription" in refused.stderr

@@ -16,7 +16,7 @@ import httpx
 from cassieq.cli.client.connection import Connection, call, connected, reason, segment
 from cassieq.cli.client.messages_v2 import V2_COMMANDS
 from cassieq.cli.client.output import emit
-from cassieq.cli.client.subscriptions import SUBSCRIPTION_COMMANDS
+from cassieq.cli.client.subscriptions import SUBSCRIPTION_COMMANDS, ack_shared, lease_shared
 from cassieq.cli.common import err
 
 # --------------------------------------------------------------------------- accounts
@@ -303,14 +303,22 @@ def get(conn: Connection, name: str, invisibility: int) -> None:
     emit(response.json(), conn.as_json, plain=conn.plain, title="message")
 
 
+_SUBSCRIPTION_HELP = "RECEIPT is of this shared subscription (`receive --subscription`; /api/v2)."
+
+
 @click.command()
 @click.argument("name", metavar="QUEUE")
 @click.argument("receipt", metavar="RECEIPT")
+@click.option("--subscription", default=None, help=_SUBSCRIPTION_HELP)
 @connected
-def ack(conn: Connection, name: str, receipt: str) -> None:
-    """Ack the message a pop receipt stands for."""
+def ack(conn: Connection, name: str, receipt: str, subscription: str | None) -> None:
+    """Ack the message a pop receipt stands for (in the subscription, with --subscription)."""
     with conn.queue_api() as c:
-        call(c, "DELETE", f"{conn.queues_path(name)}/messages", params={"popReceipt": receipt})
+        if subscription is not None:
+            ack_shared(c, conn, name, subscription, receipt)
+        else:
+            path = f"{conn.queues_path(name)}/messages"
+            call(c, "DELETE", path, params={"popReceipt": receipt})
     emit({"acked": True}, conn.as_json, plain=conn.plain)
 
 
@@ -325,15 +333,28 @@ def ack(conn: Connection, name: str, receipt: str) -> None:
     help="Seconds from now until the message is visible again (default: keep the lease it "
     "has; 0: visible at once).",
 )
+@click.option("--subscription", default=None, help=_SUBSCRIPTION_HELP + " --invisibility only.")
 @connected
 def update(
-    conn: Connection, name: str, receipt: str, message: str | None, invisibility: int | None
+    conn: Connection,
+    name: str,
+    receipt: str,
+    message: str | None,
+    invisibility: int | None,
+    subscription: str | None,
 ) -> None:
     """Change a held message's payload and/or invisibility; prints the new receipt."""
     if message is None and invisibility is None:
         raise click.UsageError("give --message, --invisibility or both")
+    if subscription is not None and (message is not None or invisibility is None):
+        # The message is the queue's, read by every subscription: not one's to change.
+        raise click.UsageError("with --subscription: --invisibility, and no --message")
+    result: dict[str, Any]
     with conn.queue_api() as c:
-        if invisibility is None:
+        if subscription is not None:
+            assert invisibility is not None
+            result = lease_shared(c, conn, name, subscription, receipt, invisibility)
+        elif invisibility is None:
             # v1's update always sets a new lease (absent means 0: visible at once); v2's
             # visibility change without visibilityTimeoutSeconds keeps the one it has.
             entry = {"popReceipt": receipt, "body": message}
@@ -343,7 +364,7 @@ def update(
                 failed = answer["failed"][0]
                 raise click.ClickException(f"{failed['code']}: {failed['message']}")
             updated = answer["updated"][0]
-            result: dict[str, Any] = {
+            result = {
                 "popReceipt": updated["newPopReceipt"],
                 "messageTag": updated["messageTag"],
             }

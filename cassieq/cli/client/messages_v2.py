@@ -20,6 +20,7 @@ import httpx
 from cassieq.cli.client.connection import Connection, call, connected, reason
 from cassieq.cli.client.output import emit
 from cassieq.cli.client.progress import progress
+from cassieq.cli.client.subscriptions import shared_path
 
 MAX_BATCH = 100
 _ENTRY_FIELDS = {"body", "attributes", "delaySeconds", "groupId", "deduplicationId"}
@@ -318,15 +319,28 @@ class _BatchSender:
     default=None,
     help="Lease seconds (default: the queue's visibilityTimeoutSeconds).",
 )
+@click.option(
+    "--subscription",
+    default=None,
+    help="From this shared subscription of QUEUE (its own deliveries: ack them with `ack "
+    "--subscription`); the queue's consumers and other subscriptions are not touched.",
+)
 @connected
 def receive(
-    conn: Connection, name: str, max_messages: int, wait: int, visibility: int | None
+    conn: Connection,
+    name: str,
+    max_messages: int,
+    wait: int,
+    visibility: int | None,
+    subscription: str | None,
 ) -> None:
     """Receive up to --max messages, waiting up to --wait seconds for the first (/api/v2)."""
     body: dict[str, Any] = {"maxMessages": max_messages, "waitSeconds": wait}
     if visibility is not None:
         body["visibilityTimeoutSeconds"] = visibility
     path = f"{conn.queues_path(name, api='v2')}/messages/receive"
+    if subscription is not None:
+        path = shared_path(conn, name, subscription, "receive")
     with conn.queue_api(timeout=30 + wait) as c:
         answer = call(c, "POST", path, json=body).json()
     if conn.as_json:

@@ -1,6 +1,9 @@
 """Subscription commands over /api/v2 (issue 36): `subscription create|list|show|commit|delete`,
 `read` (an ordered subscription's messages after its position; --commit moves it past
-them) and `seek` (replay or skip). Guide: docs/guides/subscriptions.md.
+them) and `seek` (replay or skip). A shared subscription is received from with `receive
+--subscription` (messages_v2.py), and its deliveries acked and leased again with `ack` and
+`update --subscription` (commands.py, through the helpers here). Guide:
+docs/guides/subscriptions.md.
 """
 
 from __future__ import annotations
@@ -8,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
+import httpx
 
 from cassieq.cli.client.connection import Connection, call, connected, segment
 from cassieq.cli.client.output import emit
@@ -21,10 +25,42 @@ def _path(conn: Connection, queue: str, name: str | None = None) -> str:
     return base if name is None else f"{base}/{segment(name)}"
 
 
+def shared_path(conn: Connection, queue: str, name: str, route: str) -> str:
+    """A shared subscription's receive, ack or visibility route."""
+    return f"{_path(conn, queue, name)}/{route}"
+
+
+def ack_shared(c: httpx.Client, conn: Connection, queue: str, name: str, receipt: str) -> None:
+    """Ack one delivery of shared subscription NAME (exit 1 with the entry's code when it is
+    refused: stale, or a receipt of the queue or of another subscription)."""
+    path = shared_path(conn, queue, name, "ack")
+    _one_entry(call(c, "POST", path, json={"popReceipts": [receipt]}).json())
+
+
+def lease_shared(
+    c: httpx.Client, conn: Connection, queue: str, name: str, receipt: str, seconds: int
+) -> dict[str, Any]:
+    """A new lease of ``seconds`` for one delivery of shared subscription NAME: the new
+    receipt and the message's tag."""
+    entry = {"popReceipt": receipt, "visibilityTimeoutSeconds": seconds}
+    path = shared_path(conn, queue, name, "visibility")
+    answer = _one_entry(call(c, "POST", path, json={"entries": [entry]}).json())
+    updated = answer["updated"][0]
+    return {"popReceipt": updated["newPopReceipt"], "messageTag": updated["messageTag"]}
+
+
+def _one_entry(answer: dict[str, Any]) -> dict[str, Any]:
+    if answer["failed"]:
+        failed = answer["failed"][0]
+        raise click.ClickException(f"{failed['code']}: {failed['message']}")
+    return answer
+
+
 @click.group()
 def subscription() -> None:
     """Subscriptions of a queue: each keeps its own position in the queue's messages
-    (/api/v2). Ordered mode: `cassieq read`, `cassieq seek`."""
+    (/api/v2). Ordered mode: `cassieq read`, `cassieq seek`; shared mode: `cassieq receive
+    --subscription`, `cassieq ack --subscription`, `cassieq seek`."""
 
 
 @subscription.command("create")
@@ -35,7 +71,8 @@ def subscription() -> None:
     type=click.Choice(["ordered", "shared"]),
     default="ordered",
     show_default=True,
-    help="ordered: read by position (shared is not available yet: the server refuses it).",
+    help="ordered: read by position (cassieq read); shared: a queue of its own over the "
+    "queue's messages (cassieq receive --subscription).",
 )
 @click.option(
     "--start",
