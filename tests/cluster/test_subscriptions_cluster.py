@@ -60,7 +60,11 @@ async def test_subscriptions_beside_the_queues_consumers(
     servers = [QueueEngine(cluster_store, instance_id=f"s{n}") for n in range(SERVERS)]
     account = f"sub-{secrets.token_hex(5)}"
     await servers[0].accounts.create(account)
-    await servers[0].create_queue(account, "q", QueueOptions(partitions=4, finalize_seconds=2))
+    # Deliveries are not capped here (maxDeliveryCount 1,000): under load a 2 s lease can run
+    # out before its receive even answers, and five such deliveries would retire a message as
+    # dead-lettered (the queue's rule, tested on its own) instead of acking it.
+    options = QueueOptions(partitions=4, finalize_seconds=2, max_delivery_count=1000)
+    await servers[0].create_queue(account, "q", options)
     await servers[0].subscriptions.create(account, "q", "audit", "ordered", "earliest")
     for name in SHARED:
         await servers[0].subscriptions.create(account, "q", name, "shared", "earliest")

@@ -72,24 +72,40 @@ class SharedConsumer:
         cursor = positions.decode(sub.position, count)
         done = positions.decode(sub.done or sub.position, count)
         order = random.sample(views, count)  # no partition always first
+        # The scans behind the cursor, every partition's at once (reads only).
+        scans = await asyncio.gather(
+            *(self._scan(v, sub, done[v.partition], cursor[v.partition]) for v in order)
+        )
         got: list[Delivery] = []
-        for view in order:
+        for view, scanned in zip(order, scans, strict=True):
             p = view.partition
             taken, done[p] = await self._redeliver(
-                view, sub, done[p], cursor[p], want - len(got), invisibility_ms
+                view, sub, done[p], cursor[p], scanned, want - len(got), invisibility_ms
             )
             got += taken
-            if len(got) >= want:
-                break
         moved = list(cursor)
-        for view in order:
-            if len(got) >= want:
-                break
-            p = view.partition
-            taken, moved[p] = await self._fresh(
-                view, sub, cursor[p], want - len(got), invisibility_ms
+        if len(got) < want:
+            # Then messages never delivered: each partition its share at once, then what the
+            # ones that filled theirs may still give, one after another.
+            left = want - len(got)
+            shares = [left // count + (i < left % count) for i in range(count)]
+            asked = [(v, n) for v, n in zip(order, shares, strict=True) if n]
+            firsts = await asyncio.gather(
+                *(self._fresh(v, sub, cursor[v.partition], n, invisibility_ms) for v, n in asked)
             )
-            got += taken
+            full = []
+            for (view, n), (taken, moved[view.partition]) in zip(asked, firsts, strict=True):
+                got += taken
+                if len(taken) >= n:
+                    full.append(view)
+            for view in full:
+                if len(got) >= want:
+                    break
+                p = view.partition
+                taken, moved[p] = await self._fresh(
+                    view, sub, moved[p], want - len(got), invisibility_ms
+                )
+                got += taken
         await self.advance(q, sub, moved, done)
         if got:
             self._ctx.observers.subscription_delivered(q, sub.name, len(got))
@@ -151,31 +167,44 @@ class SharedConsumer:
         return [d for part in parts for d in part]
 
     # ------------------------------------------------------------------ the scan behind
+    async def _scan(
+        self, view: QueueDefinition, sub: SubscriptionDef, done: int, cursor: int
+    ) -> list[tuple[int, list[SubDelivery]]]:
+        """The delivery rows of the buckets the scan behind the cursor looks at: 4 from the
+        done position, and one more at random among the rest (a long lease at ``done``
+        must not hold back the redelivery of every message after it)."""
+        size = view.options.bucket_size
+        first = done // size
+        end = (cursor - 1) // size if cursor > done else first - 1  # the cursor's bucket
+        scan = list(range(first, min(end, first + SCAN_BUCKETS - 1) + 1))
+        if end >= first + SCAN_BUCKETS:
+            scan.append(random.randint(first + SCAN_BUCKETS, end))
+        found = await asyncio.gather(
+            *(
+                self._ctx.store.read_sub_deliveries(view.id, sub.name, b, sub.generation)
+                for b in scan
+            )
+        )
+        return list(zip(scan, found, strict=True))
+
     async def _redeliver(
         self,
         view: QueueDefinition,
         sub: SubscriptionDef,
         done: int,
         cursor: int,
+        scanned: list[tuple[int, list[SubDelivery]]],
         room: int,
         lease_ms: int,
     ) -> tuple[list[Delivery], int]:
-        """Deliver again the messages between ``done`` and the cursor whose lease ran out
-        (or whose delay ended); the done position as the rows read show it."""
+        """Deliver again (up to ``room``) the scanned messages between ``done`` and the
+        cursor whose lease ran out (or whose delay ended); the done position as the rows
+        show it."""
         size, now = view.options.bucket_size, self._ctx.clock.now()
         got: list[Delivery] = []
         new_done, passing = done, True
         first = done // size
-        end = (cursor - 1) // size if cursor > done else first - 1  # the cursor's bucket
-        scan = list(range(first, min(end, first + SCAN_BUCKETS - 1) + 1))
-        if end >= first + SCAN_BUCKETS:
-            # One more bucket, at random among the rest: a long lease at ``done`` must not
-            # hold back the redelivery of every message after it (the window would not move).
-            scan.append(random.randint(first + SCAN_BUCKETS, end))
-        for bucket in scan:
-            states = await self._ctx.store.read_sub_deliveries(
-                view.id, sub.name, bucket, sub.generation
-            )
+        for bucket, states in scanned:
             open_ = [s for s in states if s.finished is None and done <= s.monoton < cursor]
             due = [s for s in open_ if s.next_visible_on <= now]
             if due and len(got) < room:

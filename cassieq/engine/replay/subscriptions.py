@@ -260,7 +260,7 @@ class Subscriptions:
         if not 1 <= max_messages <= MAX_RECEIVE:
             raise InvalidArgument(f"maxMessages must be 1 to {MAX_RECEIVE}, not {max_messages}")
         q = await self._queues.get(account, queue)
-        await self._definition(q, name, "shared")
+        first: builtins.list[SubscriptionDef] = [await self._definition(q, name, "shared")]
         if invisibility_s is None:
             invisibility_s = q.options.visibility_timeout_seconds
         if not 0 <= invisibility_s <= MAX_INVISIBILITY_S:
@@ -269,7 +269,9 @@ class Subscriptions:
             )
 
         async def receive() -> builtins.list[Delivery]:
-            sub = await self._definition(q, name, "shared")  # fresh: its cursor moves
+            # The definition read above serves the first try; a waiting receive's later
+            # tries read it again (its cursor moves).
+            sub = first.pop() if first else await self._definition(q, name, "shared")
             return await self._shared.receive(q, sub, max_messages, invisibility_s * 1000)
 
         if wait_s <= 0:
