@@ -1,6 +1,6 @@
 """The subscriptions guide's snippets (docs/guides/subscriptions.md includes them as they
-are) run as written against a served app, on each store: the v2 curl session and the CLI
-session; every answer their comments show (`# -> ...`) is a line they printed, in order."""
+are) run as written against a served app, on each store: the v2 curl sessions (ordered,
+shared) and the CLI session; every answer their comments show (`# -> ...`) is a line they printed, in order."""
 
 from __future__ import annotations
 
@@ -76,6 +76,15 @@ def _check_shown(session: str, printed: list[str]) -> None:
 
 def test_the_curl_session_runs_as_written(served_app: Served, tmp_path: Path) -> None:
     session = (SNIPPETS / "subscriptions-v2.sh").read_text()
+    base = f"{served_app.url}/api/v2/accounts/{served_app.account}"
+    code = f"KEY={served_app.key}\n" + session.replace(DOC_BASE, base)
+    printed = _run(code, tmp_path, dict(os.environ))
+    _check_shown(session, printed)
+    assert len(printed) == len([x for x in session.splitlines() if x.startswith("# -> ")])
+
+
+def test_the_shared_curl_session_runs_as_written(served_app: Served, tmp_path: Path) -> None:
+    session = (SNIPPETS / "subscriptions-shared-v2.sh").read_text()
     base = f"{served_app.url}/api/v2/accounts/{served_app.account}"
     code = f"KEY={served_app.key}\n" + session.replace(DOC_BASE, base)
     printed = _run(code, tmp_path, dict(os.environ))
