@@ -1,6 +1,7 @@
 """The subscriptions guide's snippets (docs/guides/subscriptions.md includes them as they
 are) run as written against a served app, on each store: the v2 curl sessions (ordered,
-shared) and the CLI session; every answer their comments show (`# -> ...`) is a line they printed, in order."""
+shared) and the CLI session; every answer their comments show (`# -> ...`) is a line they
+printed, in order."""
 
 from __future__ import annotations
 
