@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from cassandra.query import BatchStatement, BatchType
+from cassandra.query import BatchStatement
 
 from cassieq.model import (
     MessageRow,
@@ -18,7 +18,6 @@ from cassieq.store.base import (
     check_cas_entries,
     row_bytes,
 )
-from cassieq.store.cassandra.batch_lwt import run_batch_lwt
 from cassieq.store.cassandra.binding import add_prepared
 from cassieq.store.cassandra.execution import (
     CassandraBase,
@@ -125,24 +124,5 @@ class MessageBatches(CassandraBase):
         ours: Callable[[int, Any], bool],
     ) -> list[bool]:
         """One conditional batch on the bucket partition per round (``batch_lwt``)."""
-
-        async def send(indexes: list[int]) -> list[Any]:
-            batch = BatchStatement(batch_type=BatchType.UNLOGGED)
-            for i in indexes:
-                add(batch, i)
-            return await self._once(batch, ())
-
-        async def read(indexes: list[int]) -> list[Any]:
-            wanted = [monotons[i] for i in indexes]
-            return await self._read_serial(self._q.messages_read_sealed, (qid, bucket, wanted))
-
-        return await run_batch_lwt(
-            primitive,
-            monotons,
-            send,
-            read,
-            holds,
-            ours,
-            retry=self._lwt_retry,
-            observer=self.observer,
-        )
+        read_some = (self._q.messages_read_sealed, (qid, bucket))
+        return await self._batch_rounds(primitive, monotons, add, read_some, holds, ours)

@@ -20,11 +20,13 @@ from cassandra import (
 from cassandra.cluster import NoHostAvailable, Session
 from cassandra.connection import ConnectionBusy, ConnectionException
 from cassandra.protocol import IsBootstrappingErrorMessage, OverloadedErrorMessage, ServerError
+from cassandra.query import BatchStatement, BatchType
 
 from cassieq.store.base import (
     SchemaStatus,
     StoreUnavailable,
 )
+from cassieq.store.cassandra.batch_lwt import run_batch_lwt
 from cassieq.store.cassandra.lwt import (
     LwtRetry,
     Outcome,
@@ -132,6 +134,36 @@ class CassandraBase:
         bound = statement.bind(params)
         bound.consistency_level = self._serial
         return await self._run(bound)
+
+    async def _batch_rounds(
+        self,
+        primitive: str,
+        monotons: list[int],
+        add: Callable[[BatchStatement, int], None],
+        read_some: tuple[Any, Sequence[Any]],
+        holds: Callable[[int, Any], bool],
+        ours: Callable[[int, Any], bool],
+        *,
+        absent_holds: bool = False,
+    ) -> list[bool]:
+        """One conditional batch on one partition per round (``batch_lwt``): ``add`` puts
+        entry i's statement in a batch; ``read_some`` is the statement reading the rows of
+        some monotons at SERIAL and its key (the monotons are bound after it)."""
+        statement, key = read_some
+
+        async def send(indexes: list[int]) -> list[Any]:
+            batch = BatchStatement(batch_type=BatchType.UNLOGGED)
+            for i in indexes:
+                add(batch, i)
+            return await self._once(batch, ())
+
+        async def read(indexes: list[int]) -> list[Any]:
+            return await self._read_serial(statement, (*key, [monotons[i] for i in indexes]))
+
+        return await run_batch_lwt(
+            primitive, monotons, send, read, holds, ours, retry=self._lwt_retry,
+            observer=self.observer, absent_holds=absent_holds,
+        )  # fmt: skip
 
     def _by_change(
         self, read: Any, key: Sequence[Any], change: str, holds: Callable[[Any], bool]

@@ -7,12 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from cassandra.query import BatchStatement, BatchType
+from cassandra.query import BatchStatement
 
 from cassieq.model import QueueId
 from cassieq.model_subscriptions import SubDelivery, SubscriptionDef
 from cassieq.store.base_shared import DeliveryChange, check_unique
-from cassieq.store.cassandra.batch_lwt import run_batch_lwt
 from cassieq.store.cassandra.binding import add_prepared
 from cassieq.store.cassandra.execution import CassandraBase
 
@@ -128,18 +127,7 @@ class SharedRows(CassandraBase):
     ) -> list[bool]:
         if not monotons:
             return []
-
-        async def send(indexes: list[int]) -> list[Any]:
-            batch = BatchStatement(batch_type=BatchType.UNLOGGED)
-            for i in indexes:
-                add(batch, i)
-            return await self._once(batch, ())
-
-        async def read(indexes: list[int]) -> list[Any]:
-            wanted = [monotons[i] for i in indexes]
-            return await self._read_serial(self._q.deliveries_read_some, (*key, wanted))
-
-        return await run_batch_lwt(
-            primitive, monotons, send, read, holds, ours, retry=self._lwt_retry,
-            observer=self.observer, absent_holds=absent,
-        )  # fmt: skip
+        read_some = (self._q.deliveries_read_some, key)
+        return await self._batch_rounds(
+            primitive, monotons, add, read_some, holds, ours, absent_holds=absent
+        )
