@@ -9,6 +9,12 @@ DEV_STAMP := $(VENV)/.installed-dev
 # Everything: the `dev` extra (tests, lint, docs) and the `pipeline` extra (PySpark) too.
 STAMP  := $(VENV)/.installed
 TEST_KEYSPACE ?= cassieq_test
+# The test runs cache bytecode under .venv/pycache even where the environment sets
+# PYTHONDONTWRITEBYTECODE (this machine's shells do): without the cache, each pytest-xdist
+# worker re-parsed and re-rewrote the asserts of every test module, about 10 s of CPU per
+# worker to collect, and every `cassieq` subprocess the tests start compiled the package
+# again. The prefix keeps the source tree free of __pycache__; `make clean` removes it.
+TEST_ENV := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/pycache
 
 # apt-get as root, else through sudo (the browser tests' chromium).
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -51,7 +57,7 @@ lint: $(STAMP)
 ## the schema to an empty test keyspace, run the suite (the cluster tests: the cluster tool and a short chaos soak)
 test: $(STAMP) lint docs browser cassandra-start cluster-start
 	$(BIN)/cassieq schema apply --keyspace $(TEST_KEYSPACE) --recreate
-	CASSIEQ_TEST_KEYSPACE=$(TEST_KEYSPACE) $(BIN)/pytest
+	$(TEST_ENV) CASSIEQ_TEST_KEYSPACE=$(TEST_KEYSPACE) $(BIN)/pytest
 
 ## test-fast: every test that needs no Cassandra node, on three workers (pytest-xdist; the tests
 ## wait on subprocesses and sockets as much as they compute, and each worker pays ~8 s of CPU to
@@ -59,7 +65,7 @@ test: $(STAMP) lint docs browser cassandra-start cluster-start
 ## the schemathesis run at 8 cases per operation instead of 25; no node, no lint, no docs: the
 ## loop while editing (CI: `make test`)
 test-fast: $(STAMP)
-	CASSIEQ_FUZZ_EXAMPLES=8 $(BIN)/pytest -m "not cassandra" -n 3 -q
+	$(TEST_ENV) CASSIEQ_FUZZ_EXAMPLES=8 $(BIN)/pytest -m "not cassandra" -n 3 -q
 
 ## docs: the documentation site (mkdocs.yml, docs/), built strict: a broken link or anchor,
 ## a page missing from the nav or a missing snippet fails; built into .venv (not committed)
