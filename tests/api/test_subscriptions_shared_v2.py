@@ -169,11 +169,6 @@ def test_receive_ack_and_visibility_answer_as_the_queues(api: Api) -> None:
     assert api.show()["lag"] == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine (replay/shared_acks.py): a second receipt of one message in one ack batch "
-    "is 422 'names this receipt more than once' on a subscription, 409 stale on the queue",
-)
 def test_one_batch_with_two_receipts_of_one_message_answers_as_the_queues(api: Api) -> None:
     api.subscribe()
     api.send("m")

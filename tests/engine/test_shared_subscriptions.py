@@ -12,6 +12,7 @@ import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.errors import InvalidArgument, StaleReceipt
+from cassieq.engine.observe import Observer
 from cassieq.model import OutgoingMessage, QueueDefinition, VisibilityChange
 from cassieq.model_subscriptions import SeekTarget
 from cassieq.store.base import Store
@@ -298,3 +299,30 @@ async def test_a_long_lease_at_the_start_does_not_hold_back_later_redeliveries(
         if again:
             break
     assert again == ["m5"]
+
+
+class _Expiries(Observer):
+    def __init__(self) -> None:
+        self.expired: list[tuple[str, int]] = []
+
+    def subscription_expired(self, queue: QueueDefinition, name: str, count: int) -> None:
+        self.expired.append((name, count))
+
+
+async def test_a_message_past_retention_before_any_delivery_is_counted_once(
+    store: Store, clock: FakeClock, account: str
+) -> None:
+    seen = _Expiries()
+    engines = [QueueEngine(store, clock, instance_id=f"e{n}", observers=[seen]) for n in range(2)]
+    await make_queue(engines[0], account, message_retention_seconds=60)
+    await engines[0].subscriptions.create(account, "q", "a", "shared", "earliest")
+    for i in range(3):
+        await engines[0].put(account, "q", f"old{i}")
+    clock.advance(61)
+    await engines[0].put(account, "q", "new")
+    got = await asyncio.gather(
+        *(e.subscriptions.receive(account, "q", "a", 5, 30) for e in engines)
+    )
+    assert sorted(d.message for part in got for d in part) == ["new"]
+    assert sum(count for _, count in seen.expired) == 3  # once each, whoever retired it
+    assert (await engines[0].subscriptions.get(account, "q", "a")).lag == 1  # "new", leased

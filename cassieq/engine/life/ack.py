@@ -81,7 +81,7 @@ class Acker:
                 )
             return [None if done else StaleReceipt(STALE) for done in acked]
 
-        return await _per_bucket(queue, receipts, lambda r: r, bucket_acks)
+        return await per_bucket(queue, receipts, lambda r: r, bucket_acks)
 
     async def update(
         self,
@@ -112,7 +112,7 @@ class Acker:
                 return InvalidArgument("the new invisibility must be >= 0")
             return None
 
-        return await _per_bucket(
+        return await per_bucket(
             queue,
             changes,
             lambda c: c.receipt,
@@ -221,20 +221,25 @@ def _changed(row: MessageRow, change: VisibilityChange, now: int) -> MessageRow:
 E = TypeVar("E")
 
 
-async def _per_bucket(
+async def per_bucket(
     queue: QueueDefinition,
     entries: Sequence[E],
     receipt_of: Callable[[E], PopReceipt],
-    per_bucket: Callable[[int, list[E]], Awaitable[list[R]]],
+    run_bucket: Callable[[int, list[E]], Awaitable[list[R]]],
     invalid: Callable[[E], EngineError | None] = lambda _: None,
+    *,
+    version: tuple[int, str] | None = None,
 ) -> list[R | EngineError]:
-    """Run ``per_bucket`` on each bucket's entries (buckets side by side); the outcomes in
+    """Run ``run_bucket`` on each bucket's entries (buckets side by side); the outcomes in
     entry order. An entry that is ``invalid``, whose receipt is of another queue version,
     or that repeats an earlier entry's receipt, is answered without a store call.
+    ``version``: the version receipts must name and the error's text when they do not (a
+    shared subscription's generation; default: the queue's version).
 
     A conditional batch changes a row once, so entries naming the same message with
     different receipts (an old delivery's and the current one's) go in separate rounds,
     one after the other, as if sent one after the other."""
+    expected, stale = version or (queue.version, OLD_VERSION)
     outcomes: dict[int, R | EngineError] = {}
     rounds: list[dict[int, list[int]]] = []
     seen: dict[int, list[tuple[int, str]]] = {}
@@ -243,8 +248,8 @@ async def _per_bucket(
         held = seen.setdefault(receipt.monoton, [])
         if (error := invalid(entry)) is not None:
             outcomes[i] = error
-        elif receipt.queue_version != queue.version:
-            outcomes[i] = StaleReceipt(OLD_VERSION)
+        elif receipt.queue_version != expected:
+            outcomes[i] = StaleReceipt(stale)
         elif (receipt.version, receipt.tag) in held:
             outcomes[i] = StaleReceipt(REPEATED)
         else:
@@ -256,7 +261,7 @@ async def _per_bucket(
     async def run(bucket: int, indexes: list[int]) -> None:
         try:
             answers: list[R | EngineError] = list(
-                await per_bucket(bucket, [entries[i] for i in indexes])
+                await run_bucket(bucket, [entries[i] for i in indexes])
             )
         except StoreError as exc:
             # This bucket's conditional batch could not be settled (nor read back): its

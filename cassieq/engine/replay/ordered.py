@@ -58,11 +58,13 @@ class OrderedReader:
         budget: ReadBudget | None = None,
         *,
         top: int | None = None,
+        expired: list[MessageRow] | None = None,
     ) -> tuple[list[MessageRow], int]:
         """Up to ``limit`` rows of partition ``view`` from monoton ``start`` on, in order (and
         within ``budget``'s bytes), and the monoton to read from next (past every row and
         hole for good passed, and no further than the last row gathered). ``top``: the
-        partition's monoton when the caller has just read it."""
+        partition's monoton when the caller has just read it; ``expired``: gets the rows
+        passed because they outlived retention."""
         store, size = self._ctx.store, view.options.bucket_size
         budget = budget or ReadBudget()
         if top is None:
@@ -72,7 +74,7 @@ class OrderedReader:
         while len(got) < limit and at < top and budget.left > 0:
             snap = await store.read_bucket(view.id, view.bucket_of(at))
             end = min((snap.bucket + 1) * size, top)
-            at, blocked = self._walk(view, snap, at, end, limit, got, budget)
+            at, blocked = self._walk(view, snap, at, end, limit, got, budget, expired)
             if not blocked:
                 continue
             if not await self._close_if_abandoned(view, snap, at, top):
@@ -88,6 +90,7 @@ class OrderedReader:
         limit: int,
         got: list[MessageRow],
         budget: ReadBudget,
+        expired: list[MessageRow] | None,
     ) -> tuple[int, bool]:
         """Collect ``snap``'s rows from ``at`` up to ``end``: (next monoton, blocked at a
         hole that may still be filled, or at a row the budget has no room for)."""
@@ -99,11 +102,15 @@ class OrderedReader:
             if row is None:
                 if not snap.finalized:
                     return at, True
-            elif row.republished_from is None and row.created_at + retention_ms > now:
-                # (Outlived retention: never read; the queue's consumers never get it either.)
-                if not budget.take(row):
+            elif row.republished_from is None:
+                if row.created_at + retention_ms <= now:
+                    # Outlived retention: never read (the queue's consumers never get it).
+                    if expired is not None:
+                        expired.append(row)
+                elif not budget.take(row):
                     return at, False  # the next read starts at it
-                got.append(row)
+                else:
+                    got.append(row)
             at += 1
         return at, False
 

@@ -120,22 +120,35 @@ class SharedConsumer:
         got: list[Delivery] = []
         at = start
         for _ in range(FRESH_ROUNDS):
-            rows, end = await self._reader.read(view, at, room - len(got))
-            if rows:
-                got += await self._first_takes(view, sub, rows, lease_ms)
+            expired: list[MessageRow] = []
+            rows, end = await self._reader.read(view, at, room - len(got), expired=expired)
+            if rows or expired:
+                got += await self._first_takes(view, sub, rows, lease_ms, expired)
             at = max(at, end)
             if not rows or len(got) >= room:
                 break
         return got, at
 
     async def _first_takes(
-        self, view: QueueDefinition, sub: SubscriptionDef, rows: list[MessageRow], lease_ms: int
+        self,
+        view: QueueDefinition,
+        sub: SubscriptionDef,
+        rows: list[MessageRow],
+        lease_ms: int,
+        expired: list[MessageRow],
     ) -> list[Delivery]:
         """Insert a delivery row for each message (a bucket's in one conditional batch, the
         buckets side by side); the deliveries this call won. A delayed message gets a row
-        that is not a delivery, due when its delay ends (the scan behind delivers it)."""
+        that is not a delivery, due when its delay ends (the scan behind delivers it); one
+        that outlived retention unread, a row retired as expired (so it is counted once)."""
         now = self._ctx.clock.now()
         by_bucket: dict[int, list[tuple[MessageRow, SubDelivery]]] = {}
+        for row in expired:
+            state = SubDelivery(
+                monoton=row.monoton, version=1, delivery_count=0, next_visible_on=now,
+                tag=row.tag, updated_at=now, change=new_token(), finished="expired",
+            )  # fmt: skip
+            by_bucket.setdefault(view.bucket_of(row.monoton), []).append((row, state))
         for row in rows:
             delay_end = row.next_visible_on if row.delivery_count == 0 and not row.acked else 0
             delayed = delay_end > now
@@ -157,10 +170,15 @@ class SharedConsumer:
             won = await self._ctx.store.insert_sub_deliveries(
                 view.id, sub.name, bucket, sub.generation, [s for _, s in pairs]
             )
+            retired = sum(
+                ok and s.finished == "expired" for (_, s), ok in zip(pairs, won, strict=True)
+            )
+            if retired:
+                self._ctx.observers.subscription_expired(view, sub.name, retired)
             return [
                 delivery(view, sub, row, state)
                 for (row, state), ok in zip(pairs, won, strict=True)
-                if ok and state.delivery_count == 1
+                if ok and state.delivery_count == 1 and state.finished is None
             ]
 
         parts = await asyncio.gather(*(bucket_takes(b, pairs) for b, pairs in by_bucket.items()))

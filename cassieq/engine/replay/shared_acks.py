@@ -1,15 +1,17 @@
 """A shared subscription's acks and new leases: compare-and-sets of its delivery rows on
-the version and tag a receipt names, a bucket's in one conditional batch (the buckets side
-by side), each entry decided on its own, as the queue's own (life/ack.py)."""
+the version and tag a receipt names, a bucket's in one conditional batch (buckets and
+partitions side by side), each entry decided on its own, with the queue's own rules for a
+batch (life/ack.py's per_bucket: a repeated receipt, two receipts of one message, a
+bucket whose batch cannot be settled)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import EngineError, InvalidArgument, StaleReceipt
-from cassieq.engine.life.ack import REPEATED, STALE
+from cassieq.engine.life.ack import STALE, per_bucket
+from cassieq.engine.life.partitions import by_partition
 from cassieq.model import PopReceipt, QueueDefinition, VisibilityChange
 from cassieq.model_subscriptions import Finished, SubDelivery, SubscriptionDef
 from cassieq.tokens import new_token
@@ -27,90 +29,86 @@ class SharedAcks:
         self, q: QueueDefinition, sub: SubscriptionDef, receipts: Sequence[PopReceipt]
     ) -> list[EngineError | None]:
         """Each receipt's delivery acked, or why not (in the order given)."""
-        now = self._ctx.clock.now()
-        wanted = [(r, _light(r, now, None, "acked")) for r in receipts]
-        outcomes = await self._apply(q, sub, wanted)
+
+        async def partition(
+            view: QueueDefinition, part: list[PopReceipt]
+        ) -> list[EngineError | None]:
+            now = self._ctx.clock.now()
+
+            async def bucket(number: int, held: list[PopReceipt]) -> list[EngineError | None]:
+                changes = [(r, _light(r, now, None, "acked")) for r in held]
+                applied = await self._apply(view, sub, number, changes)
+                return [None if ok else StaleReceipt(STALE) for ok in applied]
+
+            return await per_bucket(
+                view, part, lambda r: r, bucket, version=(sub.generation, SEEK_STALE)
+            )
+
+        outcomes = await by_partition(q, receipts, lambda r: r.partition, partition)
         acked = sum(o is None for o in outcomes)
         if acked:
             self._ctx.observers.subscription_acked(q, sub.name, acked)
-        return [None if o is None else o for o in outcomes]
+        return outcomes
 
     async def change_many(
         self, q: QueueDefinition, sub: SubscriptionDef, changes: Sequence[VisibilityChange]
     ) -> list[PopReceipt | EngineError]:
         """Each delivery's new lease: its new receipt, or why not (in the order given)."""
-        now = self._ctx.clock.now()
-        wanted: list[tuple[PopReceipt, SubDelivery | EngineError]] = []
-        for change in changes:
+
+        def invalid(change: VisibilityChange) -> EngineError | None:
             if change.body is not None:
-                wanted.append((change.receipt, InvalidArgument(NO_BODY)))
-            elif change.invisibility_ms is None:
-                wanted.append((change.receipt, InvalidArgument(NO_LEASE)))
-            elif change.invisibility_ms < 0:
-                wanted.append(
-                    (change.receipt, InvalidArgument("the new invisibility must be >= 0"))
-                )
-            else:
-                lease_end = now + change.invisibility_ms
-                wanted.append((change.receipt, _light(change.receipt, now, lease_end, None)))
-        outcomes = await self._apply(q, sub, wanted)
-        answers: list[PopReceipt | EngineError] = []
-        for (receipt, new), outcome in zip(wanted, outcomes, strict=True):
-            if outcome is None and isinstance(new, SubDelivery):
-                answers.append(
-                    PopReceipt(
-                        receipt.queue_version,
-                        receipt.monoton,
-                        new.version,
-                        receipt.tag,
-                        receipt.partition,
-                    )
-                )
-            else:
-                answers.append(outcome or StaleReceipt(STALE))
-        return answers
+                return InvalidArgument(NO_BODY)
+            if change.invisibility_ms is None:
+                return InvalidArgument(NO_LEASE)
+            if change.invisibility_ms < 0:
+                return InvalidArgument("the new invisibility must be >= 0")
+            return None
+
+        async def partition(
+            view: QueueDefinition, part: list[VisibilityChange]
+        ) -> list[PopReceipt | EngineError]:
+            now = self._ctx.clock.now()
+
+            async def bucket(
+                number: int, held: list[VisibilityChange]
+            ) -> list[PopReceipt | EngineError]:
+                rows = [
+                    (c.receipt, _light(c.receipt, now, now + (c.invisibility_ms or 0), None))
+                    for c in held
+                ]
+                applied = await self._apply(view, sub, number, rows)
+                return [
+                    _renewed(receipt, new) if ok else StaleReceipt(STALE)
+                    for (receipt, new), ok in zip(rows, applied, strict=True)
+                ]
+
+            return await per_bucket(
+                view, part, lambda c: c.receipt, bucket, invalid,
+                version=(sub.generation, SEEK_STALE),
+            )  # fmt: skip
+
+        return await by_partition(q, changes, lambda c: c.receipt.partition, partition)
 
     async def _apply(
         self,
-        q: QueueDefinition,
+        view: QueueDefinition,
         sub: SubscriptionDef,
-        wanted: Sequence[tuple[PopReceipt, SubDelivery | EngineError]],
-    ) -> list[EngineError | None]:
-        outcomes: list[EngineError | None] = [None] * len(wanted)
-        groups: dict[tuple[int, int], list[int]] = {}
-        seen: set[tuple[int, int]] = set()
-        partitions = q.options.stored_partitions
-        for i, (receipt, new) in enumerate(wanted):
-            key = (receipt.partition, receipt.monoton)
-            if isinstance(new, EngineError):
-                outcomes[i] = new
-            elif receipt.queue_version != sub.generation:
-                outcomes[i] = StaleReceipt(SEEK_STALE)
-            elif not 0 <= receipt.partition < partitions:
-                outcomes[i] = StaleReceipt(STALE)
-            elif key in seen:
-                outcomes[i] = InvalidArgument(REPEATED)
-            else:
-                seen.add(key)
-                view = q.in_partition(receipt.partition)
-                groups.setdefault((receipt.partition, view.bucket_of(receipt.monoton)), []).append(
-                    i
-                )
+        bucket: int,
+        changes: list[tuple[PopReceipt, SubDelivery]],
+    ) -> list[bool]:
+        return await self._ctx.store.cas_sub_deliveries(
+            view.id,
+            sub.name,
+            bucket,
+            sub.generation,
+            [(receipt.version, receipt.tag, new, False) for receipt, new in changes],
+        )
 
-        async def bucket(partition: int, number: int, indexes: list[int]) -> None:
-            entries = []
-            for i in indexes:
-                receipt, new = wanted[i]
-                assert isinstance(new, SubDelivery)
-                entries.append((receipt.version, receipt.tag, new, False))
-            applied = await self._ctx.store.cas_sub_deliveries(
-                q.in_partition(partition).id, sub.name, number, sub.generation, entries
-            )
-            for i, ok in zip(indexes, applied, strict=True):
-                outcomes[i] = None if ok else StaleReceipt(STALE)
 
-        await asyncio.gather(*(bucket(p, b, ix) for (p, b), ix in groups.items()))
-        return outcomes
+def _renewed(receipt: PopReceipt, new: SubDelivery) -> PopReceipt:
+    return PopReceipt(
+        receipt.queue_version, receipt.monoton, new.version, receipt.tag, receipt.partition
+    )
 
 
 def _light(
