@@ -25,6 +25,9 @@ from tests.conftest import CassandraNode
 
 CHECK_MS = 500  # CASSIEQ_LONG_POLL_CHECK_MS of the server under test
 DEADLINE_S = 60  # bounds a test that would hang; nothing waits for it to pass
+# Between two looks at a process starting or ending (bounded by DEADLINE_S). Looking in a
+# loop with no pause took the CPU the other worker needed to start, on 2 cores.
+POLL_S = 0.1
 PUT_ROUTE = "/api/v1/accounts/{account}/queues/{queue}/messages"
 
 
@@ -35,6 +38,7 @@ def _start_two(node: CassandraNode, log: Path, **env: str) -> Server:
     while len(_worker_pids(server)) < 2:
         assert server.process.poll() is None, log.read_text()[-3000:]
         assert time.monotonic() < deadline, f"one worker only:\n{log.read_text()[-3000:]}"
+        time.sleep(POLL_S)  # the second worker's start, polled
     return server
 
 
@@ -162,6 +166,7 @@ def test_a_killed_worker_is_replaced_and_the_port_keeps_answering(workers: Serve
         if now.get("1") not in (None, before["1"]):
             break
         assert time.monotonic() < deadline, f"worker 1 was not replaced: {now}"
+        time.sleep(POLL_S)  # the replacement's start, polled
     assert now["0"] == before["0"]
     with _connection_to(workers, "1", {}) as replaced:
         assert replaced.get("/health").status_code == 200
@@ -197,6 +202,7 @@ def test_a_supervisor_killed_takes_its_workers_with_it(
         # Killed by the kernel when their parent died; init reaps them (bounded poll).
         while Path(f"/proc/{pid}").exists() and "zombie" not in _state(pid):
             assert time.monotonic() < deadline, f"worker {pid} outlived its supervisor"
+            time.sleep(POLL_S)  # its end, polled
     # The port is free again (no listener left): a server started on it can bind.
     port = int(server.url.rsplit(":", 1)[1])
     while True:
@@ -206,10 +212,12 @@ def test_a_supervisor_killed_takes_its_workers_with_it(
                 probe.bind(("127.0.0.1", port))
                 break
             except OSError as exc:
-                listeners = subprocess.run(
-                    ["ss", "-ltnp", f"sport = :{port}"], capture_output=True, text=True
-                ).stdout
-                assert time.monotonic() < deadline, f"{exc}; still listening:\n{listeners}"
+                if time.monotonic() > deadline:
+                    listeners = subprocess.run(
+                        ["ss", "-ltnp", f"sport = :{port}"], capture_output=True, text=True
+                    ).stdout
+                    raise AssertionError(f"{exc}; still listening:\n{listeners}") from exc
+        time.sleep(POLL_S)  # the listener's end, polled
 
 
 def _state(pid: int) -> str:
