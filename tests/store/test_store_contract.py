@@ -786,3 +786,8 @@ async def test_a_repair_copy_keeps_the_monoton_of_its_original(
     assert await store.insert_messages(queue, 0, [copy, message(6)], 1000)
     rows = {r.monoton: r for r in (await store.read_bucket(queue, 0)).messages}
     assert (rows[5].republished_from, rows[6].republished_from) == (2, None)
+
+
+# The shared subscriptions' primitives (schema 0015) have their contract in a file of their
+# own; imported here so this file's completeness test sees them when run alone.
+from tests.store import test_store_contract_shared as _shared  # noqa: E402, F401
