@@ -53,8 +53,9 @@ class StoreAccess:
 
     def subscription_start(self, queue: QueueDefinition, name: str) -> tuple[int, ...]:
         """Where subscription ``name`` of ``queue`` reads next: per partition, the first
-        monoton not read yet (its committed position, in the engine's own terms). A
-        PipelineError when the queue has no such subscription."""
+        monoton not read yet (its committed position, in the engine's own terms; a shared
+        one's: the first message it has not finished, acked or retired). A PipelineError
+        when the queue has no such subscription."""
         sub = self.run(self.store.read_subscription(queue.id, name))
         if sub is None:
             raise PipelineError(
@@ -62,7 +63,8 @@ class StoreAccess:
                 f"(`cassieq subscription list {queue.name}` lists them)"
             )
         try:
-            return tuple(positions.decode(sub.position, len(queue.partition_views())))
+            at = sub.done if sub.mode == "shared" and sub.done else sub.position
+            return tuple(positions.decode(at, len(queue.partition_views())))
         except InvalidArgument as exc:  # a row this version cannot read: say so, no trace
             raise PipelineError(f"subscription {name!r}: {exc}") from exc
 

@@ -104,6 +104,23 @@ def test_from_a_subscription_of_a_partitioned_queue(
     assert got == sorted((m.partition, m.monoton, m.body) for m in rest)
 
 
+def test_a_shared_subscription_starts_at_its_first_message_not_acked(
+    access: StoreAccess, world: World
+) -> None:
+    _, engine, account, run = world.parts()
+    queue, _ = run(engine.create_queue(account, "work", QueueOptions(bucket_size=2)))
+    subs = engine.subscriptions
+    run(subs.create(account, "work", "s", "shared", "earliest"))
+    for i in range(6):
+        run(engine.send(account, "work", [OutgoingMessage(body=f"m{i}")]))
+    got = run(subs.receive(account, "work", "s", 5, 60))
+    acked = [d.receipt for d in got if d.message in ("m0", "m1", "m3")]
+    assert run(subs.ack_batch(account, "work", "s", acked)) == [None] * 3
+    run(subs.receive(account, "work", "s", 1, 60))  # its scan moves the done position
+    # Bucket 0 (m0, m1) is finished; m2 is delivered, not acked: the export starts there.
+    assert access.subscription_start(queue, "s") == (2,)
+
+
 def test_since_takes_v2_times_and_rounds_up_to_the_millisecond(
     spark: Any, world: World, tmp_path: Path, cassandra_node: CassandraNode
 ) -> None:
