@@ -152,8 +152,8 @@ def _serve_and_check_health(
 def test_image_commands_run_on_the_host(
     cassandra_node: CassandraNode, cassandra_store: object
 ) -> None:
-    # Both at once (each in a process of its own, on a port of its own): a server's start
-    # is mostly waiting on Cassandra, and one after the other took twice as long.
+    # Both at once (each in a process of its own, on a port of its own): one after the
+    # other, the test waited out two server starts and two first background passes in turn.
     def serve(command: list[str]) -> None:
         port = free_port()
         env = _env(cassandra_node, port, {})
