@@ -54,6 +54,10 @@ _BY_CQL: tuple[tuple[str, str], ...] = (
     ("INTO {ks}.fifo_dedup", "claim_dedup"),
     (".fifo_dedup USING TTL ? SET monoton", "replace_dedup"),
     ("INTO {ks}.subscriptions", "insert_subscription"),
+    # Sent only in their batches (insert_sub_deliveries, cas_sub_deliveries); named here too
+    # as every prepared LWT must be.
+    ("INTO {ks}.subscription_deliveries", "insert_sub_deliveries"),
+    (".subscription_deliveries SET", "cas_sub_deliveries"),
     ("SET position = ?, done = ?", "cas_subscription"),  # before the position's own
     (".subscriptions SET position", "cas_subscription_position"),
 )
