@@ -36,6 +36,8 @@ from cassieq.engine.life.redeliver import InvisibilitySide
 from cassieq.engine.life.redrive import DEFAULT_PER_SECOND, MAX_PER_SECOND, Redriver
 from cassieq.engine.life.take import Deliverer
 from cassieq.engine.observe import Observer, Observers
+from cassieq.engine.policy import MAX_INVISIBILITY_S as MAX_INVISIBILITY_S
+from cassieq.engine.policy import check_seconds
 from cassieq.engine.replay.subscriptions import Subscriptions
 from cassieq.engine.stats import StatisticsReader
 from cassieq.engine.tenancy.accounts import Accounts
@@ -68,8 +70,6 @@ from cassieq.model import (
     VisibilityChange,
 )
 from cassieq.store.base import SchemaStatus, Store
-
-MAX_INVISIBILITY_S = 7 * 24 * 3600
 
 
 class QueueEngine:
@@ -158,7 +158,7 @@ class QueueEngine:
         """Store one message (v1); no initial invisibility: the queue's delaySeconds."""
         delay_ms = None
         if initial_invisibility_s is not None:
-            _check_seconds("initialInvisibilitySeconds", initial_invisibility_s)
+            check_seconds("initialInvisibilitySeconds", initial_invisibility_s)
             delay_ms = initial_invisibility_s * 1000
         definition = await self.queues.get(account, queue)
         if definition.options.partitions > 1:
@@ -167,7 +167,7 @@ class QueueEngine:
         return await self.publisher.put(definition, message, delay_ms)
 
     async def get_next(self, account: str, queue: str, invisibility_s: int = 30) -> Delivery | None:
-        _check_seconds("invisibilityTimeSeconds", invisibility_s)
+        check_seconds("invisibilityTimeSeconds", invisibility_s)
         got = await self._receive(await self.queues.get(account, queue), 1, invisibility_s * 1000)
         return got[0] if got else None
 
@@ -183,7 +183,7 @@ class QueueEngine:
         message: str | None,
         invisibility_s: int,
     ) -> PopReceipt:
-        _check_seconds("newInvisibilitySeconds", invisibility_s)
+        check_seconds("newInvisibilitySeconds", invisibility_s)
         definition = (await self.queues.get(account, queue)).in_partition(receipt.partition)
         return await self.acker.update(definition, receipt, message, invisibility_s * 1000)
 
@@ -251,7 +251,7 @@ class QueueEngine:
             return got
         if invisibility_s is None:
             invisibility_s = definition.options.visibility_timeout_seconds
-        _check_seconds("visibilityTimeoutSeconds", invisibility_s)
+        check_seconds("visibilityTimeoutSeconds", invisibility_s)
         invisibility_ms = invisibility_s * 1000
 
         async def receive() -> list[Delivery]:
@@ -493,8 +493,3 @@ class QueueEngine:
         definition = await self.queues.get(account, queue, fresh=True)
         answers = [await self.repairer.run_once(view) for view in definition.partition_views()]
         return answers[-1]
-
-
-def _check_seconds(name: str, value: int) -> None:
-    if not 0 <= value <= MAX_INVISIBILITY_S:
-        raise InvalidArgument(f"{name} must be between 0 and {MAX_INVISIBILITY_S}")

@@ -7,8 +7,18 @@ v1 put bypassed both.)
 
 from __future__ import annotations
 
-from cassieq.engine.errors import MessageTooLarge
+from cassieq.engine.errors import InvalidArgument, MessageTooLarge
 from cassieq.model import OutgoingMessage, QueueOptions, message_bytes, utf8_len
+
+# The longest lease (or delay) a request may ask for, in seconds: a queue's and a shared
+# subscription's alike.
+MAX_INVISIBILITY_S = 7 * 24 * 3600
+
+
+def check_seconds(name: str, value: int) -> None:
+    """InvalidArgument naming ``name`` unless 0 <= ``value`` <= MAX_INVISIBILITY_S."""
+    if not 0 <= value <= MAX_INVISIBILITY_S:
+        raise InvalidArgument(f"{name} must be between 0 and {MAX_INVISIBILITY_S}")
 
 
 def size_of(message: OutgoingMessage) -> int:

@@ -24,6 +24,7 @@ from cassieq.engine.errors import (
 from cassieq.engine.life.long_poll import Waiters
 from cassieq.engine.life.long_poll_slots import LongPollSlots
 from cassieq.engine.life.put import Publisher
+from cassieq.engine.policy import check_seconds
 from cassieq.engine.replay import positions
 from cassieq.engine.replay.ordered import OrderedReader, ReadBudget
 from cassieq.engine.replay.retention import Retention
@@ -52,9 +53,6 @@ from cassieq.model_subscriptions import (
 )
 from cassieq.tokens import new_token
 from cassieq.wire_limits import name_problem
-
-MAX_INVISIBILITY_S = 7 * 24 * 3600  # as the queue's (engine.py)
-
 
 # A shared subscription's receive, as the queue's (v2 maxMessages).
 MAX_RECEIVE = 100
@@ -263,10 +261,7 @@ class Subscriptions:
         first: builtins.list[SubscriptionDef] = [await self._definition(q, name, "shared")]
         if invisibility_s is None:
             invisibility_s = q.options.visibility_timeout_seconds
-        if not 0 <= invisibility_s <= MAX_INVISIBILITY_S:
-            raise InvalidArgument(
-                f"visibilityTimeoutSeconds must be between 0 and {MAX_INVISIBILITY_S}"
-            )
+        check_seconds("visibilityTimeoutSeconds", invisibility_s)
 
         async def receive() -> builtins.list[Delivery]:
             # The definition read above serves the first try; a waiting receive's later
