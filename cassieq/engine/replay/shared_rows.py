@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from cassieq.engine.context import EngineContext
-from cassieq.model import QueueDefinition
+from cassieq.model import QueueDefinition, QueueId
+from cassieq.store.base import Store
 
 # Deletes of delivery partitions sent at once.
 _AT_ONCE = 32
@@ -25,18 +26,22 @@ async def drop_deliveries(
     partition that may hold some (from the first bucket still kept up to the partition's
     monoton; before it every bucket was dropped, with its delivery rows); how many
     partitions of rows were deleted."""
-    deletes = []
+    deletes: list[tuple[QueueId, str, int]] = []
     for view in q.partition_views():
         first = await kept.first_kept(view)
         top = await ctx.store.read_monoton(view.id)
         last = max(first, view.bucket_of(max(top - 1, 0)))
-        deletes += [(view, name, b) for name in names for b in range(first, last + 1)]
+        deletes += [(view.id, name, b) for name in names for b in range(first, last + 1)]
+    await delete_deliveries(ctx.store, deletes)
+    return len(deletes)
+
+
+async def delete_deliveries(store: Store, deletes: Sequence[tuple[QueueId, str, int]]) -> None:
+    """Delete these (queue partition, subscription, bucket) partitions of delivery rows,
+    ``_AT_ONCE`` at a time (the queue's deletion job calls it too)."""
     for start in range(0, len(deletes), _AT_ONCE):
         part = deletes[start : start + _AT_ONCE]
-        await asyncio.gather(
-            *(ctx.store.delete_sub_deliveries(v.id, name, b) for v, name, b in part)
-        )
-    return len(deletes)
+        await asyncio.gather(*(store.delete_sub_deliveries(qid, n, b) for qid, n, b in part))
 
 
 async def drop_bucket_deliveries(

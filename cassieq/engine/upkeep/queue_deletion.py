@@ -17,6 +17,7 @@ import msgspec
 from cassieq.engine.context import EngineContext
 from cassieq.engine.life.ack import Acker
 from cassieq.engine.life.receive import Reader
+from cassieq.engine.replay.shared_rows import delete_deliveries
 from cassieq.engine.upkeep.deletion_jobs import DeletionLog, decode_job
 from cassieq.engine.upkeep.repair import Repairer
 from cassieq.model import MAX_PARTITIONS, DeletionJob, Delivery, QueueId
@@ -168,9 +169,7 @@ class Deleter:
                 break
             # Every bucket up to the monoton's, and one past it for a repair copy in flight.
             count = monoton // job.bucket_size + 2
-            for name in shared:
-                for bucket in range(count):
-                    await store.delete_sub_deliveries(pid, name, bucket)
+            await delete_deliveries(store, [(pid, n, b) for n in shared for b in range(count)])
             await store.delete_queue_state(pid, count)
             buckets += count
         await store.delete_subscriptions(qid)  # the version's subscriptions (issue 36)
