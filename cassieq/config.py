@@ -81,6 +81,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # a few answers a second, not its event loop (0: answered at once).
     account_throttle_hold_seconds: Annotated[float, msgspec.Meta(ge=0, le=10)] = 1.0
     account_throttle_hold_per_account: Annotated[int, msgspec.Meta(ge=0)] = 32
+    # Overload-aware fair share (cassieq.api.overload): while requests wait longer than the
+    # threshold (the event loop's lag, or the quickest requests' time over its recent
+    # minimum) and more than one account is active, an account over its share of the recent
+    # requests is throttled like an account over its budget; a lone account never is.
+    account_fair_share: bool = True
+    account_fair_share_delay_ms: Annotated[float, msgspec.Meta(gt=0, le=10_000)] = 5.0
     # Per-account quotas (0: none, the default): messages stored over all the account's
     # queues (visible, in flight, delayed), and of those in flight. Beyond, puts (receives)
     # are refused 403 (SQS: OverLimit). Checked against figures every server refreshes each

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from typing import Any
 
 from litestar.connection import ASGIConnection
@@ -35,6 +36,8 @@ from cassieq.config import Settings
 
 # Where a request keeps its place, in its ASGI scope.
 _PLACE = "cassieq.admission"
+# What is to be called when the request ends (the fair share's timing: cassieq.api.overload).
+_AT_END = "cassieq.at_end"
 
 
 class _Place:
@@ -141,17 +144,30 @@ async def admit(connection: ASGIConnection[Any, Any, Any, Any], account: str) ->
         places.append((admission, place))
 
 
+def at_end(connection: ASGIConnection[Any, Any, Any, Any], callback: Callable[[], None]) -> None:
+    """Call ``callback`` when the request ends, whatever the end (nothing when the app is
+    not behind GivesPlacesBack)."""
+    ends: list[Callable[[], None]] | None = connection.scope.get(_AT_END)  # type: ignore[assignment]
+    if ends is not None:
+        ends.append(callback)
+
+
 class GivesPlacesBack:
-    """Around the app: a request's place is given back when it ends, whatever the end."""
+    """Around the app: a request's place is given back when it ends, whatever the end (and
+    what ``at_end`` asked for is called)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self._app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         places: list[tuple[FairAdmission, _Place]] = []
+        ends: list[Callable[[], None]] = []
         scope[_PLACE] = places  # type: ignore[literal-required]
+        scope[_AT_END] = ends  # type: ignore[literal-required]
         try:
             await self._app(scope, receive, send)
         finally:
             for admission, place in places:
                 admission.leave(place)
+            for end in ends:
+                end()

@@ -23,6 +23,10 @@ second.
 
 Memory stays bounded by the accounts that are in use: a bucket full again is the same as no
 bucket, and such buckets are dropped as the table grows.
+
+The same 429 (held alike, counted alike) answers an account over its fair share of a server
+that is overloaded while other accounts are active (cassieq.api.overload): that one bites at
+the default settings, where the budget does not.
 """
 
 from __future__ import annotations
@@ -34,12 +38,19 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from litestar.connection import ASGIConnection
 from litestar.exceptions import TooManyRequestsException
 
+from cassieq.api.admission import at_end
+from cassieq.api.overload import FairShare
+from cassieq.api.overload import detail as fair_share_detail
 from cassieq.config import Settings
+
+# Asks for a callback when the request is answered (admission.at_end, bound to a request).
+AtEnd = Callable[[Callable[[], None]], None]
 
 # Beyond this many buckets, the full ones are swept out (one pass per doubling).
 _SWEEP_AT = 1024
@@ -62,8 +73,10 @@ class AccountBudgets:
         hold_per_account: int = 32,
         hold_total: int = 250,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        fair: FairShare | None = None,
     ) -> None:
         self.rate = rate
+        self.fair = fair  # None: no fair share (CASSIEQ_ACCOUNT_FAIR_SHARE=false)
         self.burst = burst
         self._now = now
         self.hold_s = hold_s
@@ -89,20 +102,19 @@ class AccountBudgets:
             hold_per_account=settings.account_throttle_hold_per_account,
             # Many accounts flooding at once must not hold every request slot.
             hold_total=max(1, settings.http_max_concurrency // 4),
+            fair=FairShare.of(settings),
         )
 
-    async def spend_or_hold(self, account: str) -> float:
-        """``spend``; when none is left, first hold the request (see the module's doc):
-        then 0.0 or the seconds still to wait after the hold."""
-        wait = self.spend(account)
+    async def spend_or_hold(self, account: str, at_end: AtEnd | None = None) -> Refusal | None:
+        """``admit``; when refused, first hold the request (see the module's doc): then None
+        or the refusal, its wait the seconds still to wait after the hold."""
+        refusal = self.admit(account, at_end)
+        if refusal is None:
+            return None
+        wait = refusal.wait
         holding = self._holding.get(account, 0)
-        if (
-            not wait
-            or self.hold_s <= 0
-            or holding >= self.hold_per_account
-            or self._held >= self.hold_total
-        ):
-            return wait
+        if self.hold_s <= 0 or holding >= self.hold_per_account or self._held >= self.hold_total:
+            return refusal
         # The whole hold, not only until a token is back (at a rate of 100/s that is 10 ms,
         # and 32 flooding connections would take turns at it): the answer is a 429 anyway.
         # Between half of it and all of it: held alike, a flood's connections would come
@@ -119,7 +131,22 @@ class AccountBudgets:
                 self._holding[account] = left
             else:
                 del self._holding[account]
-        return max(wait - held, 1e-3)
+        return Refusal(max(wait - held, 1e-3), refusal.detail)
+
+    def admit(self, account: str, at_end: AtEnd | None = None) -> Refusal | None:
+        """None (the request goes on, counted), or why it is refused: over its fair share of
+        an overloaded server (spends no token), or over its budget. ``at_end``: how to be
+        told when an admitted request is answered (its time is the fair share's sample)."""
+        if self.fair is not None and (active := self.fair.over_share(account)):
+            self.throttled += 1
+            return Refusal(_FAIR_SHARE_RETRY_S, fair_share_detail(account, active))
+        if wait := self.spend(account):
+            return Refusal(wait, detail(account, self))
+        if self.fair is not None:
+            answered = self.fair.admitted(account)
+            if at_end is not None:
+                at_end(answered)
+        return None
 
     def spend(self, account: str) -> float:
         """Take one request from the account's budget: 0.0, or (none left) the seconds
@@ -150,6 +177,17 @@ class AccountBudgets:
         self._sweep_at = max(_SWEEP_AT, 2 * len(self._buckets))
 
 
+# An account over its fair share is told to come back in a second: the overload is measured
+# over about that long, and the hold already spent up to a second of it.
+_FAIR_SHARE_RETRY_S = 1.0
+
+
+@dataclass(frozen=True)
+class Refusal:
+    wait: float  # seconds until the account may expect to be served
+    detail: str
+
+
 def retry_after(seconds: float) -> str:
     """Retry-After in whole seconds (RFC 9110 10.2.3), at least 1."""
     return str(max(1, math.ceil(seconds)))
@@ -166,11 +204,11 @@ async def spend_or_429(connection: ASGIConnection[Any, Any, Any, Any], account: 
     """For the v1 and v2 guards: spend one request of ``account``'s budget, or raise 429
     (answered in the API's error shape by cassieq.api.errors)."""
     budgets: AccountBudgets = connection.app.state.cassieq.budgets
-    wait = await budgets.spend_or_hold(account)
-    if wait:
+    refusal = await budgets.spend_or_hold(account, partial(at_end, connection))
+    if refusal is not None:
         budgets.refused["v2" if connection.scope["path"].startswith("/api/v2/") else "v1"] += 1
         raise TooManyRequestsException(
-            detail=detail(account, budgets), headers={"Retry-After": retry_after(wait)}
+            detail=refusal.detail, headers={"Retry-After": retry_after(refusal.wait)}
         )
 
 
@@ -180,8 +218,8 @@ async def over_budget(
     """For the SQS route, once SigV4 is verified: spend one request of ``account``'s
     budget; None, or (none left) the detail and the Retry-After of its ThrottlingException."""
     budgets: AccountBudgets = connection.app.state.cassieq.budgets
-    wait = await budgets.spend_or_hold(account)
-    if not wait:
+    refusal = await budgets.spend_or_hold(account, partial(at_end, connection))
+    if refusal is None:
         return None
     budgets.refused["sqs"] += 1
-    return detail(account, budgets), retry_after(wait)
+    return refusal.detail, retry_after(refusal.wait)

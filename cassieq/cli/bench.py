@@ -176,6 +176,12 @@ def bench(
     show_default=True,
     help="Turns alone and under the flood, interleaved, each --seconds long.",
 )
+@click.option(
+    "--lone/--no-lone",
+    default=True,
+    show_default=True,
+    help="Each round, a turn of A flooding alone too (a lone tenant's throughput).",
+)
 def fairness(
     as_json: bool,
     seconds: float,
@@ -186,8 +192,12 @@ def fairness(
     account_burst: int | None,
     keyspace: str,
     rounds: int,
+    lone: bool,
 ) -> None:
-    """Tenant B's put latency alone, then while tenant A floods puts (issue 40's fairness)."""
+    """Tenant B's put latency alone, then while tenant A floods puts (issue 40's fairness).
+
+    The server reads the other settings from the environment (CASSIEQ_ACCOUNT_FAIR_SHARE=false:
+    without the overload-aware fair share)."""
     import asyncio
     import json
 
@@ -203,6 +213,7 @@ def fairness(
         account_rate=account_rate,
         account_burst=account_burst,
         rounds=rounds,
+        lone=lone,
     )
     result = asyncio.run(run_fairness(Settings.from_env(), keyspace=keyspace, fair=fair, say=_err))
     click.echo(json.dumps(result, indent=2) if as_json else fairness_table(result))

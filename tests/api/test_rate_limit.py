@@ -139,6 +139,12 @@ def test_a_bucket_refills_at_its_rate_and_keeps_only_accounts_in_use() -> None:
     assert len(budgets._buckets) < 1100
 
 
+async def _wait(budgets: AccountBudgets, account: str) -> float:
+    """``spend_or_hold``'s wait: 0.0 when the request goes on."""
+    refusal = await budgets.spend_or_hold(account)
+    return 0.0 if refusal is None else refusal.wait
+
+
 async def test_a_429_is_held_for_a_bounded_number_of_requests_per_account_and_in_all() -> None:
     release, both, all_three = asyncio.Event(), asyncio.Event(), asyncio.Event()
     slept: list[float] = []
@@ -154,17 +160,17 @@ async def test_a_429_is_held_for_a_bounded_number_of_requests_per_account_and_in
     budgets = AccountBudgets(
         1.0, 1, lambda: 0.0, hold_s=1.0, hold_per_account=2, hold_total=3, sleep=held
     )
-    assert await budgets.spend_or_hold("a") == 0.0  # the one token
-    holding = [asyncio.create_task(budgets.spend_or_hold("a")) for _ in range(2)]
+    assert await _wait(budgets, "a") == 0.0  # the one token
+    holding = [asyncio.create_task(_wait(budgets, "a")) for _ in range(2)]
     await asyncio.wait_for(both.wait(), 10)  # both reach the hold
     assert len(slept) == 2 and all(0.5 <= s <= 1.0 for s in slept)  # jittered
     # A third of the same account is answered at once; another account is not held back.
-    assert await budgets.spend_or_hold("a") == 1.0
-    assert await budgets.spend_or_hold("b") == 0.0
+    assert await _wait(budgets, "a") == 1.0
+    assert await _wait(budgets, "b") == 0.0
     # B over its budget too: one more held (three in all), then every account at once.
-    third = asyncio.create_task(budgets.spend_or_hold("b"))
+    third = asyncio.create_task(_wait(budgets, "b"))
     await asyncio.wait_for(all_three.wait(), 10)
-    assert await budgets.spend_or_hold("c") == 0.0 and await budgets.spend_or_hold("c") == 1.0
+    assert await _wait(budgets, "c") == 0.0 and await _wait(budgets, "c") == 1.0
     release.set()
     await third
     # What is left to wait after the hold (the token was 1 s away): Retry-After's seconds.

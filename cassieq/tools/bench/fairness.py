@@ -8,7 +8,8 @@ hostile or broken client; a polite one backs off and costs less). Both speak HTT
 raw keep-alive sockets with fixed request bytes, so the load generator's own work per
 request is small next to the server's (it shares the machine's cores with the server and
 Cassandra). Figures: B's p50/p95 alone and under the flood, their ratio, A's answers by
-status (its 429s the budget's work).
+status (its 429s the budget's or the fair share's work), and (``lone``) A's throughput
+flooding alone, the lone tenant the fair share must not slow.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ from cassieq.tools.bench.servers import server_process
 
 Say = Callable[[str], None]
 
+# The pause before A's turn alone: longer than the fair share's window (cassieq.api.overload).
+LONE_AFTER_S = 2.0
+
 
 @dataclass(frozen=True)
 class FairnessSettings:
@@ -46,6 +50,9 @@ class FairnessSettings:
     # ``seconds``: on a machine others load too, a load that comes and goes falls on both
     # sides alike, where two long turns one after the other can each meet a different load.
     rounds: int = 1
+    # Each round also has a turn of A flooding alone (after B's turns): a lone tenant's
+    # throughput, which the overload-aware fair share must leave alone.
+    lone: bool = True
 
 
 class RawClient:
@@ -173,6 +180,7 @@ async def run_fairness(
         b_alone: list[float] = []
         b_flood: list[float] = []
         a_latencies: list[float] = []
+        lone_statuses, lone_latencies = Counter[int](), list[float]()
         for turn in range(1, fair.rounds + 1):
             say(
                 f"round {turn}/{fair.rounds}: tenant B alone: {fair.b_clients} clients, "
@@ -191,10 +199,19 @@ async def run_fairness(
                     a_latencies,
                 ),
             )
+            if fair.lone:
+                # B's last requests leave it active for the fair share's window (a second):
+                # A is alone once that has passed.
+                await asyncio.sleep(LONE_AFTER_S)
+                say(f"round {turn}/{fair.rounds}: A floods alone: {fair.a_clients} clients")
+                until = time.monotonic() + fair.seconds
+                a_alone = [RawClient(port, a_request) for _ in range(fair.a_clients)]
+                await _loop(a_alone, until, lone_statuses, lone_latencies)
         total_s = fair.seconds * fair.rounds
         alone = _summary(b_alone, alone_statuses, total_s)
         flooded = _summary(b_flood, b_statuses, total_s)
         flood = _summary(a_latencies, a_statuses, total_s)
+        lone = _summary(lone_latencies, lone_statuses, total_s) if fair.lone else None
     ratio = round(flooded["p95"] / alone["p95"], 2) if alone["p95"] else None
     return {
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -206,12 +223,16 @@ async def run_fairness(
         "account_burst": fair.account_burst or settings.account_request_burst,
         # Fair admission's places (0: off), as the server read them from the environment.
         "fair_admission_slots": settings.http_fair_admission_slots,
+        # The overload-aware fair share (cassieq.api.overload) and its delay threshold.
+        "fair_share": settings.account_fair_share,
+        "fair_share_delay_ms": settings.account_fair_share_delay_ms,
         "b_clients": fair.b_clients,
         "b_rate": fair.b_rate,
         "a_clients": fair.a_clients,
         "b_alone": alone,
         "b_under_flood": flooded,
         "a_flood": flood,
+        "a_alone": lone,
         "a_throttled": a_statuses.get(429, 0),
         "b_p95_ratio": ratio,
         "within_2x": ratio is not None and ratio <= 2.0,
@@ -223,14 +244,18 @@ def fairness_table(result: dict[str, Any]) -> str:
     rows = [
         f"fairness ({result['date']}, {result['cores']} cores, load {result['load_average']}, "
         f"budget {result['account_rate']:g}/s burst {result['account_burst']}, "
-        f"fair admission {result.get('fair_admission_slots', 'n/a')} places)",
+        f"fair admission {result.get('fair_admission_slots', 'n/a')} places, "
+        f"fair share {_fair_share(result)})",
         f"{'':24}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}{'req/s':>10}  statuses",
     ]
-    for label, f in (
+    turns = [
         (f"B alone ({result['b_rate']:g}/s)", alone),
         ("B under A's flood", flooded),
         (f"A flooding ({result['a_clients']})", flood),
-    ):
+    ]
+    if result.get("a_alone"):
+        turns.append((f"A alone ({result['a_clients']})", result["a_alone"]))
+    for label, f in turns:
         rows.append(
             f"{label:24}{f['p50']:>10}{f['p95']:>10}{f['p99']:>10}{f['per_s']:>10}  {f['statuses']}"
         )
@@ -240,3 +265,9 @@ def fairness_table(result: dict[str, Any]) -> str:
         f"A's 429s: {result['a_throttled']}"
     )
     return "\n".join(rows)
+
+
+def _fair_share(result: dict[str, Any]) -> str:
+    if "fair_share" not in result:
+        return "n/a"
+    return f"delay {result['fair_share_delay_ms']:g} ms" if result["fair_share"] else "off"

@@ -1,0 +1,284 @@
+"""Overload-aware fair share: while the server is saturated and more than one account is
+active, an account using more than its share is throttled (issue 40, finding 8).
+
+The per-account budget (cassieq.api.rate_limit) is a fixed rate, and its default is above
+what one server serves on small hardware: one tenant's closed-loop flood then filled the
+event loop, and another tenant's p95 was 2.4 to 7.8 times its p95 alone. A budget low enough
+to help throttles a lone tenant on an idle server too, and fair admission (admission.py)
+caps every tenant's concurrency, which halved a lone tenant's throughput.
+
+This throttles only when throttling buys something, and only whom it should:
+
+- **Saturated.** The signal is a queueing delay, the larger of two: the event loop's lag
+  (``LoopLag``: how late a timer set every few milliseconds fires; a server with more ready
+  work than it can run makes everything wait in the same line), and the requests' own
+  delay (``ServiceDelay``: the shortest request of the last few tenths of a second against
+  the shortest of the last half minute; when even the quickest request takes longer than
+  the quickest did, every request is waiting for something: the loop, the store, the CPU
+  the store shares). The first alone missed the bench's flood: the loop kept up while the
+  store, on the same cores, did not, and the other tenant's p95 doubled. Once the delay is
+  over the threshold, the server counts as saturated for ``calm_s`` more (a flood's
+  connections come back together after their held 429s: without that margin throttling
+  would flap on every lull).
+- **More than one account active.** An account is active while its decayed count of
+  requests (a time constant of ``window_s``) is at least ``ACTIVE_MIN`` and its last
+  request is less than ``window_s`` old. A lone
+  account is never throttled by this, however saturated the server: its throughput is the
+  server's, as before.
+- **Over its share.** Its count (requests admitted and refused) is more than ``slack``
+  times the mean of the active accounts'. A light tenant is under it and keeps being
+  served; the heavy one is refused until the delay comes down (work-conserving: when
+  nothing waits, nothing is throttled).
+
+Its 429s are the budget's (held, Retry-After, each API's shape, counted in
+``cassieq_requests_throttled_total``): see rate_limit.spend_or_hold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cassieq.config import Settings
+
+# An account with a decayed count below this (fewer than about two requests in the last
+# window), or without a request for a whole window, is not active: a tenant's monitoring
+# probe does not make a lone tenant two, and a tenant that stopped is not counted.
+ACTIVE_MIN = 2.0
+# How often the active accounts are counted while saturated (and, to drop the idle ones,
+# every window otherwise): a count per request would cost a pass over every account.
+_RECOUNT_S = 0.1
+
+
+class LoopLag:
+    """The event loop's lag: a timer every ``interval`` s, and how late it fires (smoothed).
+
+    It runs while it is asked (``current``) and stops ``idle_s`` after the last question, so
+    an idle server (or a test's app) keeps no timer going."""
+
+    ALPHA = 0.25  # weight of the newest sample: a time constant of about 4 intervals
+
+    def __init__(
+        self,
+        interval: float = 0.02,
+        idle_s: float = 5.0,
+        now: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.interval = interval
+        self.idle_s = idle_s
+        self._now = now
+        self.lag = 0.0  # smoothed seconds late
+        self._due: float | None = None  # when the next tick should fire (None: not running)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._asked = 0.0
+
+    def current(self) -> float:
+        """The lag now, in seconds: the smoothed lateness, or how overdue the next tick is
+        already (a loop stuck behind a backlog is seen before its tick runs)."""
+        now = self._now()
+        self._asked = now
+        self._ensure_running(now)
+        if self._due is None:
+            return self.lag
+        return max(self.lag, now - self._due)
+
+    def _ensure_running(self, now: float) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # asked from outside a loop (a unit test): nothing to time
+        if self._due is not None and loop is self._loop and not loop.is_closed():
+            return
+        self._loop, self.lag = loop, 0.0
+        self._schedule(now)
+
+    def _schedule(self, now: float) -> None:
+        assert self._loop is not None
+        self._due = now + self.interval
+        self._loop.call_later(self.interval, self._tick, self._loop)
+
+    def _tick(self, loop: asyncio.AbstractEventLoop) -> None:
+        if loop is not self._loop or self._due is None:
+            return  # a tick of an earlier loop (restarted on another one)
+        now = self._now()
+        late = max(0.0, now - self._due)
+        self.lag += self.ALPHA * (late - self.lag)
+        if now - self._asked > self.idle_s:
+            self._due, self.lag = None, 0.0  # nobody asks: stop until asked again
+            return
+        self._schedule(now)
+
+
+class ServiceDelay:
+    """How much longer the quickest requests take now than the quickest did lately.
+
+    Each request's time (admitted to answered) is folded into the minimum of its slot
+    (``slot_s``); the delay is the minimum of the last ``recent_slots`` slots less the
+    minimum of the last ``baseline_slots``. The minimum, not a mean or a percentile: a mix
+    of quick and slow operations, or one slow request, moves neither; a line that every
+    request waits in moves both. A request longer than ``longest_s`` is not service (a long
+    poll's wait) and is left out."""
+
+    def __init__(
+        self,
+        slot_s: float = 0.1,
+        recent_slots: int = 3,
+        baseline_slots: int = 300,
+        longest_s: float = 1.0,
+        now: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.slot_s = slot_s
+        self.recent_slots = recent_slots
+        self.baseline_slots = baseline_slots
+        self.longest_s = longest_s
+        self._now = now
+        self._slots: deque[tuple[int, float]] = deque()  # (slot, its shortest request)
+        self._baseline: float | None = None  # the older slots' minimum, while unchanged
+
+    def observe(self, seconds: float) -> None:
+        if seconds > self.longest_s:
+            return
+        slot = math.floor(self._now() / self.slot_s)
+        if self._slots and self._slots[-1][0] == slot:
+            if seconds < self._slots[-1][1]:
+                self._slots[-1] = (slot, seconds)
+            return
+        self._slots.append((slot, seconds))
+        while self._slots[0][0] <= slot - self.baseline_slots:
+            self._slots.popleft()
+        self._baseline = None
+
+    def delay(self) -> float:
+        """Seconds: 0.0 when nothing was served lately."""
+        since = math.floor(self._now() / self.slot_s) - self.recent_slots
+        recent = math.inf
+        for slot, shortest in reversed(self._slots):
+            if slot <= since:
+                break
+            recent = min(recent, shortest)
+        if recent == math.inf:
+            return 0.0
+        if self._baseline is None:  # once per slot: the window holds up to 300 slots
+            self._baseline = min(shortest for _, shortest in self._slots)
+        # The newest slot's minimum may have fallen since the baseline was taken.
+        return max(0.0, recent - min(self._baseline, recent))
+
+
+@dataclass
+class _Use:
+    count: float  # requests admitted, decayed by exp(-age / window)
+    at: float  # when counted: the last request
+
+
+class FairShare:
+    def __init__(
+        self,
+        delay_threshold_s: float,
+        signal: Callable[[], float] | None = None,
+        now: Callable[[], float] = time.monotonic,
+        *,
+        window_s: float = 1.0,
+        slack: float = 1.25,
+        calm_s: float = 0.5,
+    ) -> None:
+        """``signal``: the server's saturation as a delay in seconds (default: the larger of
+        the event loop's lag and the requests' delay); saturated beyond
+        ``delay_threshold_s``."""
+        self.delay_threshold_s = delay_threshold_s
+        self.lag = LoopLag()
+        self.service = ServiceDelay(now=now)
+        self.signal = signal or self._delay
+        self._now = now
+        self.window_s = window_s
+        self.slack = slack
+        self.calm_s = calm_s
+        self._uses: dict[str, _Use] = {}
+        self._total = _Use(0.0, now())
+        self._active = 0  # accounts active at the last count
+        self._counted_at = -math.inf
+        self._saturated_until = -math.inf
+        self.refused = 0  # requests found over their share (for benches and tests)
+
+    @classmethod
+    def of(cls, settings: Settings) -> FairShare | None:
+        if not settings.account_fair_share:
+            return None
+        return cls(settings.account_fair_share_delay_ms / 1000)
+
+    def _delay(self) -> float:
+        return max(self.lag.current(), self.service.delay())
+
+    def saturated(self) -> bool:
+        now = self._now()
+        if self.signal() > self.delay_threshold_s:
+            self._saturated_until = now + self.calm_s
+        return now < self._saturated_until
+
+    def over_share(self, account: str) -> int:
+        """0, or (``account`` is to be throttled) the number of accounts active."""
+        if not self.saturated():
+            return 0
+        now = self._now()
+        if now - self._counted_at >= _RECOUNT_S:
+            self._count(now)
+        if self._active < 2:
+            return 0
+        mine = self._uses.get(account)
+        if mine is None:
+            return 0
+        total = self._decayed(self._total, now)
+        if self._decayed(mine, now) > self.slack * total / self._active:
+            self.refused += 1
+            # Refused requests count too: the share is of the requests asked for, so a
+            # heavy tenant held back stays the heavy one and the light one never looks
+            # heavy next to it.
+            self._use(account, now)
+            return self._active
+        return 0
+
+    def admitted(self, account: str) -> Callable[[], None]:
+        """Count one request of ``account`` as served; call what it returns when the
+        request is answered (its time is the requests' delay's sample)."""
+        now = self._now()
+        self._use(account, now)
+        return lambda: self.service.observe(self._now() - now)
+
+    def _use(self, account: str, now: float) -> None:
+        use = self._uses.get(account)
+        if use is None:
+            use = self._uses[account] = _Use(0.0, now)
+        use.count = self._decayed(use, now) + 1
+        use.at = now
+        self._total.count = self._decayed(self._total, now) + 1
+        self._total.at = now
+        if now - self._counted_at >= self.window_s:
+            self._count(now)  # also drops the idle accounts: the table stays small
+
+    def _decayed(self, use: _Use, now: float) -> float:
+        return use.count * math.exp(-(now - use.at) / self.window_s)
+
+    def _count(self, now: float) -> None:
+        """Count the active accounts, forget the others (and recount the total exactly)."""
+        total = 0.0
+        for name in list(self._uses):
+            use = self._uses[name]
+            # ``at`` is its last request: none for a whole window, or too few, is not active.
+            count = self._decayed(use, now)
+            if now - use.at >= self.window_s or count < ACTIVE_MIN:
+                del self._uses[name]
+            else:
+                total += count
+        self._active = len(self._uses)
+        self._total = _Use(total, now)
+        self._counted_at = now
+
+
+def detail(account: str, active: int) -> str:
+    return (
+        f"account {account} is over its fair share of this server while the server is "
+        f"overloaded ({active} accounts active): retry later"
+    )

@@ -1,0 +1,125 @@
+"""The overload-aware fair share over HTTP (issue 40, finding 8): on a real socket of a server
+configured as `cassieq serve` configures it (default budget, default settings), with the
+saturation signal and the clock injected (saturation is made, not timed), on each store.
+
+While the server is saturated and two accounts are active, the heavy one gets 429 with
+Retry-After in each API's shape (v1, v2, SQS ThrottlingException), counted in
+``cassieq_requests_throttled_total``, and the light one keeps being served; a lone account is
+never throttled; once the overload passes, nothing is.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import httpx
+
+from cassieq.api.app import create_app
+from cassieq.api.overload import FairShare
+from cassieq.config import Settings
+from cassieq.store.base import Store
+from tests.api.live import served
+from tests.api.test_rate_limit import _sqs_query
+
+TOKEN = "t" * 40
+
+
+@dataclass
+class Server:
+    port: int
+    delay: list[float] = field(default_factory=lambda: [0.0])  # the saturation signal, s
+    clock: list[float] = field(default_factory=lambda: [1000.0])
+    fair: FairShare | None = None
+
+    def tenant(self) -> tuple[str, str]:
+        """A new account with a queue ``q`` (its create is one of its requests)."""
+        name = f"fs-{uuid.uuid4().hex[:10]}"
+        created = httpx.post(
+            f"http://127.0.0.1:{self.port}/api/v1/accounts",
+            json=name,
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            timeout=10,
+        )
+        assert created.status_code == 201, created.text
+        key = str(created.json()["keys"]["primary"])
+        assert self.put(name, key, path="/queues", json={"queueName": "q"}).status_code == 201
+        return name, key
+
+    def put(
+        self, account: str, key: str, path: str = "/queues/q/messages", **kw: object
+    ) -> httpx.Response:
+        if "json" not in kw:
+            kw["content"] = b"m"
+        return httpx.post(
+            f"http://127.0.0.1:{self.port}/api/v1/accounts/{account}{path}",
+            headers={"Authorization": f"Key {key}"},
+            timeout=10,
+            **kw,  # type: ignore[arg-type]
+        )
+
+    def puts(self, account: str, key: str, n: int) -> list[int]:
+        return [self.put(account, key).status_code for _ in range(n)]
+
+
+@contextmanager
+def server(store: Store) -> Iterator[Server]:
+    # Defaults but the hold (a 429 answered at once: the holding is the budget's, tested there).
+    settings = Settings(admin_token=TOKEN, account_throttle_hold_seconds=0)
+    app = create_app(settings, store, background=False)
+    with served(app) as port:
+        live = Server(port)
+        # The app's own fair share, with the signal and the clock in the test's hands.
+        budgets = app.state.cassieq.budgets
+        assert budgets.fair is not None  # on by default
+        live.fair = budgets.fair = FairShare(
+            budgets.fair.delay_threshold_s,
+            lambda: live.delay[0],
+            lambda: live.clock[0],
+        )
+        live.refused = budgets.refused  # type: ignore[attr-defined]
+        yield live
+
+
+def test_a_heavy_tenant_gets_429_while_a_light_one_is_served_when_saturated(store: Store) -> None:
+    with server(store) as live:
+        heavy, heavy_key = live.tenant()
+        light, light_key = live.tenant()
+        # Not saturated: two tenants, one of them heavy, and nothing is throttled.
+        assert live.puts(heavy, heavy_key, 30) == [201] * 30
+        assert live.puts(light, light_key, 2) == [201] * 2
+        live.clock[0] += 0.2  # past the recount: both are active
+        live.delay[0] = 1.0  # saturated: requests wait a second
+        over = live.put(heavy, heavy_key)
+        assert over.status_code == 429, over.text
+        assert over.headers["retry-after"] == "1"
+        body = over.json()
+        assert body["code"] == 429 and "over its fair share" in body["detail"], body
+        v2 = httpx.get(
+            f"http://127.0.0.1:{live.port}/api/v2/accounts/{heavy}/queues/q",
+            headers={"Authorization": f"Key {heavy_key}"},
+            timeout=10,
+        )
+        assert v2.status_code == 429 and "over its fair share" in v2.json()["message"], v2.text
+        sqs = _sqs_query(live, heavy, heavy_key)  # type: ignore[arg-type]
+        assert sqs.status_code == 429 and b"<Code>ThrottlingException</Code>" in sqs.content
+        # The light tenant keeps being served, and the 429s are counted.
+        assert live.puts(light, light_key, 5) == [201] * 5
+        assert live.refused["v1"] == 1 and live.refused["v2"] == 1  # type: ignore[attr-defined]
+        assert live.refused["sqs"] == 1  # type: ignore[attr-defined]
+        # The overload passes: after the calm margin the heavy tenant is served again.
+        live.delay[0] = 0.0
+        live.clock[0] += 1.0
+        assert live.puts(heavy, heavy_key, 5) == [201] * 5
+
+
+def test_a_lone_tenant_is_never_throttled_when_saturated(store: Store) -> None:
+    with server(store) as live:
+        alone, key = live.tenant()
+        live.delay[0] = 1.0
+        assert live.puts(alone, key, 20) == [201] * 20
+        live.clock[0] += 0.2
+        assert live.puts(alone, key, 20) == [201] * 20
+        assert live.fair is not None and live.fair.refused == 0
