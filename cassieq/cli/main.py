@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 import click
 
@@ -29,7 +30,9 @@ for _command in (cassandra, schema, dev, serve, secrets_group, openapi, bench, f
     cli.add_command(_command)
 
 
-def main() -> None:
+def main(args: Sequence[str] | None = None, prog_name: str | None = None) -> None:
+    """The command line (``args`` and ``prog_name`` default, as click's do, to sys.argv and
+    the name it was run by: the tests give both to run a command in their own process)."""
     from cassieq.cli.client.commands import COMMANDS
 
     for command in COMMANDS:
@@ -42,7 +45,7 @@ def main() -> None:
 
     cli.add_command(chaos)
     try:
-        cli()
+        cli(args, prog_name=prog_name)
     except Exception as exc:
         if not isinstance(exc, _user_errors()):
             raise

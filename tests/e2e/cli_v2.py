@@ -1,16 +1,16 @@
 """A live server per store for the v2 CLI tests: the app is served in this process
-(tests/api/live.py), so a test can look at what the server saw (its replay cache); the
-commands run for real in a subprocess."""
+(tests/api/live.py), so a test can look at what the server saw (its replay cache). The
+commands run through `python -m cassieq`'s own `main()` in this process (see
+tests/cli_process.py), or each in a subprocess of its own (`Live.spawned()`: a test per
+group of commands, so that the command as a shell starts it stays tested too)."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from cassieq.api.state import AppState
 from cassieq.config import Settings
 from cassieq.store.base import Store
 from tests.api.live import served
+from tests.cli_process import invoke_cassieq, run_cassieq
 
 TOKEN = "cli-v2-operator-token"
 
@@ -33,25 +34,22 @@ class Live:
     url: str
     account: str
     keys: dict[str, str]
+    in_a_process: bool = False
+
+    def spawned(self) -> Live:
+        """The same server, each command run in a subprocess of its own."""
+        return replace(self, in_a_process=True)
 
     def run(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-        environment = {k: v for k, v in os.environ.items() if not k.startswith("CASSIEQ_")}
-        environment.update(
-            {
-                "CASSIEQ_URL": self.url,
-                "CASSIEQ_ACCOUNT": self.account,
-                "CASSIEQ_KEY": self.keys["primary"],
-                **env,
-            }
-        )
-        return subprocess.run(
-            [sys.executable, "-m", "cassieq", *args],
-            capture_output=True,
-            text=True,
-            env=environment,
-            timeout=120,
-            check=False,
-        )
+        environment = {
+            "CASSIEQ_URL": self.url,
+            "CASSIEQ_ACCOUNT": self.account,
+            "CASSIEQ_KEY": self.keys["primary"],
+            **env,
+        }
+        if self.in_a_process:
+            return run_cassieq(*args, env=environment)
+        return invoke_cassieq(*args, env=environment)
 
     def ok(self, *args: str, **env: str) -> Any:
         result = self.run(*args, "--json", **env)

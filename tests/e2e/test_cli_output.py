@@ -1,7 +1,8 @@
 """The CLI as issue 17 found it wanting: receipts and keys cut short in an 80-column
 terminal, `update --message` resetting the lease, `put --file` with no way to resume, and
-no way to put into a server without /api/v2. Commands run for real in a subprocess against
-a live server on each store."""
+no way to put into a server without /api/v2. The commands run against a live server on
+each store, through the CLI's `main()` in the test's process (tests/cli_process.py), the
+80-column one in subprocesses."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ def _field(text: str, name: str) -> str:
 
 
 def test_a_receipt_printed_in_80_columns_is_whole_and_acks(live: Live) -> None:
+    live = live.spawned()  # v1's commands as a shell starts them, in a real 80-column run
     assert live.run("put", "jobs", "hello").returncode == 0
     shown = live.run("get", "jobs", **NARROW)
     assert shown.returncode == 0, shown.stderr

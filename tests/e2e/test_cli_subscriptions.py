@@ -1,6 +1,7 @@
 """The subscription commands (issue 36): `subscription create|list|show|commit|delete`,
 `read` (with and without --commit) and `seek`; a shared subscription's `receive`, `ack` and
-`update --subscription`; run for real in a subprocess against a live server on each store."""
+`update --subscription`; against a live server on each store, through the CLI's `main()` in
+the test's process (tests/cli_process.py), the refusals in subprocesses."""
 
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ def test_create_list_show_delete(live: Live) -> None:
 
 
 def test_create_refusals(live: Live) -> None:
+    live = live.spawned()  # the subscription commands' exit statuses from real processes
     bad_start = live.run("subscription", "create", "jobs", "s", "--start", "yesterday")
     assert bad_start.returncode == 1 and "422" in bad_start.stderr and "start" in bad_start.stderr
     bad_mode = live.run("subscription", "create", "jobs", "s", "--mode", "fanout")

@@ -1,5 +1,6 @@
-"""The v2 client commands (put in batches, receive, drain), run for real in a subprocess
-against a live server on each store."""
+"""The v2 client commands (put in batches, receive, drain) against a live server on each
+store, through the CLI's `main()` in the test's process (tests/cli_process.py); the batch
+round trip in subprocesses."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ __all__ = ["live"]  # the fixture
 
 
 def test_put_file_in_batches_then_drain_in_batches(live: Live, tmp_path: Path) -> None:
+    live = live.spawned()  # v2's batch commands as a shell starts them, a process each
     bodies = [f"bulk-{i}" for i in range(25)] + ["", "with spaces and ünïcode"]
     file = lines_file(tmp_path, bodies)
     assert live.ok("put", "jobs", "--file", file, "--batch", "10") == {
