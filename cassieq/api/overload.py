@@ -27,8 +27,15 @@ This throttles only when throttling buys something, and only whom it should:
   server's, as before.
 - **Over its share.** Its count (requests admitted and refused) is more than ``slack``
   times the mean of the active accounts'. A light tenant is under it and keeps being
-  served; the heavy one is refused until the delay comes down (work-conserving: when
-  nothing waits, nothing is throttled).
+  served.
+
+The heavy one is then admitted at a rate (``_Ramp``): half what it asked for, halved again
+every half second the server stays saturated, doubled every second it keeps up, and let go
+after ten seconds of keeping up (or as soon as it is alone). Measured first without the
+ramp, refusing the heavy tenant outright while saturated and not at all once not: its
+32 connections came back together after their held 429s, saturated the server again at
+once, and the light tenant's p95 caught every such wave. Work-conserving: a server that
+keeps up throttles nobody after the release, a lone tenant never.
 
 Its 429s are the budget's (held, Retry-After, each API's shape, counted in
 ``cassieq_requests_throttled_total``): see rate_limit.spend_or_hold.
@@ -52,6 +59,15 @@ ACTIVE_MIN = 2.0
 # How often the active accounts are counted while saturated (and, to drop the idle ones,
 # every window otherwise): a count per request would cost a pass over every account.
 _RECOUNT_S = 0.1
+# An account over its share of a saturated server is admitted at a rate: half what it asked
+# for, halved again at most every _CUT_EVERY_S while the server stays saturated, doubled
+# every _DOUBLING_S while it keeps up, and let go after _RELEASE_S of the server keeping up.
+# Its tokens hold at most _RAMP_BURST_S of that rate (at least one request).
+_MIN_RATE = 1.0
+_CUT_EVERY_S = 0.5
+_DOUBLING_S = 1.0
+_RELEASE_S = 10.0
+_RAMP_BURST_S = 0.1
 
 
 class LoopLag:
@@ -169,6 +185,16 @@ class ServiceDelay:
 
 
 @dataclass
+class _Ramp:
+    """An account cut back by an overload: admitted at ``rate`` requests a second."""
+
+    rate: float
+    tokens: float
+    at: float  # when ``tokens`` and ``rate`` were brought up to date
+    cut_at: float  # the last cut
+
+
+@dataclass
 class _Use:
     count: float  # requests admitted, decayed by exp(-age / window)
     at: float  # when counted: the last request
@@ -201,6 +227,7 @@ class FairShare:
         self._active = 0  # accounts active at the last count
         self._counted_at = -math.inf
         self._saturated_until = -math.inf
+        self._ramps: dict[str, _Ramp] = {}  # accounts cut back by an overload
         self.refused = 0  # requests found over their share (for benches and tests)
 
     @classmethod
@@ -220,25 +247,59 @@ class FairShare:
 
     def over_share(self, account: str) -> int:
         """0, or (``account`` is to be throttled) the number of accounts active."""
-        if not self.saturated():
-            return 0
+        saturated = self.saturated()
+        ramp = self._ramps.get(account)
+        if not saturated and ramp is None:
+            return 0  # the common case: one comparison and a dictionary look-up
         now = self._now()
         if now - self._counted_at >= _RECOUNT_S:
             self._count(now)
         if self._active < 2:
+            self._ramps.pop(account, None)  # alone: nothing holds it back
             return 0
+        if saturated and self._over(account, now):
+            ramp = self._cut(account, ramp, now)
+        if ramp is None or self._ramp_admits(account, ramp, now, saturated):
+            return 0
+        self.refused += 1
+        # Refused requests count too: the share is of the requests asked for, so a heavy
+        # tenant held back stays the heavy one and the light one never looks heavy next to it.
+        self._use(account, now)
+        return self._active
+
+    def _over(self, account: str, now: float) -> bool:
         mine = self._uses.get(account)
         if mine is None:
-            return 0
+            return False
         total = self._decayed(self._total, now)
-        if self._decayed(mine, now) > self.slack * total / self._active:
-            self.refused += 1
-            # Refused requests count too: the share is of the requests asked for, so a
-            # heavy tenant held back stays the heavy one and the light one never looks
-            # heavy next to it.
-            self._use(account, now)
-            return self._active
-        return 0
+        return self._decayed(mine, now) > self.slack * total / self._active
+
+    def _cut(self, account: str, ramp: _Ramp | None, now: float) -> _Ramp:
+        """Halve what ``account`` is admitted at (at most every ``_CUT_EVERY_S``): from half
+        what it asked for lately, the first time."""
+        if ramp is None:
+            asked = self._decayed(self._uses[account], now) / self.window_s
+            ramp = self._ramps[account] = _Ramp(max(_MIN_RATE, asked / 2), 0.0, now, now)
+        elif now - ramp.cut_at >= _CUT_EVERY_S:
+            ramp.rate, ramp.cut_at = max(_MIN_RATE, ramp.rate / 2), now
+        return ramp
+
+    def _ramp_admits(self, account: str, ramp: _Ramp, now: float, saturated: bool) -> bool:
+        """Whether ``account``, cut back by an overload, is admitted now: at its ramp's rate,
+        which doubles every ``_DOUBLING_S`` while the server keeps up (a flood's connections
+        coming back all at once would saturate it again at once). Released once the server
+        has kept up for ``_RELEASE_S``."""
+        if not saturated and now - self._saturated_until >= _RELEASE_S:
+            del self._ramps[account]
+            return True
+        elapsed, ramp.at = now - ramp.at, now
+        if not saturated:
+            ramp.rate *= 2 ** (elapsed / _DOUBLING_S)
+        ramp.tokens = min(max(1.0, ramp.rate * _RAMP_BURST_S), ramp.tokens + elapsed * ramp.rate)
+        if ramp.tokens >= 1:
+            ramp.tokens -= 1
+            return True
+        return False
 
     def admitted(self, account: str) -> Callable[[], None]:
         """Count one request of ``account`` as served; call what it returns when the
@@ -273,6 +334,8 @@ class FairShare:
             else:
                 total += count
         self._active = len(self._uses)
+        for name in [n for n in self._ramps if n not in self._uses]:
+            del self._ramps[name]  # gone quiet: its next request starts afresh
         self._total = _Use(total, now)
         self._counted_at = now
 
