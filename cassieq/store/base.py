@@ -405,6 +405,16 @@ class Store(SharedSubscriptionRows, Protocol):
 
     async def remove_group_message(self, queue: QueueId, group: str, monoton: int) -> None: ...
 
+    async def touch_group(self, queue: QueueId, group: str, now: int, ttl_s: int) -> None:
+        """Record that the queue partition has (or had) messages of the group (schema 0016;
+        a plain write, kept ``ttl_s``)."""
+        ...
+
+    async def list_groups(self, queue: QueueId, after: str, limit: int) -> list[str]:
+        """The groups recorded for the queue partition whose ids sort after ``after`` ("":
+        from the first), in id order, at most ``limit``."""
+        ...
+
     async def read_dedup(self, queue: QueueId, key: str) -> DedupClaim | None:
         """The claim of a deduplication key, if one is kept (maybe older than 5 minutes on
         the memory store, which keeps no TTL: the engine judges the age)."""

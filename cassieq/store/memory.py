@@ -32,6 +32,7 @@ from cassieq.store.base import (
     check_ack_entries,
     check_cas_entries,
 )
+from cassieq.store.memory_fifo import MemoryFifo
 from cassieq.store.memory_shared import MemorySharedSubscriptions
 from cassieq.store.memory_subscriptions import MemorySubscriptions
 from cassieq.store.observer import LwtObserver, LwtObservers
@@ -44,7 +45,7 @@ class _Bucket:
     messages: dict[int, MessageRow] = field(default_factory=dict)
 
 
-class MemoryStore(MemorySubscriptions, MemorySharedSubscriptions):
+class MemoryStore(MemoryFifo, MemorySubscriptions, MemorySharedSubscriptions):
     def __init__(self) -> None:
         # Kept for the protocol's sake: this store decides every compare-and-set at once,
         # under no contention but its own, and reports no LWT outcomes.
@@ -63,6 +64,7 @@ class MemoryStore(MemorySubscriptions, MemorySharedSubscriptions):
         self._redrive_tasks: dict[tuple[QueueId, str], RedriveTask] = {}
         # FIFO (schema 0013). No TTLs here: the engine judges a claim's or an attempt's age.
         self._groups: dict[tuple[QueueId, str], set[int]] = {}
+        self._group_ids: dict[QueueId, set[str]] = {}  # schema 0016
         self._dedup: dict[tuple[QueueId, str], DedupClaim] = {}
         self._attempts: dict[tuple[QueueId, str], tuple[int, bytes]] = {}
         self._subscriptions = {}  # schema 0014 (memory_subscriptions.py)
@@ -399,56 +401,6 @@ class MemoryStore(MemorySubscriptions, MemorySharedSubscriptions):
             await self.ack_message(queue, bucket, monoton, version, tag, now)
             for monoton, version, tag in entries
         ]
-
-    # ----------------------------------------------------------------- FIFO (schema 0013)
-    async def add_group_message(
-        self, queue: QueueId, group: str, monoton: int, now: int, ttl_s: int
-    ) -> None:
-        self._groups.setdefault((queue, group), set()).add(monoton)
-
-    async def read_group_messages(self, queue: QueueId, group: str, limit: int) -> list[int]:
-        return sorted(self._groups.get((queue, group), ()))[:limit]
-
-    async def remove_group_message(self, queue: QueueId, group: str, monoton: int) -> None:
-        entries = self._groups.get((queue, group))
-        if entries is not None:
-            entries.discard(monoton)
-            if not entries:
-                del self._groups[(queue, group)]
-
-    async def read_dedup(self, queue: QueueId, key: str) -> DedupClaim | None:
-        return self._dedup.get((queue, key))
-
-    async def claim_dedup(self, claim: DedupClaim, queue: QueueId, ttl_s: int) -> DedupClaim | None:
-        stored = self._dedup.get((queue, claim.key))
-        if stored is not None:
-            return stored
-        self._dedup[(queue, claim.key)] = claim
-        return None
-
-    async def replace_dedup(
-        self, queue: QueueId, expected_tag: str, claim: DedupClaim, ttl_s: int
-    ) -> bool:
-        stored = self._dedup.get((queue, claim.key))
-        if stored is None or stored.tag != expected_tag:
-            return False
-        self._dedup[(queue, claim.key)] = claim
-        return True
-
-    async def mark_dedup_written(self, queue: QueueId, key: str, ttl_s: int) -> None:
-        stored = self._dedup.get((queue, key))
-        if stored is not None:  # a plain write: whatever claim is kept now is marked
-            self._dedup[(queue, key)] = msgspec.structs.replace(stored, written=True)
-
-    async def write_receive_attempt(
-        self, queue: QueueId, attempt_id: str, now: int, answer: bytes, ttl_s: int
-    ) -> None:
-        self._attempts[(queue, attempt_id)] = (now, answer)
-
-    async def read_receive_attempt(
-        self, queue: QueueId, attempt_id: str
-    ) -> tuple[int, bytes] | None:
-        return self._attempts.get((queue, attempt_id))
 
 
 def _state_change(current: MessageRow, row: MessageRow) -> MessageRow:

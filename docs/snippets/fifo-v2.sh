@@ -17,14 +17,14 @@ curl -s -XPOST -H "$A" -H "$J" $B2/queues/ledger/messages -d '{"messages": [
   {"body": "deposit 100", "groupId": "account-7", "deduplicationId": "a7-deposit-1"}]}' |
   jq -c '[.messages[] | {sequenceNumber, duplicate}]'
 # -> [{"sequenceNumber":"00000000000000000001","duplicate":true}]
-# One message of a group in flight at a time: the head of each group, not "deposit 100".
+# A receive gets as many of a group as it can, each group in send order (as SQS answers).
 GOT=$(curl -s -XPOST -H "$A" -H "$J" $B2/queues/ledger/messages/receive -d '{"maxMessages": 10, "receiveAttemptId": "poll-1"}')
-echo "$GOT" | jq -c '[.messages[] | {body, groupId}] | sort_by(.body)'
-# -> [{"body":"open account 7","groupId":"account-7"},{"body":"open account 9","groupId":"account-9"}]
+echo "$GOT" | jq -c '[.messages[] | {body, groupId}] | group_by(.groupId) | map(map(.body))'
+# -> [["open account 7","deposit 100"],["open account 9"]]
+# Nothing more of a group while messages of it are in flight (until acked, or their lease ends).
+curl -s -XPOST -H "$A" -H "$J" $B2/queues/ledger/messages/receive -d '{"maxMessages": 10}' |
+  jq -c '[.messages[] | .body]'
+# -> []
 ACKS=$(echo "$GOT" | jq '{popReceipts: [.messages[].popReceipt]}')
 curl -s -XPOST -H "$A" -H "$J" $B2/queues/ledger/messages/ack -d "$ACKS" | jq -c '.failed'
 # -> []
-# Acked: now the group's next message.
-curl -s -XPOST -H "$A" -H "$J" $B2/queues/ledger/messages/receive -d '{"maxMessages": 10}' |
-  jq -c '[.messages[] | .body]'
-# -> ["deposit 100"]

@@ -7,8 +7,9 @@ ran (applied, the answer lost), every other time — and so do the engine's own 
 FIFO send and receive run through (the monoton, the insert, the takes, the acks) — while a
 workload sends four groups over two partitions with every send retried once with its
 deduplication id, lets leases run out, and sends the first ids again once the interval is
-over. Then: every message stored once per interval, each group delivered in send order with
-no message delivered while an earlier one of its group was unretired, every message acked.
+over. Then: every message stored once per interval, each group delivered in send order (a
+receive's answer may hold several of a group, in order), no message delivered while an
+earlier one of its group was in flight from another answer, every message acked.
 """
 
 from __future__ import annotations
@@ -41,22 +42,34 @@ class Ledger:
     clock: FakeClock
     # A message is (partition, monoton): each partition has monotons of its own.
     sent: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # in send order
-    in_flight: dict[str, tuple[tuple[int, int], int]] = field(default_factory=dict)
+    # group -> message -> its lease end, of the deliveries not acked
+    in_flight: dict[str, dict[tuple[int, int], int]] = field(default_factory=dict)
     acked: set[tuple[int, int]] = field(default_factory=set)
     violations: list[str] = field(default_factory=list)
 
-    def got(self, d: Delivery) -> None:
-        group, now = d.group or "", self.clock.now()
-        m = (d.receipt.partition, d.receipt.monoton)
-        if m in self.acked:
-            self.violations.append(f"{m} delivered after its ack")
-        held = self.in_flight.get(group)
-        if held is not None and held[0] != m and now < held[1]:
-            self.violations.append(f"{m} of {group} while {held[0]} was in flight")
-        earlier = [x for x in self.sent[group] if x < m and x not in self.acked]
-        if earlier:
-            self.violations.append(f"{m} of {group} before {earlier}")
-        self.in_flight[group] = (m, now + LEASE_S * 1000)
+    def got(self, answer: list[Delivery]) -> None:
+        """One receive's answer: several messages of a group may come in it, in order (as
+        SQS answers), none while an earlier one of its group is in flight from another."""
+        now = self.clock.now()
+        here: set[tuple[int, int]] = set()
+        for d in answer:
+            group = d.group or ""
+            m = (d.receipt.partition, d.receipt.monoton)
+            if m in self.acked:
+                self.violations.append(f"{m} delivered after its ack")
+            held = self.in_flight.setdefault(group, {})
+            flying = [x for x, end in held.items() if x < m and x not in here and now < end]
+            if flying:
+                self.violations.append(f"{m} of {group} while {flying} were in flight")
+            earlier = [
+                x for x in self.sent[group] if x < m and x not in self.acked and x not in here
+            ]
+            if earlier:
+                self.violations.append(f"{m} of {group} before {earlier}")
+            here.add(m)
+        for d in answer:
+            m = (d.receipt.partition, d.receipt.monoton)
+            self.in_flight[d.group or ""][m] = now + LEASE_S * 1000
 
 
 async def _send_round(engine: QueueEngine, account: str, ledger: Ledger, tag: str) -> None:
@@ -75,14 +88,13 @@ async def _send_round(engine: QueueEngine, account: str, ledger: Ledger, tag: st
 async def _consume(engine: QueueEngine, account: str, ledger: Ledger, rounds: int) -> None:
     for r in range(rounds):
         while got := await engine.receive(account, "q", 4, LEASE_S):
-            for d in got:
-                ledger.got(d)
+            ledger.got(got)
             keep = [d for d in got if (d.receipt.monoton + r) % 5 != 0 or d.delivery_count > 0]
             outcomes = await engine.ack_batch(account, "q", [d.receipt for d in keep])
             for d, outcome in zip(keep, outcomes, strict=True):
                 assert outcome is None, outcome
                 ledger.acked.add((d.receipt.partition, d.receipt.monoton))
-                ledger.in_flight.pop(d.group or "", None)
+                ledger.in_flight[d.group or ""].pop((d.receipt.partition, d.receipt.monoton))
         await engine.settle()
         ledger.clock.advance(LEASE_S + 1)  # the leases left open end
         await engine.repair(account, "q")

@@ -225,12 +225,15 @@ def _drive_fifo(aws: Aws) -> None:
         "--message-group-id", "orders-42", "--message-deduplication-id", "created",
     )  # fmt: skip
     assert again["MessageId"] == sent[0]["MessageId"]
-    for expected in sent:
-        [m] = aws(
-            "receive-message", "--queue-url", url, "--attribute-names", "All",
-            "--max-number-of-messages", "10", "--visibility-timeout", "60",
-        )["Messages"]  # fmt: skip
-        assert m["MessageId"] == expected["MessageId"]
+    # As many of the group as the answer holds, in order (SQS's FIFO delivery logic); then
+    # nothing of the group while they are in flight.
+    got = aws(
+        "receive-message", "--queue-url", url, "--attribute-names", "All",
+        "--max-number-of-messages", "10", "--visibility-timeout", "60",
+    )["Messages"]  # fmt: skip
+    assert [m["MessageId"] for m in got] == [s["MessageId"] for s in sent]
+    assert "Messages" not in aws("receive-message", "--queue-url", url)
+    for m, expected in zip(got, sent, strict=True):
         assert m["Attributes"]["MessageGroupId"] == "orders-42"
         assert m["Attributes"]["SequenceNumber"] == expected["SequenceNumber"]
         aws("delete-message", "--queue-url", url, "--receipt-handle", m["ReceiptHandle"])

@@ -701,6 +701,22 @@ async def test_a_groups_records_are_read_lowest_first_and_removed_one_by_one(
     assert await store.read_group_messages(queue, "other", 10) == [5]
 
 
+@covers("touch_group", "list_groups")
+async def test_a_partitions_groups_are_listed_by_id_a_page_at_a_time(
+    store: Store, queue: QueueId
+) -> None:
+    assert await store.list_groups(queue, "", 10) == []
+    for group in ("b", "a", "c", "a"):  # again: still one row
+        await store.touch_group(queue, group, 1000, 3600)
+    other = QueueId(queue.account, queue.queue, queue.version, queue.partition + 1)
+    await store.touch_group(other, "z", 1000, 3600)  # another partition's
+    assert await store.list_groups(queue, "", 10) == ["a", "b", "c"]
+    assert await store.list_groups(queue, "", 2) == ["a", "b"]
+    assert await store.list_groups(queue, "b", 10) == ["c"]
+    assert await store.list_groups(queue, "c", 10) == []
+    assert await store.list_groups(other, "", 10) == ["z"]
+
+
 def _claim(key: str, monoton: int, tag: str) -> DedupClaim:
     return DedupClaim(
         key=key, monoton=monoton, partition=1, tag=tag, created_at=1000, row=message(monoton)

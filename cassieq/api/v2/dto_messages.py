@@ -67,8 +67,9 @@ class OutgoingEntry(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_
     # absent: the server spreads them.
     partition_key: Annotated[str, msgspec.Meta(min_length=1, max_length=256)] | None = None
     # The message group: required on a FIFO queue (delivered in send order within the
-    # group, one in flight at a time); on a standard queue kept and shown back, and the
-    # partition key when partitionKey is absent (a group stays in one partition).
+    # group, none while an earlier one is in flight); on a standard queue kept and shown
+    # back, and the partition key when partitionKey is absent (a group stays in one
+    # partition).
     group_id: FifoId | None = None
     # FIFO queues: a send with an id seen within 5 minutes is a duplicate (not stored
     # again; answered with the first message's id). Absent: the body's SHA-256 when the

@@ -38,6 +38,7 @@ import msgspec
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import Contention, InvalidArgument
+from cassieq.engine.life.fifo_groups import GroupList
 from cassieq.engine.recent import Recent
 from cassieq.model import (
     Delivery,
@@ -66,6 +67,11 @@ BLOCKED_MS = 100
 # Entries read per look at a group: normally one or two (the head, maybe an acked one).
 GROUP_READ = 16
 GROUPS_KNOWN = 65_536
+# Groups a receive looks at, at most (those its server's acks freed first, then the queue's
+# list in turn: life/fifo_groups.py); the room left in its answer goes to the messages right
+# after the heads it took (life/fifo_turns.py). Each look is two reads, one after the other:
+# looking at every group for every receive made the reads most of a receive's time.
+LOOKS = 4
 GROUP_TTL_MARGIN_S = 24 * 3600
 
 
@@ -128,15 +134,16 @@ class Fifo:
         # (queue, monoton) -> group of the deliveries this server made (its acks find the
         # group's entry by it; an ack elsewhere leaves the entry to the next delivery).
         self._groups: OrderedDict[tuple[QueueId, int], str] = OrderedDict()
+        self.group_list = GroupList(ctx)
 
     # ----------------------------------------------------------------- deliveries
     def blocked(self, queue: QueueDefinition, row: MessageRow) -> bool:
         """This server found the row's group held a moment ago: readers pass it by."""
-        if row.group is None:
-            return False
-        key = (queue.id, row.group)
-        since = self._blocked.get(key)
-        return since is not None and since >= self._freed.get(key, -1)
+        return row.group is not None and self._held(queue.id, row.group)
+
+    def _held(self, queue: QueueId, group: str) -> bool:
+        since = self._blocked.get((queue, group))
+        return since is not None and since >= self._freed.get((queue, group), -1)
 
     async def admit(self, queue: QueueDefinition, rows: Sequence[MessageRow]) -> list[MessageRow]:
         """The rows that may be tried now, lowest monoton first: of each group only its
@@ -150,6 +157,9 @@ class Fifo:
                 heads[row.group] = row
         if not heads:
             return free
+        # Groups met by the scans are listed (life/fifo_groups.py), if their put's write of
+        # the row was lost or came before the list: next time a look at the groups finds them.
+        await self.group_list.announce(queue, set(heads), group_ttl_s(queue))
         verdicts = await asyncio.gather(*(self._is_head(queue, r) for r in heads.values()))
         admitted = [r for r, ok in zip(heads.values(), verdicts, strict=True) if ok]
         return sorted(free + admitted, key=lambda r: r.monoton)
@@ -192,28 +202,85 @@ class Fifo:
         except StoreError as exc:  # the next delivery of the group removes it
             self._ctx.log.info("fifo_entry_kept", queue=str(queue), error=str(exc))
 
-    async def next_heads(self, queue: QueueDefinition, want: int) -> list[MessageRow]:
-        """The next messages of up to ``want`` groups this server freed, found by their
-        groups' records (each its group's lowest unretired message, if it is visible now):
-        the groups' next turns without a scan of the buckets behind the reader."""
-        ready = self._ready.get(queue.id)
-        if not ready:
-            return []
-        groups = [ready.popitem(last=False)[0] for _ in range(min(want, len(ready)))]
+    async def next_heads(
+        self, queue: QueueDefinition, want: int
+    ) -> list[tuple[MessageRow, list[int]]]:
+        """The heads of up to ``want`` (and LOOKS) groups that may go on now (each its
+        group's lowest unretired message, visible now), with the group's entries after it
+        (as far as read), found by the groups' records, with no scan of the buckets: first
+        the groups this server's acks freed, then the queue partition's groups in turn
+        (life/fifo_groups.py). A group found with its head in flight is held here for
+        BLOCKED_MS (the scans behind the reader pass its messages by too)."""
+        ready = self._ready.get(queue.id) or OrderedDict()
+        looks = min(want, LOOKS)
+        freed = [ready.popitem(last=False)[0] for _ in range(min(looks, len(ready)))]
+        picked = set(freed)
+        listed = await self.group_list.next_groups(
+            queue,
+            looks - len(freed),
+            lambda g: g in picked or self._held(queue.id, g),
+        )
+        groups = freed + listed
+        began = self._acks
         found = await asyncio.gather(*(self._head_of(queue, g) for g in groups))
         now = self._ctx.clock.now()
-        return [row for row in found if row is not None and row.visible(now)]
+        heads: list[tuple[MessageRow, list[int]]] = []
+        for group, (row, rest) in zip(groups, found, strict=True):
+            if row is None and rest is None:
+                self.group_list.found_empty(queue.id, group)
+            elif row is not None and row.visible(now):
+                heads.append((row, rest or []))
+            elif row is not None:  # in flight (or delayed): the group waits for it
+                self._blocked.put((queue.id, group), began)
+                self._ctx.observers.group_held(queue, 1)
+        return heads[:want]
 
-    async def _head_of(self, queue: QueueDefinition, group: str) -> MessageRow | None:
+    async def _head_of(
+        self, queue: QueueDefinition, group: str
+    ) -> tuple[MessageRow | None, list[int] | None]:
+        """(The group's lowest unretired message if it is written, the group's entries
+        after it); (None, None): the group has no unretired message at all."""
         store = self._ctx.store
-        for monoton in await store.read_group_messages(queue.id, group, GROUP_READ):
+        entries = await store.read_group_messages(queue.id, group, GROUP_READ)
+        for i, monoton in enumerate(entries):
             row = await store.read_message(queue.id, queue.bucket_of(monoton), monoton)
             if row is None or row.acked or row.republished_to is not None:
                 if not await self._retired(queue, group, monoton):
-                    return None  # not written yet (its put is under way)
+                    return None, []  # not written yet (its put is under way)
                 continue
-            return row
-        return None
+            return row, entries[i + 1 :]
+        return None, (None if len(entries) < GROUP_READ else [])
+
+    async def followers(
+        self, queue: QueueDefinition, runs: list[tuple[str, list[int]]], slots: int
+    ) -> dict[str, list[MessageRow]]:
+        """The messages right after each group's head (delivered with it, in the same
+        answer: SQS returns as many of a group as it can), given the group's entries after
+        its head: of each group, those visible now in a row up to the first that is not
+        (not written yet, or leased), ``slots`` in all, the first groups first."""
+        plan: list[tuple[str, list[int]]] = []
+        for group, entries in runs:
+            if slots <= 0:
+                break
+            plan.append((group, entries[:slots]))
+            slots -= len(plan[-1][1])
+        store, pid = self._ctx.store, queue.id
+        read = await asyncio.gather(
+            *(store.read_message(pid, queue.bucket_of(m), m) for _, ms in plan for m in ms)
+        )
+        now, at = self._ctx.clock.now(), 0
+        found: dict[str, list[MessageRow]] = {}
+        for group, monotons in plan:
+            rows, at = read[at : at + len(monotons)], at + len(monotons)
+            run: list[MessageRow] = []
+            for row in rows:
+                if row is not None and (row.acked or row.republished_to is not None):
+                    continue  # retired: out of the group's way
+                if row is None or not row.visible(now):
+                    break
+                run.append(row)
+            found[group] = run
+        return found
 
     def delivered(self, queue: QueueDefinition, rows: Sequence[MessageRow]) -> None:
         for row in rows:
@@ -291,6 +358,7 @@ class Fifo:
     async def add_entries(self, queue: QueueDefinition, rows: Sequence[MessageRow]) -> None:
         """Record the rows in their groups (before they are written)."""
         now, ttl = self._ctx.clock.now(), group_ttl_s(queue)
+        await self.group_list.announce(queue, {r.group for r in rows if r.group is not None}, ttl)
         await asyncio.gather(
             *(
                 self._ctx.store.add_group_message(queue.id, r.group, r.monoton, now, ttl)
@@ -319,6 +387,7 @@ class Fifo:
             bucket = claim.monoton // queue.options.bucket_size
             row, now = claim.row, ctx.clock.now()
             if row.group is not None:
+                await self.group_list.announce(queue, {row.group}, group_ttl_s(queue))
                 await ctx.store.add_group_message(
                     pid, row.group, row.monoton, now, group_ttl_s(queue)
                 )

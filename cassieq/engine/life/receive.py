@@ -7,6 +7,7 @@ import math
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.hints import BucketHints
+from cassieq.engine.life.fifo_turns import FifoTurns
 from cassieq.engine.life.redeliver import InvisibilitySide, Leaving
 from cassieq.engine.life.take import Deliverer, candidate
 from cassieq.engine.recent import Recent
@@ -20,8 +21,13 @@ MAX_AHEAD = 8
 # How many buckets past a full one may be read at once for the receivers of this server
 # still wanting messages.
 READ_AHEAD = 8
-# How often one receive of a FIFO queue on this server scans behind the reader at most.
-FIFO_SCAN_MS = 20
+# How often one receive of a FIFO queue on this server scans behind the reader, and walks
+# the reader's buckets, at most. A FIFO receive finds its groups' heads by their records
+# (life/fifo.py next_heads: expired leases and groups freed anywhere included); the scan
+# and the walk are for the pointers (seals, passes, repair) and for groups missing from the
+# list (the walk announces what it meets). Every 20 ms, a walk or a scan of a long window
+# took a receive a second under load: most of the time of a FIFO queue's consumers.
+FIFO_SCAN_MS = 1_000
 
 
 class Reader:
@@ -54,6 +60,7 @@ class Reader:
         self._moved_to: dict[QueueId, int] = {}
         self._deliverer = deliverer
         self._invisibility = invisibility
+        self._turns = FifoTurns(ctx, deliverer, invisibility)
         # queue -> (reader bucket, when this server first saw monotons of it unwritten)
         self._missing_since: dict[QueueId, tuple[int, int]] = {}
         # queue -> the seal-and-advance this server is doing now: readers that find the
@@ -67,6 +74,7 @@ class Reader:
         self._scanning: set[QueueId] = set()
         self._fifo_walking: set[QueueId] = set()
         self._scanned: dict[QueueId, int] = {}
+        self._walked: dict[QueueId, int] = {}
 
     async def get_next(self, queue: QueueDefinition, invisibility_ms: int) -> Delivery | None:
         got = await self.receive(queue, 1, invisibility_ms)
@@ -82,7 +90,7 @@ class Reader:
         # they left is being sealed. Its unacked rows are the invisibility side's from
         # the moment they left it (what lands there unseen is repair's, as after a seal).
         bucket = max(bucket, self._ahead.get(queue.id, bucket))
-        got = await self._fifo_turns(queue, want, invisibility_ms) if queue.options.fifo else []
+        got = await self._turns.receive(queue, want, invisibility_ms) if queue.options.fifo else []
         if len(got) < want and self._may_scan(queue):
             try:
                 got += await self._invisibility.deliver(
@@ -97,9 +105,13 @@ class Reader:
             # A FIFO queue's reader mostly passes messages held for their group's turn (the
             # freed groups' next ones are found by their records): one receive of this
             # server at a time walks it, the others answer with what they have.
-            if queue.id in self._fifo_walking:
+            now = self._ctx.clock.now()
+            if queue.id in self._fifo_walking or (
+                now - self._walked.get(queue.id, -FIFO_SCAN_MS) < FIFO_SCAN_MS
+            ):
                 return got
             self._fifo_walking.add(queue.id)
+            self._walked[queue.id] = now
         self._want(queue.id, want - len(got))
         try:
             await self._walk(queue, bucket, want, invisibility_ms, got)
@@ -109,32 +121,10 @@ class Reader:
                 self._fifo_walking.discard(queue.id)
         return got
 
-    async def _fifo_turns(
-        self, queue: QueueDefinition, want: int, invisibility_ms: int
-    ) -> list[Delivery]:
-        """FIFO: the next messages of the groups this server's acks freed, taken where they
-        are (life/fifo.py). Only from buckets still the invisibility side's or the reader's:
-        a never-delivered row in a bucket the invisibility pointer has passed is a late
-        write, repair's to move."""
-        heads = await self._deliverer.fifo.next_heads(queue, want)
-        by_bucket: dict[int, list[MessageRow]] = {}
-        for row in heads:
-            by_bucket.setdefault(queue.bucket_of(row.monoton), []).append(row)
-
-        async def take(bucket: int, rows: list[MessageRow]) -> list[Delivery]:
-            if not await self._invisibility.in_window(queue.id, bucket):
-                return []
-            return await self._deliverer.take(queue, bucket, rows, len(rows), invisibility_ms)
-
-        # The heads of different groups: each bucket's in one conditional batch, the buckets
-        # side by side (one take after another was a round trip per head).
-        taken = await asyncio.gather(*(take(b, rows) for b, rows in by_bucket.items()))
-        return [d for part in taken for d in part]
-
     def _may_scan(self, queue: QueueDefinition) -> bool:
         """Whether this receive looks behind the reader now. On a FIFO queue that window is
         long and mostly messages waiting for their group's turn, which the groups freed
-        here find by their records (_fifo_turns): one receive of this server at a time
+        here find by their records (life/fifo_turns.py): one receive of this server at a time
         scans it, at most every FIFO_SCAN_MS (for expired leases and for the groups other
         servers freed); on a standard queue, every receive."""
         if not queue.options.fifo:
@@ -165,7 +155,8 @@ class Reader:
     ) -> None:
         """Take from the reader bucket into ``got``, sealing and advancing while fewer than
         ``want`` were taken and more may be there."""
-        for _ in range(MAX_STEPS):
+        steps = self._ctx.tuning.fifo_walk_buckets if queue.options.fifo else MAX_STEPS
+        for _ in range(steps):
             if len(got) >= want:
                 break
             taken: list[Delivery] = []

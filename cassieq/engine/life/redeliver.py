@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import operator
+from collections.abc import Iterable
 
 import msgspec
 
@@ -344,9 +345,13 @@ class InvisibilitySide:
 
     async def in_window(self, queue: QueueId, bucket: int) -> bool:
         """Whether the bucket is still this side's, by the state as stored now."""
+        return bucket in await self.in_window_of(queue, [bucket])
+
+    async def in_window_of(self, queue: QueueId, buckets: Iterable[int]) -> set[int]:
+        """The buckets that are still this side's, by the state as stored now (one read)."""
         state = await self._ctx.store.read_invisibility(queue)
         self._states.put(queue, state)
-        return bucket >= state.bucket or bucket in state.stragglers
+        return {b for b in buckets if b >= state.bucket or b in state.stragglers}
 
     async def _try_pass(
         self, queue: QueueDefinition, state: InvisibilityState, snap: BucketState, limit: int

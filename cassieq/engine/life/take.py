@@ -85,12 +85,16 @@ class Deliverer:
         invisibility_ms: int,
         *,
         unsealed: bool = False,
+        heads: bool = False,
     ) -> list[Delivery]:
         """Up to ``want`` deliveries of the candidates (oldest first when strict FIFO, else
         in random order), ``want`` at a time in one conditional batch; the ones lost to
         another reader are made up from the candidates left. With ``unsealed`` (the
-        reader's bucket), only while the bucket is not sealed."""
-        if queue.options.fifo:
+        reader's bucket), only while the bucket is not sealed. ``heads``: FIFO candidates
+        found as their groups' heads just now (Fifo.next_heads), not asked again."""
+        if queue.options.fifo and heads:
+            candidates = sorted(candidates, key=lambda r: r.monoton)
+        elif queue.options.fifo:
             # Only each group's head, and only while nothing earlier of it is unretired
             # (life/fifo.py); lowest monoton first.
             fresh = [r for r in candidates if not self.busy(queue, r)]
@@ -103,8 +107,12 @@ class Deliverer:
         while len(got) < want:
             # Checked as they are picked: another reader of this server may have taken
             # some while this one waited for its last batch.
+            # (Heads and the messages right after them were judged just now: a group
+            # another reader found held since, by this very take, is not theirs to skip.)
             batch = list(
-                itertools.islice((r for r in rest if not self.busy(queue, r)), want - len(got))
+                itertools.islice(
+                    (r for r in rest if not self.busy(queue, r, held=not heads)), want - len(got)
+                )
             )
             if not batch:
                 break
@@ -133,14 +141,14 @@ class Deliverer:
                 del self._trying[key]
                 trying.set_result(None)
 
-    def busy(self, queue: QueueDefinition, row: MessageRow) -> bool:
+    def busy(self, queue: QueueDefinition, row: MessageRow, *, held: bool = True) -> bool:
         """Another reader of this server is taking it, or took this version of it already
         (or, FIFO, its group was found held a moment ago)."""
         if (queue.id, row.monoton) in self._trying:
             return True
         if self._taken.get(_taken_key(queue, row.monoton), 0) > row.version:
             return True
-        return self.blocked(queue, row)
+        return held and self.blocked(queue, row)
 
     @property
     def fifo(self) -> Fifo:

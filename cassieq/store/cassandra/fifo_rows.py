@@ -1,5 +1,5 @@
-"""The store's FIFO rows (schema 0013): group entries, deduplication claims, receive
-attempts."""
+"""The store's FIFO rows (schemas 0013, 0016): group entries, the groups, deduplication
+claims, receive attempts."""
 
 from __future__ import annotations
 
@@ -40,6 +40,13 @@ class FifoRows(CassandraBase):
 
     async def remove_group_message(self, queue: QueueId, group: str, monoton: int) -> None:
         await self._run(self._q.group_message_remove, (str(queue), group, monoton))
+
+    async def touch_group(self, queue: QueueId, group: str, now: int, ttl_s: int) -> None:
+        await self._run(self._q.group_touch, (str(queue), group, now, ttl_s))
+
+    async def list_groups(self, queue: QueueId, after: str, limit: int) -> list[str]:
+        rows = await self._run(self._q.groups_list, (str(queue), after, limit))
+        return [r.group_id for r in rows]
 
     async def read_dedup(self, queue: QueueId, key: str) -> DedupClaim | None:
         rows = await self._run(self._q.dedup_read, (str(queue), key))

@@ -301,6 +301,12 @@ class Statements:
         self.group_message_remove = p(
             "DELETE FROM fifo_group_messages WHERE queue_id = ? AND group_id = ? AND monoton = ?"
         )
+        self.group_touch = p(  # schema 0016
+            "INSERT INTO fifo_groups (queue_id, group_id, updated_at) VALUES (?, ?, ?) USING TTL ?"
+        )
+        self.groups_list = p(
+            "SELECT group_id FROM fifo_groups WHERE queue_id = ? AND group_id > ? LIMIT ?"
+        )
         dedup_columns = "monoton, partition, tag, created_at, written, message"
         self.dedup_read = p(
             f"SELECT {dedup_columns} FROM fifo_dedup WHERE queue_id = ? AND dedup_key = ?"

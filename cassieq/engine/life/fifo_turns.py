@@ -1,0 +1,78 @@
+"""A FIFO queue's receive by its groups (issue 37): the heads of the groups that may go on,
+found by their records (life/fifo.py ``next_heads``), taken where they are; then, with the
+room the answer has left, the messages right after each head won, in the same answer (as
+SQS returns as many messages of one group as it can): every one of them comes before the
+next in its group, and none is delivered while an earlier message of its group is in
+flight from another answer.
+
+Only from buckets still the invisibility side's or the reader's: a never-delivered row in a
+bucket the invisibility pointer has passed is a late write, repair's to move.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from cassieq.engine.context import EngineContext
+from cassieq.engine.life.redeliver import InvisibilitySide
+from cassieq.engine.life.take import Deliverer
+from cassieq.model import Delivery, MessageRow, QueueDefinition
+
+
+class FifoTurns:
+    def __init__(
+        self, ctx: EngineContext, deliverer: Deliverer, invisibility: InvisibilitySide
+    ) -> None:
+        self._ctx = ctx
+        self._deliverer = deliverer
+        self._invisibility = invisibility
+
+    async def receive(
+        self, queue: QueueDefinition, want: int, invisibility_ms: int
+    ) -> list[Delivery]:
+        fifo = self._deliverer.fifo
+        heads = await fifo.next_heads(queue, want)
+        if not heads:
+            return []
+        got = await self._take(queue, [row for row, _ in heads], invisibility_ms)
+        won = {d.group for d in got}
+        if len(got) >= want or not won:
+            return got
+        runs = [(row.group, rest) for row, rest in heads if row.group in won and rest]
+        after = await fifo.followers(
+            queue, [(g, rest) for g, rest in runs if g is not None], want - len(got)
+        )
+        rows = [row for run in after.values() for row in run]
+        taken = {d.receipt.monoton: d for d in await self._take(queue, rows, invisibility_ms)}
+        for group, run in after.items():
+            for row in run:
+                delivery = taken.get(row.monoton)
+                if delivery is None:
+                    # Lost (changed since it was read): the ones after it stay leased
+                    # unanswered and come back, in order, when their leases end.
+                    if any(r.monoton in taken for r in run):
+                        self._ctx.log.info(
+                            "fifo_run_cut", queue=str(queue.id), group=group, at=row.monoton
+                        )
+                    break
+                got.append(delivery)
+        return got
+
+    async def _take(
+        self, queue: QueueDefinition, rows: list[MessageRow], invisibility_ms: int
+    ) -> list[Delivery]:
+        """Take the rows, each bucket's in one conditional batch, the buckets side by side."""
+        by_bucket: dict[int, list[MessageRow]] = {}
+        for row in rows:
+            by_bucket.setdefault(queue.bucket_of(row.monoton), []).append(row)
+        if not by_bucket:
+            return []
+        window = await self._invisibility.in_window_of(queue.id, by_bucket)
+
+        async def take(bucket: int, rows: list[MessageRow]) -> list[Delivery]:
+            return await self._deliverer.take(
+                queue, bucket, rows, len(rows), invisibility_ms, heads=True
+            )
+
+        taken = await asyncio.gather(*(take(b, rs) for b, rs in by_bucket.items() if b in window))
+        return [d for part in taken for d in part]
