@@ -393,10 +393,11 @@ class Store(SharedSubscriptionRows, Protocol):
         ...
 
     # ----------------------------------------------------------------- FIFO (schema 0013)
-    async def add_group_message(
-        self, queue: QueueId, group: str, monoton: int, now: int, ttl_s: int
+    async def add_group_messages(
+        self, queue: QueueId, group: str, monotons: list[int], now: int, ttl_s: int
     ) -> None:
-        """Record an unretired message of a FIFO group (a plain write; kept ``ttl_s``)."""
+        """Record unretired messages of a FIFO group (one plain write of the group's
+        partition; kept ``ttl_s``)."""
         ...
 
     async def read_group_messages(self, queue: QueueId, group: str, limit: int) -> list[int]:

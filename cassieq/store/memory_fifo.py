@@ -18,10 +18,10 @@ class MemoryFifo:
     _dedup: dict[tuple[QueueId, str], DedupClaim]
     _attempts: dict[tuple[QueueId, str], tuple[int, bytes]]
 
-    async def add_group_message(
-        self, queue: QueueId, group: str, monoton: int, now: int, ttl_s: int
+    async def add_group_messages(
+        self, queue: QueueId, group: str, monotons: list[int], now: int, ttl_s: int
     ) -> None:
-        self._groups.setdefault((queue, group), set()).add(monoton)
+        self._groups.setdefault((queue, group), set()).update(monotons)
 
     async def read_group_messages(self, queue: QueueId, group: str, limit: int) -> list[int]:
         return sorted(self._groups.get((queue, group), ()))[:limit]

@@ -208,7 +208,7 @@ async def test_a_retry_stores_a_first_send_whose_bucket_was_finished_without_it(
         key="d", monoton=monoton, partition=0, tag="t0", created_at=engine.now(), row=row
     )
     assert await engine.ctx.store.claim_dedup(claim, queue.id, 60) is None
-    await engine.ctx.store.add_group_message(queue.id, "g", monoton, engine.now(), 60)
+    await engine.ctx.store.add_group_messages(queue.id, "g", [monoton], engine.now(), 60)
     # The bucket is finished without the row: the first send's monoton is a hole.
     await engine.ctx.store.finalize_bucket(queue.id, queue.bucket_of(monoton), engine.now())
     [retry] = await engine.send(account, "q", [_msg("g", "hole", "d")])

@@ -684,15 +684,15 @@ async def test_deletion_jobs_are_listed_by_queue_id_a_page_at_a_time_until_remov
 # ----------------------------------------------------------------------------- FIFO
 
 
-@covers("add_group_message", "read_group_messages", "remove_group_message")
+@covers("add_group_messages", "read_group_messages", "remove_group_message")
 async def test_a_groups_records_are_read_lowest_first_and_removed_one_by_one(
     store: Store, queue: QueueId
 ) -> None:
     assert await store.read_group_messages(queue, "g", 10) == []
-    for monoton in (7, 3, 12):
-        await store.add_group_message(queue, "g", monoton, 1000, 3600)
-    await store.add_group_message(queue, "other", 5, 1000, 3600)
-    await store.add_group_message(queue, "g", 3, 1000, 3600)  # again: still one record
+    await store.add_group_messages(queue, "g", [7], 1000, 3600)
+    await store.add_group_messages(queue, "g", [3, 12], 1000, 3600)  # several at once
+    await store.add_group_messages(queue, "other", [5], 1000, 3600)
+    await store.add_group_messages(queue, "g", [3], 1000, 3600)  # again: still one record
     assert await store.read_group_messages(queue, "g", 10) == [3, 7, 12]
     assert await store.read_group_messages(queue, "g", 2) == [3, 7]
     await store.remove_group_message(queue, "g", 3)

@@ -18,11 +18,11 @@ decides who delivers it; the entries only decide whether it may be tried. Two se
 both admit a group's head at once; only one takes it, and neither admits the message after
 it while the head is unretired.
 
-Deduplication: a send with a key first looks for the key's claim (a plain read: a retry
-costs no monoton); otherwise its put claims the key (INSERT IF NOT EXISTS, 5 minutes)
-with the monoton it was given and the message itself, then writes the message and marks
-the claim written. A duplicate is answered with the first send's message, which it writes
-itself (the same insert, a no-op if there) when the claim is not yet marked written, so a
+Deduplication: a send's put claims its key (INSERT IF NOT EXISTS, 5 minutes) with the
+monoton it was given and the message itself, then writes the message and marks the claim
+written. (No read of the claim first: a retry's monoton is left a hole, where a read first
+cost every keyed send a read.) A duplicate is answered with the first send's message, which
+it writes itself (the same insert, a no-op if there) when the claim is not yet marked written, so a
 first send that died half way is finished, never lost; and if that message's bucket was
 finalized without it (a hole), the retry stores it at a new monoton.
 """
@@ -311,21 +311,6 @@ class Fifo:
         await asyncio.gather(*removals)
 
     # ----------------------------------------------------------------- puts
-    async def find_duplicates(
-        self, queue: QueueDefinition, keys: Sequence[str | None]
-    ) -> list[DedupClaim | None]:
-        """The fresh claim of each key (None: no key, or none kept). Claims are the whole
-        queue's (a key's scope is the queue or its group, whichever partition)."""
-        store, now = self._ctx.store, self._ctx.clock.now()
-
-        async def one(key: str | None) -> DedupClaim | None:
-            if key is None:
-                return None
-            claim = await store.read_dedup(queue.id.whole, key)
-            return claim if claim is not None and fresh(claim, now) else None
-
-        return list(await asyncio.gather(*(one(k) for k in keys)))
-
     async def claim(
         self, queue: QueueDefinition, key: str, row: MessageRow, partition: int
     ) -> DedupClaim | None:
@@ -358,12 +343,15 @@ class Fifo:
     async def add_entries(self, queue: QueueDefinition, rows: Sequence[MessageRow]) -> None:
         """Record the rows in their groups (before they are written)."""
         now, ttl = self._ctx.clock.now(), group_ttl_s(queue)
-        await self.group_list.announce(queue, {r.group for r in rows if r.group is not None}, ttl)
+        by_group: dict[str, list[int]] = {}
+        for r in rows:
+            if r.group is not None:
+                by_group.setdefault(r.group, []).append(r.monoton)
+        await self.group_list.announce(queue, set(by_group), ttl)
         await asyncio.gather(
             *(
-                self._ctx.store.add_group_message(queue.id, r.group, r.monoton, now, ttl)
-                for r in rows
-                if r.group is not None
+                self._ctx.store.add_group_messages(queue.id, group, monotons, now, ttl)
+                for group, monotons in by_group.items()
             )
         )
 
@@ -388,8 +376,8 @@ class Fifo:
             row, now = claim.row, ctx.clock.now()
             if row.group is not None:
                 await self.group_list.announce(queue, {row.group}, group_ttl_s(queue))
-                await ctx.store.add_group_message(
-                    pid, row.group, row.monoton, now, group_ttl_s(queue)
+                await ctx.store.add_group_messages(
+                    pid, row.group, [row.monoton], now, group_ttl_s(queue)
                 )
             if await ctx.store.insert_messages(pid, bucket, [row], now):
                 await self.written(queue, claim.key)

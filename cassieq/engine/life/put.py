@@ -121,13 +121,11 @@ class Publisher:
             delays.append(delay)
         if not messages:
             return []
+        # No read of the keys' claims first: every put claims its key (_claim_and_record),
+        # and one that finds a fresh claim is answered with its message. A read first saved
+        # a retry its monoton (left a hole otherwise) at a read for every keyed send.
         keys = [fifo.dedup_key(options, m) for m in messages]
-        known = await self.fifo.find_duplicates(queue, keys) if any(keys) else [None] * len(keys)
         answers: dict[int, tuple[MessageRow, int | None]] = {}
-        for index, claim in enumerate(known):
-            if claim is not None:
-                done = await self.fifo.answer_duplicate(queue, claim, self.take_monotons)
-                answers[index] = (done.row, done.partition)
         # A key repeated within the call: its first message is the one sent, in order.
         first_of: dict[str, int] = {}
         repeats: dict[int, int] = {}

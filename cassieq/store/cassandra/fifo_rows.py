@@ -6,9 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+from cassandra.query import BatchStatement, BatchType
 
 from cassieq.model import MessageRow, QueueId
 from cassieq.store.base import DedupClaim
+from cassieq.store.cassandra.binding import add_prepared
 from cassieq.store.cassandra.execution import APPLIED, CONTENDED, REJECTED, CassandraBase
 from cassieq.store.cassandra.lwt import Outcome
 
@@ -29,10 +31,18 @@ def _claim_of(key: str, r: Any) -> DedupClaim:
 
 
 class FifoRows(CassandraBase):
-    async def add_group_message(
-        self, queue: QueueId, group: str, monoton: int, now: int, ttl_s: int
+    async def add_group_messages(
+        self, queue: QueueId, group: str, monotons: list[int], now: int, ttl_s: int
     ) -> None:
-        await self._run(self._q.group_message_add, (str(queue), group, monoton, now, ttl_s))
+        if len(monotons) == 1:
+            await self._run(self._q.group_message_add, (str(queue), group, monotons[0], now, ttl_s))
+            return
+        # One partition: an unlogged batch is one mutation (a put of a batch to one group
+        # wrote one row after another before).
+        batch = BatchStatement(batch_type=BatchType.UNLOGGED)
+        for monoton in monotons:
+            add_prepared(batch, self._q.group_message_add, (str(queue), group, monoton, now, ttl_s))
+        await self._run(batch)
 
     async def read_group_messages(self, queue: QueueId, group: str, limit: int) -> list[int]:
         rows = await self._run(self._q.group_messages_read, (str(queue), group, limit))
