@@ -404,7 +404,10 @@ class Store(SharedSubscriptionRows, Protocol):
         """The group's recorded monotons, lowest first, at most ``limit``."""
         ...
 
-    async def remove_group_message(self, queue: QueueId, group: str, monoton: int) -> None: ...
+    async def remove_group_messages(self, queue: QueueId, group: str, monotons: list[int]) -> None:
+        """Remove records of a group (one write of the group's partition; absent ones are
+        no matter)."""
+        ...
 
     async def touch_group(self, queue: QueueId, group: str, now: int, ttl_s: int) -> None:
         """Record that the queue partition has (or had) messages of the group (schema 0016;

@@ -26,10 +26,10 @@ class MemoryFifo:
     async def read_group_messages(self, queue: QueueId, group: str, limit: int) -> list[int]:
         return sorted(self._groups.get((queue, group), ()))[:limit]
 
-    async def remove_group_message(self, queue: QueueId, group: str, monoton: int) -> None:
+    async def remove_group_messages(self, queue: QueueId, group: str, monotons: list[int]) -> None:
         entries = self._groups.get((queue, group))
         if entries is not None:
-            entries.discard(monoton)
+            entries.difference_update(monotons)
             if not entries:
                 del self._groups[(queue, group)]
 

@@ -684,7 +684,7 @@ async def test_deletion_jobs_are_listed_by_queue_id_a_page_at_a_time_until_remov
 # ----------------------------------------------------------------------------- FIFO
 
 
-@covers("add_group_messages", "read_group_messages", "remove_group_message")
+@covers("add_group_messages", "read_group_messages", "remove_group_messages")
 async def test_a_groups_records_are_read_lowest_first_and_removed_one_by_one(
     store: Store, queue: QueueId
 ) -> None:
@@ -695,8 +695,10 @@ async def test_a_groups_records_are_read_lowest_first_and_removed_one_by_one(
     await store.add_group_messages(queue, "g", [3], 1000, 3600)  # again: still one record
     assert await store.read_group_messages(queue, "g", 10) == [3, 7, 12]
     assert await store.read_group_messages(queue, "g", 2) == [3, 7]
-    await store.remove_group_message(queue, "g", 3)
-    await store.remove_group_message(queue, "g", 99)  # none: nothing happens
+    await store.remove_group_messages(queue, "g", [3])
+    await store.remove_group_messages(queue, "g", [99])  # none: nothing happens
+    await store.add_group_messages(queue, "g", [20, 21], 1000, 3600)
+    await store.remove_group_messages(queue, "g", [20, 21, 98])  # several at once
     assert await store.read_group_messages(queue, "g", 10) == [7, 12]
     assert await store.read_group_messages(queue, "other", 10) == [5]
 

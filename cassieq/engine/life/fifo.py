@@ -134,6 +134,13 @@ class Fifo:
         # (queue, monoton) -> group of the deliveries this server made (its acks find the
         # group's entry by it; an ack elsewhere leaves the entry to the next delivery).
         self._groups: OrderedDict[tuple[QueueId, int], str] = OrderedDict()
+        # (queue, group) -> (the messages of the run this server's last receive of the group
+        # answered, not acked here yet; the group's entries after that run, as then read):
+        # once this server has acked the whole run, the group's next look starts from those
+        # entries instead of reading them again (runs: see followers).
+        self._after_run: OrderedDict[tuple[QueueId, str], tuple[set[int], list[int]]] = (
+            OrderedDict()
+        )
         self.group_list = GroupList(ctx)
 
     # ----------------------------------------------------------------- deliveries
@@ -193,12 +200,12 @@ class Fifo:
                 return False
         elif not (stored.acked or stored.republished_to is not None):
             return False
-        await self._forget(queue.id, group, monoton)
+        await self._forget(queue.id, group, [monoton])
         return True
 
-    async def _forget(self, queue: QueueId, group: str, monoton: int) -> None:
+    async def _forget(self, queue: QueueId, group: str, monotons: list[int]) -> None:
         try:
-            await self._ctx.store.remove_group_message(queue, group, monoton)
+            await self._ctx.store.remove_group_messages(queue, group, monotons)
         except StoreError as exc:  # the next delivery of the group removes it
             self._ctx.log.info("fifo_entry_kept", queue=str(queue), error=str(exc))
 
@@ -241,7 +248,13 @@ class Fifo:
         """(The group's lowest unretired message if it is written, the group's entries
         after it); (None, None): the group has no unretired message at all."""
         store = self._ctx.store
-        entries = await store.read_group_messages(queue.id, group, GROUP_READ)
+        kept = self._after_run.pop((queue.id, group), None)
+        if kept is not None and not kept[0] and kept[1]:
+            # This server delivered and acked the group's whole last run: what is left of
+            # the group is the entries read after it (and any written since, after them).
+            entries = kept[1]
+        else:
+            entries = await store.read_group_messages(queue.id, group, GROUP_READ)
         for i, monoton in enumerate(entries):
             row = await store.read_message(queue.id, queue.bucket_of(monoton), monoton)
             if row is None or row.acked or row.republished_to is not None:
@@ -249,7 +262,18 @@ class Fifo:
                     return None, []  # not written yet (its put is under way)
                 continue
             return row, entries[i + 1 :]
+        if kept is not None and entries is kept[1]:
+            return None, []  # the entries left were all retired: read the group next time
         return None, (None if len(entries) < GROUP_READ else [])
+
+    def ran(self, queue: QueueDefinition, group: str, run: list[int], after: list[int]) -> None:
+        """A receive of this server answered ``run`` of the group (its head and the messages
+        right after it); ``after``: the group's entries after them, as read."""
+        key = (queue.id, group)
+        self._after_run[key] = (set(run), after)
+        self._after_run.move_to_end(key)
+        while len(self._after_run) > GROUPS_KNOWN:
+            self._after_run.popitem(last=False)
 
     async def followers(
         self, queue: QueueDefinition, runs: list[tuple[str, list[int]]], slots: int
@@ -293,10 +317,13 @@ class Fifo:
 
     async def acked(self, queue: QueueDefinition, monotons: Sequence[int]) -> None:
         """This server acked these: their entries go now, their groups are free here."""
-        removals = []
+        removals: dict[str, list[int]] = {}
         for monoton in monotons:
             group = self._groups.pop((queue.id, monoton), None)
             if group is not None:
+                kept = self._after_run.get((queue.id, group))
+                if kept is not None:
+                    kept[0].discard(monoton)
                 self._acks += 1
                 key = (queue.id, group)
                 self._blocked.drop(key)
@@ -307,8 +334,9 @@ class Fifo:
                     ready.popitem(last=False)
                 if len(self._freed) > GROUPS_KNOWN:
                     self._freed.clear()  # only a hint: a group found held again waits BLOCKED_MS
-                removals.append(self._forget(queue.id, group, monoton))
-        await asyncio.gather(*removals)
+                removals.setdefault(group, []).append(monoton)
+        # One write per group (a receive answers a run of a group, acked together mostly).
+        await asyncio.gather(*(self._forget(queue.id, g, ms) for g, ms in removals.items()))
 
     # ----------------------------------------------------------------- puts
     async def claim(

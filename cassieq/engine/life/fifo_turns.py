@@ -35,27 +35,30 @@ class FifoTurns:
         if not heads:
             return []
         got = await self._take(queue, [row for row, _ in heads], invisibility_ms)
-        won = {d.group for d in got}
-        if len(got) >= want or not won:
-            return got
-        runs = [(row.group, rest) for row, rest in heads if row.group in won and rest]
-        after = await fifo.followers(
-            queue, [(g, rest) for g, rest in runs if g is not None], want - len(got)
-        )
+        won = {d.receipt.monoton for d in got}
+        runs = {row.group: (row.monoton, rest) for row, rest in heads if row.monoton in won}
+        after: dict[str, list[MessageRow]] = {}
+        if len(got) < want:
+            after = await fifo.followers(
+                queue, [(g, rest) for g, (_, rest) in runs.items() if g and rest], want - len(got)
+            )
         rows = [row for run in after.values() for row in run]
         taken = {d.receipt.monoton: d for d in await self._take(queue, rows, invisibility_ms)}
-        for group, run in after.items():
-            for row in run:
+        for group, (head, rest) in runs.items():
+            answered = [head]
+            for row in after.get(group or "", []):
                 delivery = taken.get(row.monoton)
                 if delivery is None:
                     # Lost (changed since it was read): the ones after it stay leased
                     # unanswered and come back, in order, when their leases end.
-                    if any(r.monoton in taken for r in run):
-                        self._ctx.log.info(
-                            "fifo_run_cut", queue=str(queue.id), group=group, at=row.monoton
-                        )
+                    self._ctx.log.info(
+                        "fifo_run_cut", queue=str(queue.id), group=group, at=row.monoton
+                    )
                     break
                 got.append(delivery)
+                answered.append(row.monoton)
+            if group is not None:
+                fifo.ran(queue, group, answered, [m for m in rest if m > answered[-1]])
         return got
 
     async def _take(

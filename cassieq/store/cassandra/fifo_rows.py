@@ -48,8 +48,8 @@ class FifoRows(CassandraBase):
         rows = await self._run(self._q.group_messages_read, (str(queue), group, limit))
         return [int(r.monoton) for r in rows]
 
-    async def remove_group_message(self, queue: QueueId, group: str, monoton: int) -> None:
-        await self._run(self._q.group_message_remove, (str(queue), group, monoton))
+    async def remove_group_messages(self, queue: QueueId, group: str, monotons: list[int]) -> None:
+        await self._run(self._q.group_messages_remove, (str(queue), group, monotons))
 
     async def touch_group(self, queue: QueueId, group: str, now: int, ttl_s: int) -> None:
         await self._run(self._q.group_touch, (str(queue), group, now, ttl_s))

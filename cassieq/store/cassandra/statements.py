@@ -298,8 +298,8 @@ class Statements:
         self.group_messages_read = p(
             "SELECT monoton FROM fifo_group_messages WHERE queue_id = ? AND group_id = ? LIMIT ?"
         )
-        self.group_message_remove = p(
-            "DELETE FROM fifo_group_messages WHERE queue_id = ? AND group_id = ? AND monoton = ?"
+        self.group_messages_remove = p(
+            "DELETE FROM fifo_group_messages WHERE queue_id = ? AND group_id = ? AND monoton IN ?"
         )
         self.group_touch = p(  # schema 0016
             "INSERT INTO fifo_groups (queue_id, group_id, updated_at) VALUES (?, ?, ?) USING TTL ?"
