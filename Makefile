@@ -55,9 +55,15 @@ lint: $(STAMP)
 
 ## test: lint, build the docs (strict), start the local node and the three-node cluster, apply
 ## the schema to an empty test keyspace, run the suite (the cluster tests: the cluster tool and a short chaos soak)
+## in two parts that together select every test once: those that need no node on two
+## pytest-xdist workers, then those marked `cassandra` in one process (they share the test
+## keyspace). The second part runs even when the first failed; make fails if either did.
 test: $(STAMP) lint docs browser cassandra-start cluster-start
 	$(BIN)/cassieq schema apply --keyspace $(TEST_KEYSPACE) --recreate
-	$(TEST_ENV) CASSIEQ_TEST_KEYSPACE=$(TEST_KEYSPACE) $(BIN)/pytest
+	$(TEST_ENV) CASSIEQ_TEST_KEYSPACE=$(TEST_KEYSPACE) $(BIN)/pytest -m "not cassandra" -n 2; \
+	status=$$?; \
+	$(TEST_ENV) CASSIEQ_TEST_KEYSPACE=$(TEST_KEYSPACE) $(BIN)/pytest -m cassandra || status=1; \
+	exit $$status
 
 ## test-fast: every test that needs no Cassandra node, on three workers (pytest-xdist; the tests
 ## wait on subprocesses and sockets as much as they compute, and each worker pays ~8 s of CPU to
