@@ -30,7 +30,7 @@ This throttles only when throttling buys something, and only whom it should:
   served.
 
 The heavy one is then admitted at a rate (``_Ramp``): half what it asked for, halved again
-every half second the server stays saturated, doubled every two seconds it keeps up, and let go
+every half second the server stays saturated, doubled every second it keeps up, and let go
 after ten seconds of keeping up (or as soon as it is alone). Measured first without the
 ramp, refusing the heavy tenant outright while saturated and not at all once not: its
 32 connections came back together after their held 429s, saturated the server again at
@@ -65,7 +65,7 @@ _RECOUNT_S = 0.1
 # Its tokens hold at most _RAMP_BURST_S of that rate (at least one request).
 _MIN_RATE = 1.0
 _CUT_EVERY_S = 0.5
-_DOUBLING_S = 2.0
+_DOUBLING_S = 1.0
 _RELEASE_S = 10.0
 _RAMP_BURST_S = 0.1
 
