@@ -67,6 +67,9 @@ BLOCKED_MS = 100
 # Entries read per look at a group: normally one or two (the head, maybe an acked one).
 GROUP_READ = 16
 GROUPS_KNOWN = 65_536
+# Messages right after the heads that one bucket holds from which the bucket is read whole
+# instead of one by one.
+BUCKET_READ_FROM = 3
 # Groups a receive looks at, at most (those its server's acks freed first, then the queue's
 # list in turn: life/fifo_groups.py); the room left in its answer goes to the messages right
 # after the heads it took (life/fifo_turns.py). Each look is two reads, one after the other:
@@ -266,6 +269,28 @@ class Fifo:
             return None, []  # the entries left were all retired: read the group next time
         return None, (None if len(entries) < GROUP_READ else [])
 
+    async def _read_messages(
+        self, queue: QueueDefinition, monotons: list[int]
+    ) -> dict[int, MessageRow | None]:
+        """The rows of these messages, side by side: a bucket that holds BUCKET_READ_FROM
+        of them or more is read whole (a group's messages sent in one batch sit together),
+        the others one by one."""
+        store, pid = self._ctx.store, queue.id
+        by_bucket: dict[int, list[int]] = {}
+        for m in monotons:
+            by_bucket.setdefault(queue.bucket_of(m), []).append(m)
+
+        async def read(bucket: int, wanted: list[int]) -> list[tuple[int, MessageRow | None]]:
+            if len(wanted) >= BUCKET_READ_FROM:
+                snap = await store.read_bucket(pid, bucket)
+                rows = {r.monoton: r for r in snap.messages}
+                return [(m, rows.get(m)) for m in wanted]
+            got = await asyncio.gather(*(store.read_message(pid, bucket, m) for m in wanted))
+            return list(zip(wanted, got, strict=True))
+
+        parts = await asyncio.gather(*(read(b, ms) for b, ms in by_bucket.items()))
+        return {m: row for part in parts for m, row in part}
+
     def ran(self, queue: QueueDefinition, group: str, run: list[int], after: list[int]) -> None:
         """A receive of this server answered ``run`` of the group (its head and the messages
         right after it); ``after``: the group's entries after them, as read."""
@@ -288,14 +313,11 @@ class Fifo:
                 break
             plan.append((group, entries[:slots]))
             slots -= len(plan[-1][1])
-        store, pid = self._ctx.store, queue.id
-        read = await asyncio.gather(
-            *(store.read_message(pid, queue.bucket_of(m), m) for _, ms in plan for m in ms)
-        )
-        now, at = self._ctx.clock.now(), 0
+        read = await self._read_messages(queue, [m for _, ms in plan for m in ms])
+        now = self._ctx.clock.now()
         found: dict[str, list[MessageRow]] = {}
         for group, monotons in plan:
-            rows, at = read[at : at + len(monotons)], at + len(monotons)
+            rows = [read.get(m) for m in monotons]
             run: list[MessageRow] = []
             for row in rows:
                 if row is not None and (row.acked or row.republished_to is not None):
