@@ -1,20 +1,24 @@
-"""FIFO queues (issue 37), on each store: a group's messages in send order, one in flight
-at a time, groups independent; deduplication for 5 minutes, finishing a first send that
-died half way; the rules a FIFO queue keeps (groups required, no per-message delay, fixed
-kind and partitions, a FIFO dead-letter queue); receive attempts answered again."""
+"""FIFO queues (issue 37), on each store: a group's messages in send order, several in one
+answer, none while an earlier one is in flight from another answer, groups independent;
+deduplication for 5 minutes, finishing a first send that died half way; the rules a FIFO
+queue keeps (groups required, no per-message delay, fixed kind and partitions, a FIFO
+dead-letter queue); receive attempts answered again."""
 
 from __future__ import annotations
 
 import random
+import uuid
 from collections import defaultdict
+from typing import Any, cast
 
 import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine.context import Tuning
 from cassieq.engine.errors import FifoCannotChange, InvalidArgument
 from cassieq.engine.life.fifo import DEDUP_INTERVAL_MS, HOLE_MS, sequence_number
 from cassieq.model import OutgoingMessage, QueueDefinition
-from cassieq.store.base import DedupClaim
+from cassieq.store.base import DedupClaim, Store
 from tests.engine.conftest import make_queue
 
 LEASE_S = 30
@@ -70,6 +74,49 @@ async def test_a_group_is_delivered_in_order_and_waits_while_it_is_in_flight(
     assert await engine.receive(account, "q", 10, LEASE_S) == []
     seqs = [d.sequence_number or "" for d in (a, *run)]
     assert all(len(s) == 20 for s in seqs) and seqs == sorted(seqs)
+
+
+class _SlowReads:
+    """The store, with each read of a message (or a bucket) taking ``seconds`` of the fake
+    clock: a loaded cluster, where a receive's reads take longer than half its lease."""
+
+    def __init__(self, store: Store, clock: FakeClock, seconds: float) -> None:
+        self._store, self._clock, self._seconds = store, clock, seconds
+        self.slow = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    async def read_message(self, *args: Any) -> Any:
+        if self.slow:
+            self._clock.advance(self._seconds)
+        return await self._store.read_message(*args)
+
+    async def read_bucket(self, *args: Any) -> Any:
+        if self.slow:
+            self._clock.advance(self._seconds)
+        return await self._store.read_bucket(*args)
+
+
+async def test_a_receive_slower_than_half_its_lease_answers_only_the_heads(
+    store: Store, clock: FakeClock, tuning: Tuning
+) -> None:
+    slow = _SlowReads(store, clock, 4)
+    engine = QueueEngine(cast(Store, slow), clock, tuning=tuning)
+    account = f"t-{uuid.uuid4().hex[:12]}"
+    await engine.accounts.create(account)
+    await _fifo(engine, account)
+    await engine.send(account, "q", [_msg("g", "a"), _msg("g", "b"), _msg("g", "c")])
+    slow.slow = True
+    # The head's read (4 s) comes before its take; reading the two messages after it takes
+    # 8 s more: past half the 10 s lease, so they are not taken (another consumer could have
+    # the head again before this answer arrives).
+    [a] = await engine.receive(account, "q", 10, 10)
+    assert a.message == "a"
+    slow.slow = False
+    assert await engine.receive(account, "q", 10, 10) == []  # b waits for a, in flight
+    await engine.ack(account, "q", a.receipt)
+    assert [d.message for d in await engine.receive(account, "q", 10, 10)] == ["b", "c"]
 
 
 async def test_a_receive_looks_at_groups_another_server_freed_without_a_scan(

@@ -9,7 +9,7 @@ from cassieq.engine.context import EngineContext
 from cassieq.engine.hints import BucketHints
 from cassieq.engine.life.fifo_turns import FifoTurns
 from cassieq.engine.life.redeliver import InvisibilitySide, Leaving
-from cassieq.engine.life.take import Deliverer, candidate
+from cassieq.engine.life.take import Deliverer, candidate, latest_only
 from cassieq.engine.recent import Recent
 from cassieq.model import BucketState, Delivery, MessageRow, QueueDefinition, QueueId
 from cassieq.singleflight import SingleFlight
@@ -85,12 +85,22 @@ class Reader:
     ) -> list[Delivery]:
         """Up to ``want`` deliveries: the invisibility side's first, then the reader
         bucket's, sealing and advancing while fewer were taken and more may be there."""
+        return latest_only(await self._receive(queue, want, invisibility_ms))
+
+    async def _receive(
+        self, queue: QueueDefinition, want: int, invisibility_ms: int
+    ) -> list[Delivery]:
+        started = self._ctx.clock.now()
         bucket = await self._pointer(queue.id)
         # Where this server's readers are: ahead of the stored pointer while the bucket
         # they left is being sealed. Its unacked rows are the invisibility side's from
         # the moment they left it (what lands there unseen is repair's, as after a seal).
         bucket = max(bucket, self._ahead.get(queue.id, bucket))
         got = await self._turns.receive(queue, want, invisibility_ms) if queue.options.fifo else []
+        if got and self._ctx.clock.now() - started > invisibility_ms // 2:
+            # A FIFO receive this slow (a loaded cluster) answers what it holds while its
+            # leases still run: more would come to a consumer whose first leases are over.
+            return got
         if len(got) < want and self._may_scan(queue):
             try:
                 got += await self._invisibility.deliver(

@@ -267,6 +267,23 @@ class Deliverer:
         return got
 
 
+def latest_only(got: list[Delivery]) -> list[Delivery]:
+    """One delivery per message in an answer. A receive slower than its leases (a loaded
+    cluster's LWTs) may take a message again once its first lease is over: the answer keeps
+    the message in its first place (a FIFO group's order) with its latest receipt (the
+    earlier one is stale)."""
+    where: dict[tuple[int, int], int] = {}
+    answer: list[Delivery] = []
+    for d in got:
+        key = (d.receipt.partition, d.receipt.monoton)
+        if key in where:
+            answer[where[key]] = d
+        else:
+            where[key] = len(answer)
+            answer.append(d)
+    return answer
+
+
 def candidate(queue: QueueDefinition, row: MessageRow, now: int) -> bool:
     """Whether a row may be delivered now (the reader and the invisibility side both ask
     here; what else makes a row undeliverable belongs here too)."""
