@@ -34,7 +34,7 @@ class TenantLimitsCollector:
     def collect(self) -> Iterator[Metric]:
         throttled = CounterMetricFamily(
             "cassieq_requests_throttled",
-            "Requests answered 429 by the per-account request budget, by API.",
+            "Requests answered 429 by the per-account request budget or fair share, by API.",
             labels=["api"],
         )
         for api in APIS:  # every API from the start: a rate() needs the zero
