@@ -145,6 +145,7 @@ class Fifo:
             OrderedDict()
         )
         self.group_list = GroupList(ctx)
+        self._dead_freed: set[QueueId] = set()
 
     # ----------------------------------------------------------------- deliveries
     def blocked(self, queue: QueueDefinition, row: MessageRow) -> bool:
@@ -290,6 +291,27 @@ class Fifo:
 
         parts = await asyncio.gather(*(read(b, ms) for b, ms in by_bucket.items()))
         return {m: row for part in parts for m, row in part}
+
+    def free(self, queue: QueueDefinition, group: str | None) -> None:
+        """The group may go on (its head left it): the next look here starts with it."""
+        if group is not None:
+            self._ready.setdefault(queue.id, OrderedDict())[group] = None
+            self._blocked.drop((queue.id, group))
+            self._dead_freed.add(queue.id)
+
+    def freed_by_dead_letters(self, queue: QueueDefinition) -> bool:
+        """Whether ``free`` was told of a group of the queue since the last ask."""
+        if queue.id in self._dead_freed:
+            self._dead_freed.discard(queue.id)
+            return True
+        return False
+
+    async def meet(self, queue: QueueDefinition, rows: Sequence[MessageRow]) -> None:
+        """The reader passes these rows: their groups are listed (each written at most once a
+        minute per server), so a group missing from the list is found by its records."""
+        groups = {r.group for r in rows if r.group is not None and not r.acked}
+        if groups:
+            await self.group_list.announce(queue, groups, group_ttl_s(queue))
 
     def ran(self, queue: QueueDefinition, group: str, run: list[int], after: list[int]) -> None:
         """A receive of this server answered ``run`` of the group (its head and the messages

@@ -30,6 +30,16 @@ class FifoTurns:
     async def receive(
         self, queue: QueueDefinition, want: int, invisibility_ms: int
     ) -> list[Delivery]:
+        got = await self._turn(queue, want, invisibility_ms)
+        if len(got) < want and self._deliverer.fifo.freed_by_dead_letters(queue):
+            # A head moved to the dead-letter queue: its group goes on with its next
+            # message in this same receive.
+            got += await self._turn(queue, want - len(got), invisibility_ms)
+        return got
+
+    async def _turn(
+        self, queue: QueueDefinition, want: int, invisibility_ms: int
+    ) -> list[Delivery]:
         fifo = self._deliverer.fifo
         heads = await fifo.next_heads(queue, want)
         if not heads:
@@ -37,6 +47,9 @@ class FifoTurns:
         leased_from = self._ctx.clock.now()  # the heads' leases begin after this
         got = await self._take(queue, [row for row, _ in heads], invisibility_ms)
         won = {d.receipt.monoton for d in got}
+        for row, _ in heads:
+            if row.monoton not in won and row.delivery_count >= queue.options.max_delivery_count:
+                fifo.free(queue, row.group)  # dead-lettered (or lost: a look costs two reads)
         runs = {row.group: (row.monoton, rest) for row, rest in heads if row.monoton in won}
         after: dict[str, list[MessageRow]] = {}
         if len(got) < want:

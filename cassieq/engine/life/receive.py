@@ -112,13 +112,11 @@ class Reader:
             return got
         walking = queue.options.fifo
         if walking:
-            # A FIFO queue's reader mostly passes messages held for their group's turn (the
-            # freed groups' next ones are found by their records): one receive of this
-            # server at a time walks it, the others answer with what they have.
+            # A FIFO queue's reader only passes buckets on (_walk): one receive of this
+            # server at a time walks it, at most every FIFO_SCAN_MS.
             now = self._ctx.clock.now()
-            if queue.id in self._fifo_walking or (
-                now - self._walked.get(queue.id, -FIFO_SCAN_MS) < FIFO_SCAN_MS
-            ):
+            last = self._walked.get(queue.id, now - FIFO_SCAN_MS)
+            if queue.id in self._fifo_walking or now - last < FIFO_SCAN_MS:
                 return got
             self._fifo_walking.add(queue.id)
             self._walked[queue.id] = now
@@ -132,11 +130,9 @@ class Reader:
         return got
 
     def _may_scan(self, queue: QueueDefinition) -> bool:
-        """Whether this receive looks behind the reader now. On a FIFO queue that window is
-        long and mostly messages waiting for their group's turn, which the groups freed
-        here find by their records (life/fifo_turns.py): one receive of this server at a time
-        scans it, at most every FIFO_SCAN_MS (for expired leases and for the groups other
-        servers freed); on a standard queue, every receive."""
+        """Whether this receive looks behind the reader now: on a standard queue, every
+        receive; on a FIFO queue (whose heads are found by their records: fifo_turns.py)
+        one receive of this server at a time, at most every FIFO_SCAN_MS."""
         if not queue.options.fifo:
             return True
         now = self._ctx.clock.now()
@@ -183,6 +179,11 @@ class Reader:
             if fresh and snap.sealed_at is not None:
                 # Sealed: the reader has left it (maybe another server, and this server's
                 # view of the pointer is behind). What is in it is not the reader's.
+                exhausted = True
+            elif queue.options.fifo:
+                # Its messages are taken by their groups' records (fifo_turns.py): the reader
+                # passes its buckets on (seals, the pointer), listing the groups it meets.
+                await self._deliverer.fifo.meet(queue, snap.messages)
                 exhausted = True
             else:
                 taken, exhausted = await self._take_from(
