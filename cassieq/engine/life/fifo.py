@@ -18,13 +18,14 @@ decides who delivers it; the entries only decide whether it may be tried. Two se
 both admit a group's head at once; only one takes it, and neither admits the message after
 it while the head is unretired.
 
-Deduplication: a send's put claims its key (INSERT IF NOT EXISTS, 5 minutes) with the
-monoton it was given and the message itself, then writes the message and marks the claim
-written. (No read of the claim first: a retry's monoton is left a hole, where a read first
-cost every keyed send a read.) A duplicate is answered with the first send's message, which
-it writes itself (the same insert, a no-op if there) when the claim is not yet marked written, so a
-first send that died half way is finished, never lost; and if that message's bucket was
-finalized without it (a hole), the retry stores it at a new monoton.
+Deduplication: a send with a key first looks for the key's claim (a plain read: a retry
+costs no monoton, and leaves no hole for the reader to wait out); otherwise its put claims
+the key (INSERT IF NOT EXISTS, 5 minutes) with the monoton it was given and the message
+itself, then writes the message and marks the claim written. A duplicate is answered with
+the first send's message, which it writes itself (the same insert, a no-op if there) when
+the claim is not yet marked written, so a first send that died half way is finished, never
+lost; and if that message's bucket was finalized without it (a hole), the retry stores it
+at a new monoton.
 """
 
 from __future__ import annotations
@@ -67,9 +68,6 @@ BLOCKED_MS = 100
 # Entries read per look at a group: normally one or two (the head, maybe an acked one).
 GROUP_READ = 16
 GROUPS_KNOWN = 65_536
-# Messages right after the heads that one bucket holds from which the bucket is read whole
-# instead of one by one.
-BUCKET_READ_FROM = 3
 # Groups a receive looks at, at most (those its server's acks freed first, then the queue's
 # list in turn: life/fifo_groups.py); the room left in its answer goes to the messages right
 # after the heads it took (life/fifo_turns.py). Each look is two reads, one after the other:
@@ -270,28 +268,6 @@ class Fifo:
             return None, []  # the entries left were all retired: read the group next time
         return None, (None if len(entries) < GROUP_READ else [])
 
-    async def _read_messages(
-        self, queue: QueueDefinition, monotons: list[int]
-    ) -> dict[int, MessageRow | None]:
-        """The rows of these messages, side by side: a bucket that holds BUCKET_READ_FROM
-        of them or more is read whole (a group's messages sent in one batch sit together),
-        the others one by one."""
-        store, pid = self._ctx.store, queue.id
-        by_bucket: dict[int, list[int]] = {}
-        for m in monotons:
-            by_bucket.setdefault(queue.bucket_of(m), []).append(m)
-
-        async def read(bucket: int, wanted: list[int]) -> list[tuple[int, MessageRow | None]]:
-            if len(wanted) >= BUCKET_READ_FROM:
-                snap = await store.read_bucket(pid, bucket)
-                rows = {r.monoton: r for r in snap.messages}
-                return [(m, rows.get(m)) for m in wanted]
-            got = await asyncio.gather(*(store.read_message(pid, bucket, m) for m in wanted))
-            return list(zip(wanted, got, strict=True))
-
-        parts = await asyncio.gather(*(read(b, ms) for b, ms in by_bucket.items()))
-        return {m: row for part in parts for m, row in part}
-
     def free(self, queue: QueueDefinition, group: str | None) -> None:
         """The group may go on (its head left it): the next look here starts with it."""
         if group is not None:
@@ -321,34 +297,6 @@ class Fifo:
         self._after_run.move_to_end(key)
         while len(self._after_run) > GROUPS_KNOWN:
             self._after_run.popitem(last=False)
-
-    async def followers(
-        self, queue: QueueDefinition, runs: list[tuple[str, list[int]]], slots: int
-    ) -> dict[str, list[MessageRow]]:
-        """The messages right after each group's head (delivered with it, in the same
-        answer: SQS returns as many of a group as it can), given the group's entries after
-        its head: of each group, those visible now in a row up to the first that is not
-        (not written yet, or leased), ``slots`` in all, the first groups first."""
-        plan: list[tuple[str, list[int]]] = []
-        for group, entries in runs:
-            if slots <= 0:
-                break
-            plan.append((group, entries[:slots]))
-            slots -= len(plan[-1][1])
-        read = await self._read_messages(queue, [m for _, ms in plan for m in ms])
-        now = self._ctx.clock.now()
-        found: dict[str, list[MessageRow]] = {}
-        for group, monotons in plan:
-            rows = [read.get(m) for m in monotons]
-            run: list[MessageRow] = []
-            for row in rows:
-                if row is not None and (row.acked or row.republished_to is not None):
-                    continue  # retired: out of the group's way
-                if row is None or not row.visible(now):
-                    break
-                run.append(row)
-            found[group] = run
-        return found
 
     def delivered(self, queue: QueueDefinition, rows: Sequence[MessageRow]) -> None:
         for row in rows:
@@ -383,6 +331,21 @@ class Fifo:
         await asyncio.gather(*(self._forget(queue.id, g, ms) for g, ms in removals.items()))
 
     # ----------------------------------------------------------------- puts
+    async def find_duplicates(
+        self, queue: QueueDefinition, keys: Sequence[str | None]
+    ) -> list[DedupClaim | None]:
+        """The fresh claim of each key (None: no key, or none kept). Claims are the whole
+        queue's (a key's scope is the queue or its group, whichever partition)."""
+        store, now = self._ctx.store, self._ctx.clock.now()
+
+        async def one(key: str | None) -> DedupClaim | None:
+            if key is None:
+                return None
+            claim = await store.read_dedup(queue.id.whole, key)
+            return claim if claim is not None and fresh(claim, now) else None
+
+        return list(await asyncio.gather(*(one(k) for k in keys)))
+
     async def claim(
         self, queue: QueueDefinition, key: str, row: MessageRow, partition: int
     ) -> DedupClaim | None:

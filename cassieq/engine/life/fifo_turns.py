@@ -18,6 +18,10 @@ from cassieq.engine.life.redeliver import InvisibilitySide
 from cassieq.engine.life.take import Deliverer
 from cassieq.model import Delivery, MessageRow, QueueDefinition
 
+# Messages right after the heads that one bucket holds from which the bucket is read whole
+# instead of one by one.
+BUCKET_READ_FROM = 3
+
 
 class FifoTurns:
     def __init__(
@@ -53,7 +57,7 @@ class FifoTurns:
         runs = {row.group: (row.monoton, rest) for row, rest in heads if row.monoton in won}
         after: dict[str, list[MessageRow]] = {}
         if len(got) < want:
-            after = await fifo.followers(
+            after = await self._followers(
                 queue, [(g, rest) for g, (_, rest) in runs.items() if g and rest], want - len(got)
             )
         if self._ctx.clock.now() - leased_from >= invisibility_ms // 2:
@@ -98,3 +102,53 @@ class FifoTurns:
 
         taken = await asyncio.gather(*(take(b, rs) for b, rs in by_bucket.items() if b in window))
         return [d for part in taken for d in part]
+
+    async def _followers(
+        self, queue: QueueDefinition, runs: list[tuple[str, list[int]]], slots: int
+    ) -> dict[str, list[MessageRow]]:
+        """The messages right after each group's head (delivered with it, in the same
+        answer: SQS returns as many of a group as it can), given the group's entries after
+        its head: of each group, those visible now in a row up to the first that is not
+        (not written yet, or leased), ``slots`` in all, the first groups first."""
+        plan: list[tuple[str, list[int]]] = []
+        for group, entries in runs:
+            if slots <= 0:
+                break
+            plan.append((group, entries[:slots]))
+            slots -= len(plan[-1][1])
+        read = await self._read_messages(queue, [m for _, ms in plan for m in ms])
+        now = self._ctx.clock.now()
+        found: dict[str, list[MessageRow]] = {}
+        for group, monotons in plan:
+            rows = [read.get(m) for m in monotons]
+            run: list[MessageRow] = []
+            for row in rows:
+                if row is not None and (row.acked or row.republished_to is not None):
+                    continue  # retired: out of the group's way
+                if row is None or not row.visible(now):
+                    break
+                run.append(row)
+            found[group] = run
+        return found
+
+    async def _read_messages(
+        self, queue: QueueDefinition, monotons: list[int]
+    ) -> dict[int, MessageRow | None]:
+        """The rows of these messages, side by side: a bucket that holds BUCKET_READ_FROM
+        of them or more is read whole (a group's messages sent in one batch sit together),
+        the others one by one."""
+        store, pid = self._ctx.store, queue.id
+        by_bucket: dict[int, list[int]] = {}
+        for m in monotons:
+            by_bucket.setdefault(queue.bucket_of(m), []).append(m)
+
+        async def read(bucket: int, wanted: list[int]) -> list[tuple[int, MessageRow | None]]:
+            if len(wanted) >= BUCKET_READ_FROM:
+                snap = await store.read_bucket(pid, bucket)
+                rows = {r.monoton: r for r in snap.messages}
+                return [(m, rows.get(m)) for m in wanted]
+            got = await asyncio.gather(*(store.read_message(pid, bucket, m) for m in wanted))
+            return list(zip(wanted, got, strict=True))
+
+        parts = await asyncio.gather(*(read(b, ms) for b, ms in by_bucket.items()))
+        return {m: row for part in parts for m, row in part}
