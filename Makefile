@@ -69,9 +69,11 @@ test: $(STAMP) lint docs browser cassandra-start cluster-start
 ## wait on subprocesses and sockets as much as they compute, and each worker pays ~8 s of CPU to
 ## collect: on 2 cores, 3 workers took 1 min 51 s where 4 took 2 min 7-13 s and 2 took 2 min 24 s),
 ## the schemathesis run at 8 cases per operation instead of 25; no node, no lint, no docs: the
-## loop while editing (CI: `make test`)
+## loop while editing (CI: `make test`). Work stealing: an idle worker takes tests queued for
+## a busy one, so a slow test (the browser's, 12 s) does not leave a tail (2026-11-27, idle
+## machine, no node up: 2 min 7 s with the default distribution, 1 min 54 s with it)
 test-fast: $(STAMP)
-	$(TEST_ENV) CASSIEQ_FUZZ_EXAMPLES=8 $(BIN)/pytest -m "not cassandra" -n 3 -q
+	$(TEST_ENV) CASSIEQ_FUZZ_EXAMPLES=8 $(BIN)/pytest -m "not cassandra" -n 3 --dist worksteal -q
 
 ## docs: the documentation site (mkdocs.yml, docs/), built strict: a broken link or anchor,
 ## a page missing from the nav or a missing snippet fails; built into .venv (not committed)
