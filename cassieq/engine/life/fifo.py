@@ -143,7 +143,6 @@ class Fifo:
             OrderedDict()
         )
         self.group_list = GroupList(ctx)
-        self._dead_freed: set[QueueId] = set()
 
     # ----------------------------------------------------------------- deliveries
     def blocked(self, queue: QueueDefinition, row: MessageRow) -> bool:
@@ -273,14 +272,6 @@ class Fifo:
         if group is not None:
             self._ready.setdefault(queue.id, OrderedDict())[group] = None
             self._blocked.drop((queue.id, group))
-            self._dead_freed.add(queue.id)
-
-    def freed_by_dead_letters(self, queue: QueueDefinition) -> bool:
-        """Whether ``free`` was told of a group of the queue since the last ask."""
-        if queue.id in self._dead_freed:
-            self._dead_freed.discard(queue.id)
-            return True
-        return False
 
     async def meet(self, queue: QueueDefinition, rows: Sequence[MessageRow]) -> None:
         """The reader passes these rows: their groups are listed (each written at most once a

@@ -18,6 +18,7 @@ is still found by the scan behind the reader, as before, only later.
 
 from __future__ import annotations
 
+import asyncio
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -67,14 +68,18 @@ class GroupList:
         now = self._ctx.clock.now()
         for group in groups:
             self._empty.drop((queue.id, group))
-            if self._announced.get((queue.id, group)) is None:
-                await self._ctx.store.touch_group(queue.id, group, now, ttl_s)
-                self._announced.put((queue.id, group), True)
-                page = self._pages.get(queue.id)
-                if page is not None and group not in page.groups:
-                    # This server's receives see its own new groups at once (others' a
-                    # page read later: LIST_MS at most).
-                    del self._pages[queue.id]
+        new = [g for g in groups if self._announced.get((queue.id, g)) is None]
+        if not new:
+            return
+        # Side by side: a put of several new groups waited for one write after another.
+        await asyncio.gather(*(self._ctx.store.touch_group(queue.id, g, now, ttl_s) for g in new))
+        for group in new:
+            self._announced.put((queue.id, group), True)
+        page = self._pages.get(queue.id)
+        if page is not None and not set(new) <= set(page.groups):
+            # This server's receives see its own new groups at once (others' a page read
+            # later: LIST_MS at most).
+            del self._pages[queue.id]
 
     def found_empty(self, queue: QueueId, group: str) -> None:
         self._empty.put((queue, group), True)

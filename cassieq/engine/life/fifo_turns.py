@@ -34,26 +34,30 @@ class FifoTurns:
     async def receive(
         self, queue: QueueDefinition, want: int, invisibility_ms: int
     ) -> list[Delivery]:
-        got = await self._turn(queue, want, invisibility_ms)
-        if len(got) < want and self._deliverer.fifo.freed_by_dead_letters(queue):
+        got, freed = await self._turn(queue, want, invisibility_ms)
+        if len(got) < want and freed:
             # A head moved to the dead-letter queue: its group goes on with its next
             # message in this same receive.
-            got += await self._turn(queue, want - len(got), invisibility_ms)
+            got += (await self._turn(queue, want - len(got), invisibility_ms))[0]
         return got
 
     async def _turn(
         self, queue: QueueDefinition, want: int, invisibility_ms: int
-    ) -> list[Delivery]:
+    ) -> tuple[list[Delivery], bool]:
+        """The deliveries of one look at the groups; whether it freed a group (a head
+        dead-lettered) that may go on at once."""
         fifo = self._deliverer.fifo
         heads = await fifo.next_heads(queue, want)
         if not heads:
-            return []
+            return [], False
         leased_from = self._ctx.clock.now()  # the heads' leases begin after this
         got = await self._take(queue, [row for row, _ in heads], invisibility_ms)
         won = {d.receipt.monoton for d in got}
+        freed = False
         for row, _ in heads:
             if row.monoton not in won and row.delivery_count >= queue.options.max_delivery_count:
                 fifo.free(queue, row.group)  # dead-lettered (or lost: a look costs two reads)
+                freed = True
         runs = {row.group: (row.monoton, rest) for row, rest in heads if row.monoton in won}
         after: dict[str, list[MessageRow]] = {}
         if len(got) < want:
@@ -82,7 +86,7 @@ class FifoTurns:
                 answered.append(row.monoton)
             if group is not None:
                 fifo.ran(queue, group, answered, [m for m in rest if m > answered[-1]])
-        return got
+        return got, freed
 
     async def _take(
         self, queue: QueueDefinition, rows: list[MessageRow], invisibility_ms: int
