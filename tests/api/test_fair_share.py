@@ -10,7 +10,6 @@ never throttled; once the overload passes, nothing is.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from cassieq.config import Settings
 from cassieq.store.base import Store
 from tests.api.live import served
 from tests.api.test_rate_limit import _sqs_query
+from tests.sqs.live_sqs import new_account
 
 TOKEN = "t" * 40
 
@@ -36,15 +36,8 @@ class Server:
 
     def tenant(self) -> tuple[str, str]:
         """A new account with a queue ``q`` (its create is one of its requests)."""
-        name = f"fs-{uuid.uuid4().hex[:10]}"
-        created = httpx.post(
-            f"http://127.0.0.1:{self.port}/api/v1/accounts",
-            json=name,
-            headers={"Authorization": f"Bearer {TOKEN}"},
-            timeout=10,
-        )
-        assert created.status_code == 201, created.text
-        key = str(created.json()["keys"]["primary"])
+        name, keys = new_account(f"http://127.0.0.1:{self.port}", TOKEN)
+        key = keys["primary"]
         assert self.put(name, key, path="/queues", json={"queueName": "q"}).status_code == 201
         return name, key
 
