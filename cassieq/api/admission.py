@@ -144,12 +144,14 @@ async def admit(connection: ASGIConnection[Any, Any, Any, Any], account: str) ->
         places.append((admission, place))
 
 
-def at_end(connection: ASGIConnection[Any, Any, Any, Any], callback: Callable[[], None]) -> None:
-    """Call ``callback`` when the request ends, whatever the end (nothing when the app is
-    not behind GivesPlacesBack)."""
+def at_end(connection: ASGIConnection[Any, Any, Any, Any], callback: Callable[[], None]) -> bool:
+    """Call ``callback`` when the request ends, whatever the end: True, or False (it will
+    never be called) when the app is not behind GivesPlacesBack."""
     ends: list[Callable[[], None]] | None = connection.scope.get(_AT_END)  # type: ignore[assignment]
-    if ends is not None:
-        ends.append(callback)
+    if ends is None:
+        return False
+    ends.append(callback)
+    return True
 
 
 class GivesPlacesBack:

@@ -28,6 +28,12 @@ This throttles only when throttling buys something, and only whom it should:
 - **Over its share.** Its count (requests admitted and refused) is more than ``slack``
   times the mean of the active accounts'. A light tenant is under it and keeps being
   served.
+- **More than one request at a time.** A request of an account with none other in flight
+  is admitted: a client that waits for each answer before it asks again has at most one
+  request in the line, and cannot be what holds the others up. (Without this, on a loaded
+  machine a test suite's tenants, one after another on one server, each asking in turn,
+  were answered 429: the one asking looked heavy next to the one that had just finished.)
+  An account cut back keeps at least that: one request at a time.
 
 The heavy one is then admitted at a rate (``_Ramp``): half what it asked for, halved again
 every half second the server stays saturated, doubled every second it keeps up, and let go
@@ -228,6 +234,7 @@ class FairShare:
         self._counted_at = -math.inf
         self._saturated_until = -math.inf
         self._ramps: dict[str, _Ramp] = {}  # accounts cut back by an overload
+        self._in_flight: dict[str, int] = {}  # requests admitted, not yet answered
         self.refused = 0  # requests found over their share (for benches and tests)
 
     @classmethod
@@ -251,6 +258,8 @@ class FairShare:
         ramp = self._ramps.get(account)
         if not saturated and ramp is None:
             return 0  # the common case: one comparison and a dictionary look-up
+        if account not in self._in_flight:
+            return 0  # one request at a time (see the module's doc)
         now = self._now()
         if now - self._counted_at >= _RECOUNT_S:
             self._count(now)
@@ -302,11 +311,26 @@ class FairShare:
         return False
 
     def admitted(self, account: str) -> Callable[[], None]:
-        """Count one request of ``account`` as served; call what it returns when the
-        request is answered (its time is the requests' delay's sample)."""
+        """Count one request of ``account`` as served and in flight; call what it returns
+        when the request is answered, once (its time is the requests' delay's sample), or
+        ``never_told`` when nothing will."""
         now = self._now()
         self._use(account, now)
-        return lambda: self.service.observe(self._now() - now)
+        self._in_flight[account] = self._in_flight.get(account, 0) + 1
+
+        def answered() -> None:
+            self.service.observe(self._now() - now)
+            self.never_told(account)
+
+        return answered
+
+    def never_told(self, account: str) -> None:
+        """A request of ``account`` is no longer in flight."""
+        left = self._in_flight[account] - 1
+        if left:
+            self._in_flight[account] = left
+        else:
+            del self._in_flight[account]  # the table holds only accounts with some
 
     def _use(self, account: str, now: float) -> None:
         use = self._uses.get(account)

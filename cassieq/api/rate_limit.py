@@ -50,7 +50,7 @@ from cassieq.api.overload import detail as fair_share_detail
 from cassieq.config import Settings
 
 # Asks for a callback when the request is answered (admission.at_end, bound to a request).
-AtEnd = Callable[[Callable[[], None]], None]
+AtEnd = Callable[[Callable[[], None]], bool]
 
 # Beyond this many buckets, the full ones are swept out (one pass per doubling).
 _SWEEP_AT = 1024
@@ -143,9 +143,11 @@ class AccountBudgets:
         if wait := self.spend(account):
             return Refusal(wait, detail(account, self))
         if self.fair is not None:
+            # ``at_end`` says whether it will call back: an app not behind GivesPlacesBack
+            # (admission.py) would never tell the fair share the request was answered.
             answered = self.fair.admitted(account)
-            if at_end is not None:
-                at_end(answered)
+            if at_end is None or not at_end(answered):
+                self.fair.never_told(account)
         return None
 
     def spend(self, account: str) -> float:

@@ -2,29 +2,36 @@
 configured as `cassieq serve` configures it (default budget, default settings), with the
 saturation signal and the clock injected (saturation is made, not timed), on each store.
 
-While the server is saturated and two accounts are active, the heavy one gets 429 with
-Retry-After in each API's shape (v1, v2, SQS ThrottlingException), counted in
-``cassieq_requests_throttled_total``, and the light one keeps being served; a lone account is
-never throttled; once the overload passes, nothing is.
+While the server is saturated and two accounts are active, the heavy one (a request of it
+already in flight: a long poll) gets 429 with Retry-After in each API's shape (v1, v2, SQS
+ThrottlingException), counted in ``cassieq_requests_throttled_total``, and the light one keeps
+being served; a lone account is never throttled, nor is a client asking one request at a
+time; once the overload passes, nothing is.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
+import pytest
 
 from cassieq.api.app import create_app
 from cassieq.api.overload import FairShare
 from cassieq.config import Settings
+from cassieq.engine.life.long_poll import QueueWatcher
 from cassieq.store.base import Store
 from tests.api.live import served
 from tests.api.test_rate_limit import _sqs_query
 from tests.sqs.live_sqs import new_account
 
 TOKEN = "t" * 40
+SAFETY_S = 30  # bounds a test that would hang; nothing waits for it to pass
 
 
 @dataclass
@@ -56,6 +63,38 @@ class Server:
     def puts(self, account: str, key: str, n: int) -> list[int]:
         return [self.put(account, key).status_code for _ in range(n)]
 
+    def long_poll(self, account: str, key: str, pool: ThreadPoolExecutor) -> Future[httpx.Response]:
+        """A v2 receive waiting on the account's queue ``w`` (made here): one request of the
+        account in flight until a message is sent to ``w``."""
+        made = self.put(account, key, path="/queues", json={"queueName": "w"})
+        assert made.status_code == 201, made.text
+        waiting = pool.submit(
+            httpx.post,
+            f"http://127.0.0.1:{self.port}/api/v2/accounts/{account}/queues/w/messages/receive",
+            json={"waitSeconds": 20, "maxMessages": 1},
+            headers={"Authorization": f"Key {key}"},
+            timeout=SAFETY_S,
+        )
+        assert _JOINED.wait(SAFETY_S), "the receive never started waiting"
+        return waiting
+
+
+@pytest.fixture(autouse=True)
+def _tell_when_a_receive_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_JOINED`` is set when a long poll starts waiting (admitted, and in flight)."""
+    _JOINED.clear()
+    join = QueueWatcher.join
+
+    def join_and_tell(self: QueueWatcher) -> Any:
+        waiter = join(self)
+        _JOINED.set()
+        return waiter
+
+    monkeypatch.setattr(QueueWatcher, "join", join_and_tell)
+
+
+_JOINED = threading.Event()
+
 
 @contextmanager
 def server(store: Store) -> Iterator[Server]:
@@ -77,7 +116,7 @@ def server(store: Store) -> Iterator[Server]:
 
 
 def test_a_heavy_tenant_gets_429_while_a_light_one_is_served_when_saturated(store: Store) -> None:
-    with server(store) as live:
+    with server(store) as live, ThreadPoolExecutor(1) as pool:
         heavy, heavy_key = live.tenant()
         light, light_key = live.tenant()
         # Not saturated: two tenants, one of them heavy, and nothing is throttled.
@@ -85,6 +124,10 @@ def test_a_heavy_tenant_gets_429_while_a_light_one_is_served_when_saturated(stor
         assert live.puts(light, light_key, 2) == [201] * 2
         live.clock[0] += 0.2  # past the recount: both are active
         live.delay[0] = 1.0  # saturated: requests wait a second
+        # One request at a time, the heavy tenant is still served: it holds no one up.
+        assert live.puts(heavy, heavy_key, 3) == [201] * 3
+        # With a request of it in flight, it is over its share.
+        waiting = live.long_poll(heavy, heavy_key, pool)
         over = live.put(heavy, heavy_key)
         assert over.status_code == 429, over.text
         assert over.headers["retry-after"] == "1"
@@ -109,6 +152,10 @@ def test_a_heavy_tenant_gets_429_while_a_light_one_is_served_when_saturated(stor
         assert live.put(heavy, heavy_key).status_code == 201
         live.clock[0] += 10.0
         assert live.puts(heavy, heavy_key, 5) == [201] * 5
+        woken = live.put(heavy, heavy_key, path="/queues/w/messages")
+        assert woken.status_code == 201, woken.text
+        answer = waiting.result(SAFETY_S)
+        assert answer.status_code == 200 and len(answer.json()["messages"]) == 1, answer.text
 
 
 def test_a_lone_tenant_is_never_throttled_when_saturated(store: Store) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -27,14 +28,19 @@ class World:
         return FairShare(THRESHOLD_S, lambda: self.delay, lambda: self.t, **kwargs)
 
 
-def _requests(fair: FairShare, account: str, n: int) -> list[bool]:
-    """``n`` requests of ``account`` at this instant: True for each one throttled."""
+def _requests(fair: FairShare, account: str, n: int, *, one_at_a_time: bool = False) -> list[bool]:
+    """``n`` requests of ``account`` at this instant: True for each one throttled. Unless
+    ``one_at_a_time``, another request of the account is in flight meanwhile (a client with
+    several connections: one at a time is never throttled)."""
+    standing = None if one_at_a_time else fair.admitted(account)
     refused = []
     for _ in range(n):
         throttled = bool(fair.over_share(account))
         if not throttled:
             fair.admitted(account)()
         refused.append(throttled)
+    if standing is not None:
+        standing()
     return refused
 
 
@@ -59,7 +65,9 @@ def test_over_the_threshold_the_heavy_tenant_is_throttled_and_the_light_one_serv
     fair = world.fair()
     _two_tenants(world, fair)
     world.delay = THRESHOLD_S * 2
+    standing = fair.admitted("heavy")  # a request of it in flight
     assert fair.over_share("heavy") == 2  # throttled, two accounts active
+    standing()
     assert _requests(fair, "light", 3) == [False] * 3
     assert all(_requests(fair, "heavy", 10))
     # Refused requests still count as the heavy tenant's: while it floods, the light
@@ -91,6 +99,7 @@ def test_throttling_ends_when_the_overload_passes_and_when_the_other_tenant_leav
     fair = world.fair(calm_s=0.5)
     _two_tenants(world, fair)
     world.delay = THRESHOLD_S * 2
+    fair.admitted("heavy")  # in flight for the rest of the test
     assert fair.over_share("heavy")
     world.delay = 0.0
     # The overload has passed: the heavy tenant climbs back at a rate that doubles every
@@ -113,11 +122,36 @@ def test_throttling_ends_when_the_overload_passes_and_when_the_other_tenant_leav
     assert _requests(fair, "heavy", 20) == [False] * 20
 
 
+def test_one_request_at_a_time_is_never_throttled_however_heavy() -> None:
+    world = World()
+    fair = world.fair()
+    _two_tenants(world, fair)
+    world.delay = 10.0
+    for _ in range(10):
+        assert _requests(fair, "heavy", 50, one_at_a_time=True) == [False] * 50
+        _requests(fair, "light", 2)  # still active
+        world.t += 0.15
+    # Two at a time, it is over its share; once its last one is answered, served again.
+    standing = fair.admitted("heavy")
+    assert fair.over_share("heavy") == 2
+    standing()
+    assert fair.over_share("heavy") == 0
+    assert fair._in_flight == {}  # every request answered: none left counted
+
+
 def test_budgets_answer_the_fair_share_refusal_without_spending_a_token() -> None:
     world = World()
     budgets = AccountBudgets(rate=1.0, burst=100, now=lambda: world.t, fair=world.fair())
-    for _ in range(40):
-        assert budgets.admit("heavy") is None
+    answers: list[Callable[[], None]] = []
+
+    def at_end(answered: Callable[[], None]) -> bool:
+        answers.append(answered)  # every request stays in flight
+        return True
+
+    assert budgets.admit("heavy") is None  # told nothing will call back: not in flight
+    assert budgets.fair is not None and "heavy" not in budgets.fair._in_flight
+    for _ in range(39):
+        assert budgets.admit("heavy", at_end) is None
     for _ in range(4):
         assert budgets.admit("light") is None
     world.t += 0.2
