@@ -50,6 +50,12 @@ from cassieq.config import Settings
     help="Both queues' partitions.",
 )
 @click.option(
+    "--dedup-ids/--no-dedup-ids",
+    default=True,
+    show_default=True,
+    help="FIFO sends carry a deduplication id (the body); without: what deduplication costs.",
+)
+@click.option(
     "--keyspace",
     default="cassieq_bench_fifo",
     show_default=True,
@@ -65,6 +71,7 @@ def fifo(
     batch: int,
     rounds: int,
     partitions: int,
+    dedup_ids: bool,
     keyspace: str,
 ) -> None:
     """FIFO e2e (messages acked per second) with --groups groups against a standard queue's,
@@ -85,6 +92,7 @@ def fifo(
         batch=batch,
         rounds=rounds,
         partitions=partitions,
+        dedup_ids=dedup_ids,
     )
     result = asyncio.run(
         run_fifo_bench(Settings.from_env(), keyspace=keyspace, bench=bench, say=_err)

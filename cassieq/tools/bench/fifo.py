@@ -48,6 +48,7 @@ class FifoBench:
     batch: int = 10
     rounds: int = 1
     partitions: int = 1
+    dedup_ids: bool = True  # FIFO sends carry a deduplication id (False: what it costs)
 
 
 def turn_order(rounds: int) -> list[Kind]:
@@ -101,7 +102,9 @@ async def _turn(
                 account,
                 queue,
                 [
-                    OutgoingMessage(body=b, group=group, dedup_id=b if group else None)
+                    OutgoingMessage(
+                        body=b, group=group, dedup_id=b if group and bench.dedup_ids else None
+                    )
                     for b in bodies
                 ],
             )
@@ -201,6 +204,7 @@ def summarise(turns: list[dict[str, Any]], bench: FifoBench, settings: Settings)
             "seconds": bench.seconds,
             "rounds": bench.rounds,
             "partitions": bench.partitions,
+            "dedup_ids": bench.dedup_ids,
         },
         "turns": turns,
         "standard_e2e_per_s": means.get("standard"),
@@ -215,7 +219,8 @@ def fifo_table(result: dict[str, Any]) -> str:
     s = result["settings"]
     lines = [
         f"{s['groups']} groups, engines {s['servers']}, producers {s['producers']}, consumers "
-        f"{s['consumers']}, batches of {s['batch']}, {s['seconds']} s a turn",
+        f"{s['consumers']}, batches of {s['batch']}, {s['seconds']} s a turn"
+        + ("" if s.get("dedup_ids", True) else ", FIFO sends without deduplication ids"),
         f"{'turn':>4} {'kind':<9} {'e2e/s':>8} {'sent/s':>8} {'e2e p50':>8} {'e2e p99':>8}",
     ]
     for n, t in enumerate(result["turns"], 1):
