@@ -9,11 +9,29 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
+import pytest
 import uvicorn
 from litestar import Litestar
 
 from cassieq.api.http.server import listening_socket, uvicorn_config
+from cassieq.engine.life.long_poll import QueueWatcher
+
+
+def tell_when_a_receive_waits(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """An event set whenever a long-polling receive starts waiting (admitted, in flight):
+    what a test waits on before it acts on a waiting receive."""
+    waiting = threading.Event()
+    join = QueueWatcher.join
+
+    def join_and_tell(self: QueueWatcher) -> Any:
+        waiter = join(self)
+        waiting.set()
+        return waiter
+
+    monkeypatch.setattr(QueueWatcher, "join", join_and_tell)
+    return waiting
 
 
 @contextmanager

@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
 import pytest
@@ -24,9 +23,8 @@ import pytest
 from cassieq.api.app import create_app
 from cassieq.api.overload import FairShare
 from cassieq.config import Settings
-from cassieq.engine.life.long_poll import QueueWatcher
 from cassieq.store.base import Store
-from tests.api.live import served
+from tests.api.live import served, tell_when_a_receive_waits
 from tests.api.test_rate_limit import _sqs_query
 from tests.sqs.live_sqs import new_account
 
@@ -75,25 +73,17 @@ class Server:
             headers={"Authorization": f"Key {key}"},
             timeout=SAFETY_S,
         )
-        assert _JOINED.wait(SAFETY_S), "the receive never started waiting"
+        assert _JOINED[0].wait(SAFETY_S), "the receive never started waiting"
         return waiting
 
 
 @pytest.fixture(autouse=True)
 def _tell_when_a_receive_waits(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``_JOINED`` is set when a long poll starts waiting (admitted, and in flight)."""
-    _JOINED.clear()
-    join = QueueWatcher.join
-
-    def join_and_tell(self: QueueWatcher) -> Any:
-        waiter = join(self)
-        _JOINED.set()
-        return waiter
-
-    monkeypatch.setattr(QueueWatcher, "join", join_and_tell)
+    """``_JOINED[0]`` is set when a long poll starts waiting (admitted, and in flight)."""
+    _JOINED[:] = [tell_when_a_receive_waits(monkeypatch)]
 
 
-_JOINED = threading.Event()
+_JOINED: list[threading.Event] = []
 
 
 @contextmanager

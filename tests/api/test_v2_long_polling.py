@@ -19,8 +19,8 @@ import pytest
 from cassieq.api.app import create_app
 from cassieq.api.http.server import ReleasingServer, listening_socket, uvicorn_config
 from cassieq.config import Settings
-from cassieq.engine.life.long_poll import QueueWatcher
 from cassieq.store.base import Store
+from tests.api.live import tell_when_a_receive_waits
 
 TOKEN = "long-polling-operator-token"
 SAFETY_S = 30  # bounds a test that would hang; nothing waits for it to pass
@@ -44,15 +44,7 @@ class Live:
 
 @pytest.fixture
 def live(store: Store, monkeypatch: pytest.MonkeyPatch) -> Iterator[Live]:
-    joined = threading.Event()
-    join = QueueWatcher.join
-
-    def join_and_tell(self: QueueWatcher) -> Any:
-        waiter = join(self)
-        joined.set()
-        return waiter
-
-    monkeypatch.setattr(QueueWatcher, "join", join_and_tell)
+    joined = tell_when_a_receive_waits(monkeypatch)
     app = create_app(Settings(admin_token=TOKEN), store, background=False)
     sock = listening_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]

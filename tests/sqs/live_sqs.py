@@ -17,9 +17,8 @@ from litestar import Litestar
 
 from cassieq.api.app import create_app
 from cassieq.config import Settings
-from cassieq.engine.life.long_poll import QueueWatcher
 from cassieq.store.base import Store
-from tests.api.live import served
+from tests.api.live import served, tell_when_a_receive_waits
 
 TOKEN = "sqs-message-actions-operator-token"
 REGION = "us-east-1"
@@ -46,15 +45,7 @@ class LiveSqs:
 
 @contextmanager
 def live_sqs(store: Store, monkeypatch: Any) -> Iterator[LiveSqs]:
-    waiting = threading.Event()
-    join = QueueWatcher.join
-
-    def join_and_tell(self: QueueWatcher) -> Any:
-        waiter = join(self)
-        waiting.set()
-        return waiter
-
-    monkeypatch.setattr(QueueWatcher, "join", join_and_tell)
+    waiting = tell_when_a_receive_waits(monkeypatch)
     app = create_app(Settings(admin_token=TOKEN), store, background=False)
     with served(app) as port:
         url = f"http://127.0.0.1:{port}"
