@@ -313,18 +313,18 @@ class FairShare:
     def admitted(self, account: str) -> Callable[[], None]:
         """Count one request of ``account`` as served and in flight; call what it returns
         when the request is answered, once (its time is the requests' delay's sample), or
-        ``never_told`` when nothing will."""
+        ``not_in_flight`` when nothing will."""
         now = self._now()
         self._use(account, now)
         self._in_flight[account] = self._in_flight.get(account, 0) + 1
 
         def answered() -> None:
             self.service.observe(self._now() - now)
-            self.never_told(account)
+            self.not_in_flight(account)
 
         return answered
 
-    def never_told(self, account: str) -> None:
+    def not_in_flight(self, account: str) -> None:
         """A request of ``account`` is no longer in flight."""
         left = self._in_flight[account] - 1
         if left:

@@ -147,7 +147,7 @@ class AccountBudgets:
             # (admission.py) would never tell the fair share the request was answered.
             answered = self.fair.admitted(account)
             if at_end is None or not at_end(answered):
-                self.fair.never_told(account)
+                self.fair.not_in_flight(account)
         return None
 
     def spend(self, account: str) -> float:

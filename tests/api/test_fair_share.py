@@ -38,6 +38,8 @@ class Server:
     delay: list[float] = field(default_factory=lambda: [0.0])  # the saturation signal, s
     clock: list[float] = field(default_factory=lambda: [1000.0])
     fair: FairShare | None = None
+    # Set when a long poll starts waiting (admitted, and in flight).
+    joined: threading.Event = field(default_factory=threading.Event)
 
     def tenant(self) -> tuple[str, str]:
         """A new account with a queue ``q`` (its create is one of its requests)."""
@@ -73,26 +75,17 @@ class Server:
             headers={"Authorization": f"Key {key}"},
             timeout=SAFETY_S,
         )
-        assert _JOINED[0].wait(SAFETY_S), "the receive never started waiting"
+        assert self.joined.wait(SAFETY_S), "the receive never started waiting"
         return waiting
 
 
-@pytest.fixture(autouse=True)
-def _tell_when_a_receive_waits(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``_JOINED[0]`` is set when a long poll starts waiting (admitted, and in flight)."""
-    _JOINED[:] = [tell_when_a_receive_waits(monkeypatch)]
-
-
-_JOINED: list[threading.Event] = []
-
-
 @contextmanager
-def server(store: Store) -> Iterator[Server]:
+def server(store: Store, monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
     # Defaults but the hold (a 429 answered at once: the holding is the budget's, tested there).
     settings = Settings(admin_token=TOKEN, account_throttle_hold_seconds=0)
     app = create_app(settings, store, background=False)
     with served(app) as port:
-        live = Server(port)
+        live = Server(port, joined=tell_when_a_receive_waits(monkeypatch))
         # The app's own fair share, with the signal and the clock in the test's hands.
         budgets = app.state.cassieq.budgets
         assert budgets.fair is not None  # on by default
@@ -105,8 +98,10 @@ def server(store: Store) -> Iterator[Server]:
         yield live
 
 
-def test_a_heavy_tenant_gets_429_while_a_light_one_is_served_when_saturated(store: Store) -> None:
-    with server(store) as live, ThreadPoolExecutor(1) as pool:
+def test_a_heavy_tenant_gets_429_while_a_light_one_is_served_when_saturated(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with server(store, monkeypatch) as live, ThreadPoolExecutor(1) as pool:
         heavy, heavy_key = live.tenant()
         light, light_key = live.tenant()
         # Not saturated: two tenants, one of them heavy, and nothing is throttled.
@@ -148,8 +143,10 @@ def test_a_heavy_tenant_gets_429_while_a_light_one_is_served_when_saturated(stor
         assert answer.status_code == 200 and len(answer.json()["messages"]) == 1, answer.text
 
 
-def test_a_lone_tenant_is_never_throttled_when_saturated(store: Store) -> None:
-    with server(store) as live:
+def test_a_lone_tenant_is_never_throttled_when_saturated(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with server(store, monkeypatch) as live:
         alone, key = live.tenant()
         live.delay[0] = 1.0
         assert live.puts(alone, key, 20) == [201] * 20

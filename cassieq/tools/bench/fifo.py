@@ -220,7 +220,7 @@ def fifo_table(result: dict[str, Any]) -> str:
     lines = [
         f"{s['groups']} groups, engines {s['servers']}, producers {s['producers']}, consumers "
         f"{s['consumers']}, batches of {s['batch']}, {s['seconds']} s a turn"
-        + ("" if s.get("dedup_ids", True) else ", FIFO sends without deduplication ids"),
+        + ("" if s["dedup_ids"] else ", FIFO sends without deduplication ids"),
         f"{'turn':>4} {'kind':<9} {'e2e/s':>8} {'sent/s':>8} {'e2e p50':>8} {'e2e p99':>8}",
     ]
     for n, t in enumerate(result["turns"], 1):
