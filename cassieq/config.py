@@ -86,7 +86,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # minimum) and more than one account is active, an account over its share of the recent
     # requests is throttled like an account over its budget; a lone account never is.
     account_fair_share: bool = True
-    account_fair_share_delay_ms: Annotated[float, msgspec.Meta(gt=0, le=10_000)] = 5.0
+    account_fair_share_delay_ms: Annotated[float, msgspec.Meta(gt=0, le=10_000)] = 2.0
     # Per-account quotas (0: none, the default): messages stored over all the account's
     # queues (visible, in flight, delayed), and of those in flight. Beyond, puts (receives)
     # are refused 403 (SQS: OverLimit). Checked against figures every server refreshes each

@@ -33,7 +33,9 @@ This throttles only when throttling buys something, and only whom it should:
   request in the line, and cannot be what holds the others up. (Without this, on a loaded
   machine a test suite's tenants, one after another on one server, each asking in turn,
   were answered 429: the one asking looked heavy next to the one that had just finished.)
-  An account cut back keeps at least that: one request at a time.
+  An account cut back keeps at least that: one request at a time. A long poll parked on an
+  empty queue is not in flight while it waits (cassieq.engine.parking): it uses none of the
+  server, so a consumer waiting for a message while it sends is asking one thing at a time.
 
 The heavy one is then admitted at a rate (``_Ramp``): half what it asked for, halved again
 every half second the server stays saturated, doubled every second it keeps up, and let go
@@ -142,8 +144,10 @@ class ServiceDelay:
     (``slot_s``); the delay is the minimum of the last ``recent_slots`` slots less the
     minimum of the last ``baseline_slots``. The minimum, not a mean or a percentile: a mix
     of quick and slow operations, or one slow request, moves neither; a line that every
-    request waits in moves both. A request longer than ``longest_s`` is not service (a long
-    poll's wait) and is left out."""
+    request waits in moves both. Fewer than ``min_samples`` requests in the recent slots
+    say nothing (0.0): a server answering a request now and then has no line, and the few
+    it answers may all be of its slower kinds. A request longer than ``longest_s`` is not
+    service (a long poll's wait) and is left out."""
 
     def __init__(
         self,
@@ -151,14 +155,17 @@ class ServiceDelay:
         recent_slots: int = 3,
         baseline_slots: int = 300,
         longest_s: float = 1.0,
+        min_samples: int = 8,
         now: Callable[[], float] = time.monotonic,
     ) -> None:
         self.slot_s = slot_s
         self.recent_slots = recent_slots
         self.baseline_slots = baseline_slots
         self.longest_s = longest_s
+        self.min_samples = min_samples
         self._now = now
-        self._slots: deque[tuple[int, float]] = deque()  # (slot, its shortest request)
+        # [slot, its shortest request, its number of requests]
+        self._slots: deque[list[float]] = deque()
         self._baseline: float | None = None  # the older slots' minimum, while unchanged
 
     def observe(self, seconds: float) -> None:
@@ -166,26 +173,29 @@ class ServiceDelay:
             return
         slot = math.floor(self._now() / self.slot_s)
         if self._slots and self._slots[-1][0] == slot:
-            if seconds < self._slots[-1][1]:
-                self._slots[-1] = (slot, seconds)
+            last = self._slots[-1]
+            last[2] += 1
+            if seconds < last[1]:
+                last[1] = seconds
             return
-        self._slots.append((slot, seconds))
+        self._slots.append([slot, seconds, 1])
         while self._slots[0][0] <= slot - self.baseline_slots:
             self._slots.popleft()
         self._baseline = None
 
     def delay(self) -> float:
-        """Seconds: 0.0 when nothing was served lately."""
+        """Seconds: 0.0 when too little was served lately."""
         since = math.floor(self._now() / self.slot_s) - self.recent_slots
-        recent = math.inf
-        for slot, shortest in reversed(self._slots):
+        recent, served = math.inf, 0
+        for slot, shortest, count in reversed(self._slots):
             if slot <= since:
                 break
             recent = min(recent, shortest)
-        if recent == math.inf:
+            served += int(count)
+        if served < self.min_samples:
             return 0.0
         if self._baseline is None:  # once per slot: the window holds up to 300 slots
-            self._baseline = min(shortest for _, shortest in self._slots)
+            self._baseline = min(shortest for _, shortest, _ in self._slots)
         # The newest slot's minimum may have fallen since the baseline was taken.
         return max(0.0, recent - min(self._baseline, recent))
 
@@ -245,6 +255,9 @@ class FairShare:
 
     def _delay(self) -> float:
         return max(self.lag.current(), self.service.delay())
+
+    def now(self) -> float:
+        return self._now()
 
     def saturated(self) -> bool:
         now = self._now()
@@ -310,19 +323,17 @@ class FairShare:
             return True
         return False
 
-    def admitted(self, account: str) -> Callable[[], None]:
-        """Count one request of ``account`` as served and in flight; call what it returns
-        when the request is answered, once (its time is the requests' delay's sample), or
-        ``not_in_flight`` when nothing will."""
+    def admitted(self, account: str) -> InFlight:
+        """Count one request of ``account`` as served and in flight: tell what it returns
+        when the request is answered, once (``answered``), or ``not_in_flight`` here when
+        nothing will."""
         now = self._now()
         self._use(account, now)
         self._in_flight[account] = self._in_flight.get(account, 0) + 1
+        return InFlight(self, account, now)
 
-        def answered() -> None:
-            self.service.observe(self._now() - now)
-            self.not_in_flight(account)
-
-        return answered
+    def now_in_flight(self, account: str) -> None:
+        self._in_flight[account] = self._in_flight.get(account, 0) + 1
 
     def not_in_flight(self, account: str) -> None:
         """A request of ``account`` is no longer in flight."""
@@ -362,6 +373,38 @@ class FairShare:
             del self._ramps[name]  # gone quiet: its next request starts afresh
         self._total = _Use(total, now)
         self._counted_at = now
+
+
+class InFlight:
+    """One admitted request: in flight until answered, except while it is parked (a long
+    poll waiting for a message uses none of the server: cassieq.engine.parking)."""
+
+    __slots__ = ("_account", "_done", "_fair", "_parked", "_started", "_waited")
+
+    def __init__(self, fair: FairShare, account: str, started: float) -> None:
+        self._fair, self._account, self._started = fair, account, started
+        self._parked = self._waited = self._done = False
+
+    def parked(self) -> None:
+        if not (self._parked or self._done):
+            self._parked = self._waited = True
+            self._fair.not_in_flight(self._account)
+
+    def resumed(self) -> None:
+        if self._parked and not self._done:
+            self._parked = False
+            self._fair.now_in_flight(self._account)
+
+    def answered(self) -> None:
+        """Once, when the request is answered: its time is the requests' delay's sample,
+        unless part of it was a wait for a message (that is not service)."""
+        if self._done:
+            return
+        self._done = True
+        if not self._waited:
+            self._fair.service.observe(self._fair.now() - self._started)
+        if not self._parked:
+            self._fair.not_in_flight(self._account)
 
 
 def detail(account: str, active: int) -> str:

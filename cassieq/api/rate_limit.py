@@ -45,12 +45,13 @@ from litestar.connection import ASGIConnection
 from litestar.exceptions import TooManyRequestsException
 
 from cassieq.api.admission import at_end
-from cassieq.api.overload import FairShare
+from cassieq.api.overload import FairShare, InFlight
 from cassieq.api.overload import detail as fair_share_detail
 from cassieq.config import Settings
+from cassieq.engine import PARKING
 
-# Asks for a callback when the request is answered (admission.at_end, bound to a request).
-AtEnd = Callable[[Callable[[], None]], bool]
+# Tells an admitted request's InFlight when it is answered (and parks); False: it cannot.
+AtEnd = Callable[[InFlight], bool]
 
 # Beyond this many buckets, the full ones are swept out (one pass per doubling).
 _SWEEP_AT = 1024
@@ -145,8 +146,8 @@ class AccountBudgets:
         if self.fair is not None:
             # ``at_end`` says whether it will call back: an app not behind GivesPlacesBack
             # (admission.py) would never tell the fair share the request was answered.
-            answered = self.fair.admitted(account)
-            if at_end is None or not at_end(answered):
+            flight = self.fair.admitted(account)
+            if at_end is None or not at_end(flight):
                 self.fair.not_in_flight(account)
         return None
 
@@ -202,11 +203,20 @@ def detail(account: str, budgets: AccountBudgets) -> str:
     )
 
 
+def _told(connection: ASGIConnection[Any, Any, Any, Any], flight: InFlight) -> bool:
+    """The request's end answers ``flight``; and, in the request's task, a long poll parked
+    on an empty queue is not in flight meanwhile (the engine tells: cassieq.engine.parking)."""
+    if not at_end(connection, flight.answered):
+        return False
+    PARKING.set(flight)
+    return True
+
+
 async def spend_or_429(connection: ASGIConnection[Any, Any, Any, Any], account: str) -> None:
     """For the v1 and v2 guards: spend one request of ``account``'s budget, or raise 429
     (answered in the API's error shape by cassieq.api.errors)."""
     budgets: AccountBudgets = connection.app.state.cassieq.budgets
-    refusal = await budgets.spend_or_hold(account, partial(at_end, connection))
+    refusal = await budgets.spend_or_hold(account, partial(_told, connection))
     if refusal is not None:
         budgets.refused["v2" if connection.scope["path"].startswith("/api/v2/") else "v1"] += 1
         raise TooManyRequestsException(
@@ -220,7 +230,7 @@ async def over_budget(
     """For the SQS route, once SigV4 is verified: spend one request of ``account``'s
     budget; None, or (none left) the detail and the Retry-After of its ThrottlingException."""
     budgets: AccountBudgets = connection.app.state.cassieq.budgets
-    refusal = await budgets.spend_or_hold(account, partial(at_end, connection))
+    refusal = await budgets.spend_or_hold(account, partial(_told, connection))
     if refusal is None:
         return None
     budgets.refused["sqs"] += 1

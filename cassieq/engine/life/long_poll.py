@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from cassieq.engine.context import EngineContext
+from cassieq.engine.parking import parked
 from cassieq.model import MessageRow, QueueId
 
 T = TypeVar("T")
@@ -324,7 +325,7 @@ class Waiters:
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     break
-                with contextlib.suppress(TimeoutError):
+                with contextlib.suppress(TimeoutError), parked():
                     await asyncio.wait_for(waiter.woken.wait(), remaining)
                 if not waiter.woken.is_set() or self._closed:
                     break  # the deadline, or shutdown

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 
 import pytest
 
-from cassieq.api.overload import FairShare, LoopLag, ServiceDelay
+from cassieq.api.overload import FairShare, InFlight, LoopLag, ServiceDelay
 from cassieq.api.rate_limit import AccountBudgets
 from cassieq.config import Settings
 
@@ -37,10 +36,10 @@ def _requests(fair: FairShare, account: str, n: int, *, one_at_a_time: bool = Fa
     for _ in range(n):
         throttled = bool(fair.over_share(account))
         if not throttled:
-            fair.admitted(account)()
+            fair.admitted(account).answered()
         refused.append(throttled)
     if standing is not None:
-        standing()
+        standing.answered()
     return refused
 
 
@@ -67,7 +66,7 @@ def test_over_the_threshold_the_heavy_tenant_is_throttled_and_the_light_one_serv
     world.delay = THRESHOLD_S * 2
     standing = fair.admitted("heavy")  # a request of it in flight
     assert fair.over_share("heavy") == 2  # throttled, two accounts active
-    standing()
+    standing.answered()
     assert _requests(fair, "light", 3) == [False] * 3
     assert all(_requests(fair, "heavy", 10))
     # Refused requests still count as the heavy tenant's: while it floods, the light
@@ -134,18 +133,44 @@ def test_one_request_at_a_time_is_never_throttled_however_heavy() -> None:
     # Two at a time, it is over its share; once its last one is answered, served again.
     standing = fair.admitted("heavy")
     assert fair.over_share("heavy") == 2
-    standing()
+    standing.answered()
     assert fair.over_share("heavy") == 0
     assert fair._in_flight == {}  # every request answered: none left counted
+
+
+def test_a_parked_long_poll_is_not_in_flight_while_it_waits() -> None:
+    world = World()
+    fair = world.fair()
+    _two_tenants(world, fair)
+    world.delay = 10.0
+    poll = fair.admitted("heavy")  # a receive: it works, then parks on an empty queue
+    assert fair.over_share("heavy") == 2
+    poll.parked()
+    assert fair.over_share("heavy") == 0  # waiting for a message, it holds no one up
+    poll.resumed()  # woken: it works again
+    assert fair.over_share("heavy") == 2
+    poll.parked()
+    poll.resumed()
+    world.t += 0.3  # its time, mostly a wait, is not a service sample
+    poll.answered()
+    poll.answered()  # told twice, it uncounts once
+    assert fair._in_flight == {}
+    assert [slot[1] for slot in fair.service._slots if slot[1] > 0] == []
+    # Answered while parked (the wait ended by shutdown): nothing left counted either.
+    other = fair.admitted("heavy")
+    other.parked()
+    other.answered()
+    other.resumed()
+    assert fair._in_flight == {}
 
 
 def test_budgets_answer_the_fair_share_refusal_without_spending_a_token() -> None:
     world = World()
     budgets = AccountBudgets(rate=1.0, burst=100, now=lambda: world.t, fair=world.fair())
-    answers: list[Callable[[], None]] = []
+    answers: list[InFlight] = []
 
-    def at_end(answered: Callable[[], None]) -> bool:
-        answers.append(answered)  # every request stays in flight
+    def at_end(flight: InFlight) -> bool:
+        answers.append(flight)  # every request stays in flight
         return True
 
     assert budgets.admit("heavy") is None  # told nothing will call back: not in flight
@@ -176,7 +201,9 @@ def test_the_switch_turns_it_off() -> None:
 
 def test_the_service_delay_is_the_quickest_recent_request_over_the_quickest_lately() -> None:
     t = [0.0]
-    delay = ServiceDelay(slot_s=0.1, recent_slots=3, baseline_slots=100, now=lambda: t[0])
+    delay = ServiceDelay(
+        slot_s=0.1, recent_slots=3, baseline_slots=100, min_samples=4, now=lambda: t[0]
+    )
     assert delay.delay() == 0.0  # nothing served
     for _ in range(20):  # two seconds of quick requests (and some slow ones)
         delay.observe(0.004)
@@ -190,6 +217,12 @@ def test_the_service_delay_is_the_quickest_recent_request_over_the_quickest_late
     assert delay.delay() == pytest.approx(0.020)
     delay.observe(30.0)  # a long poll's wait: not service
     assert delay.delay() == pytest.approx(0.020)
+    t[0] += 0.2  # two slots without a request: too few served lately to tell
+    delay.observe(0.070)
+    assert delay.delay() == 0.0
+    for _ in range(5):
+        delay.observe(0.070)
+    assert delay.delay() == pytest.approx(0.066)  # enough now, every one of them slow
     t[0] += 20  # the quick past is out of the window: the new normal
     for _ in range(5):
         delay.observe(0.024)
