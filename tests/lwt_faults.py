@@ -53,6 +53,8 @@ _BY_CQL: tuple[tuple[str, str], ...] = (
     (".queues SET", "replace_queue"),
     ("INTO {ks}.fifo_dedup", "claim_dedup"),
     (".fifo_dedup USING TTL ? SET monoton", "replace_dedup"),
+    ("INTO {ks}.fifo_group_dedup", "claim_group_dedup"),
+    (".fifo_group_dedup USING TTL ? SET monoton", "replace_group_dedup"),
     ("INTO {ks}.subscriptions", "insert_subscription"),
     # Sent only in their batches (insert_sub_deliveries, cas_sub_deliveries); named here too
     # as every prepared LWT must be.
@@ -71,12 +73,13 @@ _BATCH_BY_CQL: tuple[tuple[str, str], ...] = (
     ("acked = true, dead_lettered", "cas_messages"),
     ("subscription_deliveries (queue_id", "insert_sub_deliveries"),
     (".subscription_deliveries SET", "cas_sub_deliveries"),
+    ("fifo_group_dedup (queue_id", "claim_group_dedup"),
 )
 # Every LWT primitive the engine sends, in a stable order (parametrized test ids): all of
 # the store's (the v2 batch ones by its receive of N, batch ack and visibility change).
 # The FIFO queues' own (deduplication claims) are covered by tests/engine/test_fifo_lwt_timeouts.py,
 # on a FIFO workload; the matrix's workload is a standard queue's.
-FIFO_LWTS = frozenset({"claim_dedup", "replace_dedup"})
+FIFO_LWTS = frozenset({"claim_dedup", "replace_dedup", "claim_group_dedup", "replace_group_dedup"})
 # Likewise the subscriptions' (tests/engine/test_subscriptions_lwt_timeouts.py).
 SUBSCRIPTION_LWTS = frozenset(
     {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import click
 
 from cassieq.cli.common import err as _err
@@ -56,6 +58,13 @@ from cassieq.config import Settings
     help="FIFO sends carry a deduplication id (the body); without: what deduplication costs.",
 )
 @click.option(
+    "--dedup-scope",
+    type=click.Choice(["queue", "messageGroup"]),
+    default="queue",
+    show_default=True,
+    help="The FIFO queue's deduplication scope (messageGroup: a group's ids claimed together).",
+)
+@click.option(
     "--keyspace",
     default="cassieq_bench_fifo",
     show_default=True,
@@ -72,6 +81,7 @@ def fifo(
     rounds: int,
     partitions: int,
     dedup_ids: bool,
+    dedup_scope: Literal["queue", "messageGroup"],
     keyspace: str,
 ) -> None:
     """FIFO e2e (messages acked per second) with --groups groups against a standard queue's,
@@ -93,6 +103,7 @@ def fifo(
         rounds=rounds,
         partitions=partitions,
         dedup_ids=dedup_ids,
+        dedup_scope=dedup_scope,
     )
     result = asyncio.run(
         run_fifo_bench(Settings.from_env(), keyspace=keyspace, bench=bench, say=_err)

@@ -440,6 +440,33 @@ class Store(SharedSubscriptionRows, Protocol):
         """Record that the claim's message is written (a plain write)."""
         ...
 
+    async def read_group_dedup(
+        self, queue: QueueId, group: str, keys: Sequence[str]
+    ) -> dict[str, DedupClaim]:
+        """The kept claims of these keys of a queue deduplicated by message group (schema
+        0017: one partition per group), by key; a key with none is left out."""
+        ...
+
+    async def claim_group_dedup(
+        self, queue: QueueId, group: str, claims: Sequence[DedupClaim], ttl_s: int
+    ) -> dict[str, DedupClaim]:
+        """Claim each key of ``claims`` of which no claim is kept (one compare-and-set per
+        round, resolved like every other): the kept claims of the keys this call did not
+        claim, by key; the others are this call's."""
+        ...
+
+    async def replace_group_dedup(
+        self, queue: QueueId, group: str, expected_tag: str, claim: DedupClaim, ttl_s: int
+    ) -> bool:
+        """``replace_dedup`` for a queue deduplicated by message group."""
+        ...
+
+    async def mark_group_dedup_written(
+        self, queue: QueueId, group: str, keys: Sequence[str], ttl_s: int
+    ) -> None:
+        """Record that these claims' messages are written (one plain write)."""
+        ...
+
     async def write_receive_attempt(
         self, queue: QueueId, attempt_id: str, now: int, answer: bytes, ttl_s: int
     ) -> None: ...

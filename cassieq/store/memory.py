@@ -66,6 +66,7 @@ class MemoryStore(MemoryFifo, MemorySubscriptions, MemorySharedSubscriptions):
         self._groups: dict[tuple[QueueId, str], set[int]] = {}
         self._group_ids: dict[QueueId, set[str]] = {}  # schema 0016
         self._dedup: dict[tuple[QueueId, str], DedupClaim] = {}
+        self._group_dedup: dict[tuple[QueueId, str, str], DedupClaim] = {}  # schema 0017
         self._attempts: dict[tuple[QueueId, str], tuple[int, bytes]] = {}
         self._subscriptions = {}  # schema 0014 (memory_subscriptions.py)
         self._sub_deliveries = {}  # schema 0015 (memory_shared.py)

@@ -1,8 +1,10 @@
-"""The memory store's FIFO rows (the same protocol as schemas 0013 and 0016). No TTLs here:
+"""The memory store's FIFO rows (the same protocol as schemas 0013, 0016 and 0017). No TTLs here:
 the engine judges a claim's or an attempt's age, and a group's row is kept as long as the
 store."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import msgspec
 
@@ -16,6 +18,7 @@ class MemoryFifo:
     _groups: dict[tuple[QueueId, str], set[int]]
     _group_ids: dict[QueueId, set[str]]
     _dedup: dict[tuple[QueueId, str], DedupClaim]
+    _group_dedup: dict[tuple[QueueId, str, str], DedupClaim]
     _attempts: dict[tuple[QueueId, str], tuple[int, bytes]]
 
     async def add_group_messages(
@@ -62,6 +65,43 @@ class MemoryFifo:
         stored = self._dedup.get((queue, key))
         if stored is not None:  # a plain write: whatever claim is kept now is marked
             self._dedup[(queue, key)] = msgspec.structs.replace(stored, written=True)
+
+    async def read_group_dedup(
+        self, queue: QueueId, group: str, keys: Sequence[str]
+    ) -> dict[str, DedupClaim]:
+        found = ((k, self._group_dedup.get((queue, group, k))) for k in keys)
+        return {k: claim for k, claim in found if claim is not None}
+
+    async def claim_group_dedup(
+        self, queue: QueueId, group: str, claims: Sequence[DedupClaim], ttl_s: int
+    ) -> dict[str, DedupClaim]:
+        held: dict[str, DedupClaim] = {}
+        for claim in claims:
+            stored = self._group_dedup.get((queue, group, claim.key))
+            if stored is None:
+                self._group_dedup[(queue, group, claim.key)] = claim
+            else:
+                held[claim.key] = stored
+        return held
+
+    async def replace_group_dedup(
+        self, queue: QueueId, group: str, expected_tag: str, claim: DedupClaim, ttl_s: int
+    ) -> bool:
+        stored = self._group_dedup.get((queue, group, claim.key))
+        if stored is None or stored.tag != expected_tag:
+            return False
+        self._group_dedup[(queue, group, claim.key)] = claim
+        return True
+
+    async def mark_group_dedup_written(
+        self, queue: QueueId, group: str, keys: Sequence[str], ttl_s: int
+    ) -> None:
+        for key in keys:
+            stored = self._group_dedup.get((queue, group, key))
+            if stored is not None:
+                self._group_dedup[(queue, group, key)] = msgspec.structs.replace(
+                    stored, written=True
+                )
 
     async def write_receive_attempt(
         self, queue: QueueId, attempt_id: str, now: int, answer: bytes, ttl_s: int

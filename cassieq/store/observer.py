@@ -41,6 +41,8 @@ LWT_PRIMITIVES = frozenset(
         "ack_messages",
         "claim_dedup",  # FIFO (schema 0013)
         "replace_dedup",
+        "claim_group_dedup",  # FIFO, deduplication by group (schema 0017)
+        "replace_group_dedup",
         "insert_subscription",  # subscriptions (schema 0014)
         "cas_subscription_position",
         "cas_subscription",  # shared subscriptions (schema 0015)

@@ -6,6 +6,7 @@ dead-letter queue); receive attempts answered again."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import uuid
 from collections import defaultdict
@@ -13,10 +14,11 @@ from typing import Any, cast
 
 import pytest
 
-from cassieq.engine import FakeClock, QueueEngine
+from cassieq.engine import CallCounter, FakeClock, QueueEngine
 from cassieq.engine.context import Tuning
 from cassieq.engine.errors import FifoCannotChange, InvalidArgument
-from cassieq.engine.life.fifo import DEDUP_INTERVAL_MS, HOLE_MS, sequence_number
+from cassieq.engine.life.fifo import HOLE_MS, sequence_number
+from cassieq.engine.life.fifo_dedup import DEDUP_INTERVAL_MS
 from cassieq.model import OutgoingMessage, QueueDefinition
 from cassieq.store.base import DedupClaim, Store
 from tests.engine.conftest import make_queue
@@ -46,7 +48,7 @@ def _msg(group: str, body: str, dedup: str | None = None) -> OutgoingMessage:
 async def _fifo(
     engine: QueueEngine, account: str, name: str = "q", **options: object
 ) -> QueueDefinition:
-    return await make_queue(engine, account, name, fifo=True, bucket_size=4, **options)
+    return await make_queue(engine, account, name, **{"fifo": True, "bucket_size": 4, **options})
 
 
 async def test_a_group_is_delivered_in_order_and_waits_while_it_is_in_flight(
@@ -222,6 +224,65 @@ async def test_content_based_deduplication_and_the_group_scope(
     await _fifo(engine, account, "q3")
     x, y = await engine.send(account, "q3", [_msg("g", "same"), _msg("g", "same")])
     assert not x.duplicate and not y.duplicate and x.monoton != y.monoton
+
+
+async def test_a_group_scoped_queue_claims_a_groups_keys_together(
+    engine: QueueEngine, account: str, clock: FakeClock, calls: CallCounter
+) -> None:
+    """Scope messageGroup: the keys a send has for a group are read in one read, claimed
+    in one compare-and-set and marked written in one write (scope queue: one each per key);
+    a key is the group's, and every rule of deduplication holds as with scope queue."""
+    # Buckets of 16: the batch is one bucket's write (the marks are per bucket written).
+    await _fifo(engine, account, deduplication_scope="messageGroup", bucket_size=16)
+    batch = [_msg("g", f"g{i}", f"d{i}") for i in range(7)] + [
+        _msg("h", f"h{i}", f"d{i}") for i in range(3)
+    ]
+    calls.reset()
+    first = await engine.send(account, "q", batch)
+    assert not any(s.duplicate for s in first)
+    assert len({s.monoton for s in first}) == 10  # d0 of g and d0 of h: two messages
+    # Two groups: two of each, whatever the number of keys.
+    assert calls.calls["read_group_dedup"] == 2
+    assert calls.calls["claim_group_dedup"] == 2
+    assert calls.calls["mark_group_dedup_written"] == 2
+    assert calls.calls["read_dedup"] == calls.calls["claim_dedup"] == 0
+    # A retry of the whole batch, and of a part of it with a new key among them.
+    again = await engine.send(account, "q", batch)
+    assert all(s.duplicate for s in again)
+    assert [s.monoton for s in again] == [s.monoton for s in first]
+    mixed = await engine.send(account, "q", [_msg("g", "g7", "d7"), _msg("g", "g1?", "d1")])
+    assert [s.duplicate for s in mixed] == [False, True]
+    assert mixed[1].monoton == first[1].monoton
+    bodies: dict[str, list[str]] = {}
+    while got := await engine.receive(account, "q", 10, LEASE_S):
+        for d in got:
+            bodies.setdefault(d.group or "", []).append(d.message)
+        await engine.ack_batch(account, "q", [d.receipt for d in got])
+    assert bodies == {"g": [f"g{i}" for i in range(8)], "h": ["h0", "h1", "h2"]}
+    # After the interval the keys are free again (the kept claims are replaced).
+    clock.advance(DEDUP_INTERVAL_MS / 1000 + 1)
+    later = await engine.send(account, "q", batch[:2])
+    assert not any(s.duplicate for s in later)
+    assert min(s.monoton for s in later) > max(s.monoton for s in mixed)
+    [retried] = await engine.send(account, "q", batch[1:2])
+    assert retried.duplicate and retried.monoton == later[1].monoton
+
+
+@pytest.mark.parametrize("scope", ["queue", "messageGroup"])
+async def test_one_key_sent_twice_at_once_is_stored_once(
+    engine: QueueEngine, account: str, scope: str
+) -> None:
+    """Two sends of one key at once (two calls whose puts are written together): one
+    message, both answered with it."""
+    await _fifo(engine, account, deduplication_scope=scope)
+    sends = [engine.send(account, "q", [_msg("g", f"try {i}", "k")]) for i in range(4)]
+    answers = [a for [a] in await asyncio.gather(*sends)]
+    assert len({(a.partition, a.monoton) for a in answers}) == 1
+    [stored] = [i for i, a in enumerate(answers) if not a.duplicate]
+    got = await engine.receive(account, "q", 10, LEASE_S)
+    assert [d.message for d in got] == [f"try {stored}"]
+    await engine.ack_batch(account, "q", [d.receipt for d in got])
+    assert await engine.receive(account, "q", 10, LEASE_S) == []
 
 
 async def test_a_retry_finishes_a_first_send_that_died_before_writing(

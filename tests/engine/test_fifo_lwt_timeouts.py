@@ -1,8 +1,9 @@
 """A FIFO queue through LWT timeouts, on the real Cassandra node (issue 37).
 
 FIFO adds two compare-and-sets: a send's claim of its deduplication id (INSERT IF NOT
-EXISTS) and the replacement of a claim older than the 5-minute interval (or of one whose
-message was never written). Each times out here before it ran (not applied) and after it
+EXISTS; with deduplication by message group, one conditional batch of a group's ids) and
+the replacement of a claim older than the 5-minute interval (or of one whose message was
+never written). Each times out here before it ran (not applied) and after it
 ran (applied, the answer lost), every other time — and so do the engine's own LWTs that a
 FIFO send and receive run through (the monoton, the insert, the takes, the acks) — while a
 workload sends four groups over two partitions with every send retried once with its
@@ -16,11 +17,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Literal
 
 import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
-from cassieq.engine.life.fifo import DEDUP_INTERVAL_MS
+from cassieq.engine.life.fifo_dedup import DEDUP_INTERVAL_MS
 from cassieq.model import Delivery, OutgoingMessage, QueueOptions
 from cassieq.store.cassandra import CassandraStore, LwtRetry
 from tests.lwt_faults import Mode, TimeoutInjectingStore
@@ -35,6 +37,13 @@ PRIMITIVES = (
     "cas_messages",
     "ack_messages",
 )
+# A queue deduplicated by message group claims in its own table (schema 0017): its claims
+# (one conditional batch per group), their replacement, and the put's own LWTs beside them.
+Scope = Literal["queue", "messageGroup"]
+CASES: list[tuple[str, Scope]] = [(p, "queue") for p in PRIMITIVES] + [
+    (p, "messageGroup")
+    for p in ("claim_group_dedup", "replace_group_dedup", "cas_monoton", "insert_messages")
+]
 
 
 @dataclass
@@ -101,16 +110,20 @@ async def _consume(engine: QueueEngine, account: str, ledger: Ledger, rounds: in
 
 
 @pytest.mark.parametrize("mode", ["before", "after"])
-@pytest.mark.parametrize("primitive", PRIMITIVES)
+@pytest.mark.parametrize(("primitive", "scope"), CASES)
 async def test_a_fifo_queue_through_lwt_timeouts(
-    cassandra_store: CassandraStore, primitive: str, mode: Mode
+    cassandra_store: CassandraStore, primitive: str, scope: Scope, mode: Mode
 ) -> None:
     store = TimeoutInjectingStore.beside(cassandra_store, lwt_retry=LwtRetry(base_s=0.001))
     clock = FakeClock()
     engine = QueueEngine(store, clock)
     account = f"ft-{uuid.uuid4().hex[:10]}"
     await engine.accounts.create(account)
-    await engine.create_queue(account, "q", QueueOptions(fifo=True, bucket_size=3, partitions=2))
+    await engine.create_queue(
+        account,
+        "q",
+        QueueOptions(fifo=True, bucket_size=3, partitions=2, deduplication_scope=scope),
+    )
     store.inject(primitive, mode, every=2)
     ledger = Ledger(clock)
     await _send_round(engine, account, ledger, "a")

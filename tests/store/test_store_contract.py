@@ -746,6 +746,37 @@ async def test_a_deduplication_key_is_claimed_once_and_replaced_by_its_tag(
     assert await store.read_dedup(queue, "another") is None
 
 
+@covers("read_group_dedup", "claim_group_dedup", "replace_group_dedup", "mark_group_dedup_written")
+async def test_a_groups_deduplication_keys_are_claimed_together_once_each(
+    store: Store, queue: QueueId
+) -> None:
+    assert await store.read_group_dedup(queue, "g", ["a", "b"]) == {}
+    # Keys of one group claimed in one call: each claimed once.
+    first = _claim("a", 4, "t1")
+    assert await store.claim_group_dedup(queue, "g", [first], 360) == {}
+    mixed = [_claim("a", 5, "t2"), _claim("b", 6, "t2"), _claim("c", 7, "t2")]
+    held = await store.claim_group_dedup(queue, "g", mixed, 360)  # a is held, b and c are new
+    assert {k: (c.monoton, c.tag, c.partition) for k, c in held.items()} == {"a": (4, "t1", 1)}
+    assert held["a"].row == first.row and not held["a"].written
+    found = await store.read_group_dedup(queue, "g", ["a", "b", "c", "d"])
+    assert {k: (c.monoton, c.tag) for k, c in found.items()} == {
+        "a": (4, "t1"), "b": (6, "t2"), "c": (7, "t2"),
+    }  # fmt: skip
+    # Another group's keys, and the queue-wide table's, are apart.
+    assert await store.read_group_dedup(queue, "other", ["a"]) == {}
+    assert await store.claim_group_dedup(queue, "other", [_claim("a", 9, "t3")], 360) == {}
+    assert await store.read_dedup(queue, "a") is None
+    await store.mark_group_dedup_written(queue, "g", ["b", "c"], 360)
+    found = await store.read_group_dedup(queue, "g", ["a", "b", "c"])
+    assert {k: c.written for k, c in found.items()} == {"a": False, "b": True, "c": True}
+    # Replaced only while the stored claim is still the expected one.
+    assert not await store.replace_group_dedup(queue, "g", "t-other", _claim("a", 11, "t4"), 360)
+    assert await store.replace_group_dedup(queue, "g", "t1", _claim("a", 11, "t4"), 360)
+    again = (await store.read_group_dedup(queue, "g", ["a"]))["a"]
+    assert (again.monoton, again.tag, again.written) == (11, "t4", False)
+    assert (await store.read_group_dedup(queue, "other", ["a"]))["a"].monoton == 9
+
+
 @covers("write_receive_attempt", "read_receive_attempt")
 async def test_a_receive_attempt_is_kept_with_its_time(store: Store, queue: QueueId) -> None:
     assert await store.read_receive_attempt(queue, "a1") is None

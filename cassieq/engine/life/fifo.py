@@ -18,14 +18,14 @@ decides who delivers it; the entries only decide whether it may be tried. Two se
 both admit a group's head at once; only one takes it, and neither admits the message after
 it while the head is unretired.
 
-Deduplication: a send with a key first looks for the key's claim (a plain read: a retry
-costs no monoton, and leaves no hole for the reader to wait out); otherwise its put claims
-the key (INSERT IF NOT EXISTS, 5 minutes) with the monoton it was given and the message
-itself, then writes the message and marks the claim written. A duplicate is answered with
-the first send's message, which it writes itself (the same insert, a no-op if there) when
-the claim is not yet marked written, so a first send that died half way is finished, never
-lost; and if that message's bucket was finalized without it (a hole), the retry stores it
-at a new monoton.
+Deduplication (its claims' tables by scope: life/fifo_dedup.py): a send with a key first
+looks for the key's claim (a plain read: a retry costs no monoton, and leaves no hole for
+the reader to wait out); otherwise its put claims the key (INSERT IF NOT EXISTS, 5 minutes)
+with the monoton it was given and the message itself, then writes the message and marks the
+claim written. A duplicate is answered with the first send's message, which it writes
+itself (the same insert, a no-op if there) when the claim is not yet marked written, so a
+first send that died half way is finished, never lost; and if that message's bucket was
+finalized without it (a hole), the retry stores it at a new monoton.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ import msgspec
 
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import Contention, InvalidArgument
+from cassieq.engine.life.fifo_dedup import Claims
 from cassieq.engine.life.fifo_groups import GroupList
 from cassieq.engine.recent import Recent
 from cassieq.model import (
@@ -56,8 +57,6 @@ from cassieq.tokens import new_token
 _decode_deliveries = msgspec.msgpack.Decoder(list[Delivery]).decode
 _encode = msgspec.msgpack.Encoder().encode
 
-DEDUP_INTERVAL_MS = 5 * 60 * 1000
-DEDUP_TTL_S = 6 * 60  # the rows outlive the interval a little: the engine judges the age
 ATTEMPT_INTERVAL_MS = 5 * 60 * 1000
 ATTEMPT_TTL_S = 6 * 60
 # An entry without its message, older than this, is a hole (its put died before writing).
@@ -113,10 +112,6 @@ def group_ttl_s(queue: QueueDefinition) -> int:
     return queue.options.message_retention_seconds + GROUP_TTL_MARGIN_S
 
 
-def fresh(claim: DedupClaim, now: int) -> bool:
-    return now - claim.created_at < DEDUP_INTERVAL_MS
-
-
 class Fifo:
     """The group gate (deliveries) and deduplication (puts) of this server's FIFO queues."""
 
@@ -143,6 +138,7 @@ class Fifo:
             OrderedDict()
         )
         self.group_list = GroupList(ctx)
+        self.claims = Claims(ctx)
 
     # ----------------------------------------------------------------- deliveries
     def blocked(self, queue: QueueDefinition, row: MessageRow) -> bool:
@@ -322,50 +318,6 @@ class Fifo:
         await asyncio.gather(*(self._forget(queue.id, g, ms) for g, ms in removals.items()))
 
     # ----------------------------------------------------------------- puts
-    async def find_duplicates(
-        self, queue: QueueDefinition, keys: Sequence[str | None]
-    ) -> list[DedupClaim | None]:
-        """The fresh claim of each key (None: no key, or none kept). Claims are the whole
-        queue's (a key's scope is the queue or its group, whichever partition)."""
-        store, now = self._ctx.store, self._ctx.clock.now()
-
-        async def one(key: str | None) -> DedupClaim | None:
-            if key is None:
-                return None
-            claim = await store.read_dedup(queue.id.whole, key)
-            return claim if claim is not None and fresh(claim, now) else None
-
-        return list(await asyncio.gather(*(one(k) for k in keys)))
-
-    async def claim(
-        self, queue: QueueDefinition, key: str, row: MessageRow, partition: int
-    ) -> DedupClaim | None:
-        """Claim the key for ``row`` (None: claimed) or the fresh claim that holds it."""
-        ctx, now = self._ctx, self._ctx.clock.now()
-        mine = DedupClaim(
-            key=key, monoton=row.monoton, partition=partition, tag=new_token(), created_at=now,
-            row=row,
-        )  # fmt: skip
-        whole = queue.id.whole
-        for _ in range(ctx.tuning.max_cas_attempts):
-            held = await ctx.store.claim_dedup(mine, whole, DEDUP_TTL_S)
-            if held is None:
-                return None
-            if fresh(held, now):
-                return held
-            # Older than the interval (the memory store keeps no TTL): take its place.
-            if await ctx.store.replace_dedup(whole, held.tag, mine, DEDUP_TTL_S):
-                return None
-        raise Contention(f"could not claim a deduplication id of {queue.id}")
-
-    async def written(self, queue: QueueDefinition, key: str) -> None:
-        """The claim's message is stored (a plain write; a lost one costs a retry a
-        no-op insert)."""
-        try:
-            await self._ctx.store.mark_dedup_written(queue.id.whole, key, DEDUP_TTL_S)
-        except StoreError as exc:
-            self._ctx.log.info("fifo_dedup_mark_failed", queue=str(queue.id), error=str(exc))
-
     async def add_entries(self, queue: QueueDefinition, rows: Sequence[MessageRow]) -> None:
         """Record the rows in their groups (before they are written)."""
         now, ttl = self._ctx.clock.now(), group_ttl_s(queue)
@@ -393,7 +345,6 @@ class Fifo:
         without it (a hole: its sender never had an answer)."""
         ctx = self._ctx
         ctx.observers.deduplicated(queue, 1)
-        whole = queue.id.whole
         for _ in range(ctx.tuning.max_cas_attempts):
             if claim.written:
                 return claim
@@ -406,7 +357,7 @@ class Fifo:
                     pid, row.group, [row.monoton], now, group_ttl_s(queue)
                 )
             if await ctx.store.insert_messages(pid, bucket, [row], now):
-                await self.written(queue, claim.key)
+                await self.claims.written(queue, [(claim.key, row.group)])
                 return claim
             if await ctx.store.read_message(pid, bucket, claim.monoton) is not None:
                 return claim  # written by the first send, its bucket finished since
@@ -414,10 +365,10 @@ class Fifo:
             again = msgspec.structs.replace(
                 claim, monoton=moved.monoton, tag=new_token(), row=moved
             )
-            if await ctx.store.replace_dedup(whole, claim.tag, again, DEDUP_TTL_S):
+            if await self.claims.replace(queue, claim.tag, again):
                 claim = again
                 continue
-            held = await ctx.store.read_dedup(whole, claim.key)
+            held = await self.claims.read(queue, claim)
             if held is None:
                 raise Contention(f"the deduplication id of {queue.id} expired while answered")
             claim = held

@@ -45,6 +45,8 @@ class _Put:
     group: str | None = None
     dedup_key: str | None = None
     duplicate_of: int | None = None
+    # A put of the key another put in its group claims: answered as that one is.
+    follows: _Put | None = None
 
 
 class Publisher:
@@ -126,7 +128,10 @@ class Publisher:
         # hole's grace (2 s) at each: a three-node fifo-check's reader fell 75 buckets
         # behind on its 5 % of retries (the statistics of its empty queue showed 1,487).
         keys = [fifo.dedup_key(options, m) for m in messages]
-        known = await self.fifo.find_duplicates(queue, keys) if any(keys) else [None] * len(keys)
+        groups = [m.group for m in messages]
+        known = (
+            await self.fifo.claims.find(queue, keys, groups) if any(keys) else [None] * len(keys)
+        )
         answers: dict[int, tuple[MessageRow, int | None]] = {}
         for index, claim in enumerate(known):
             if claim is not None:
@@ -188,7 +193,7 @@ class Publisher:
                     self._waiting.setdefault(queue, [])[:0] = rest
                 await self._write(group)
                 # Puts whose bucket was finalized under them join the next group.
-                retry = [p for p in group if not p.done.done()]
+                retry = [p for p in group if not p.done.done() and p.follows is None]
                 if retry:
                     self._waiting.setdefault(queue, [])[:0] = retry
         finally:
@@ -267,15 +272,26 @@ class Publisher:
         """FIFO: claim each keyed put's deduplication key (a put that finds a fresh claim is
         answered with that claim's message, its own monoton left a hole) and record the rest
         in their groups, before anything is written (engine/life/fifo.py); the pairs left."""
-        keyed = [(put, row) for put, row in pairs if put.dedup_key is not None]
-        claims = await asyncio.gather(
-            *(
-                self.fifo.claim(queue, put.dedup_key or "", row, queue.partition)
-                for put, row in keyed
-            ),
-            return_exceptions=True,
-        )
+        # A key twice among the waiting puts (two sends of it at once, from two calls):
+        # the later put is answered with the first's message once that is written, and
+        # claims nothing (a duplicate answered before the first's write would write the
+        # first's row itself, and the first's batch would then find its row taken).
+        firsts: dict[str, _Put] = {}
+        keyed: list[tuple[_Put, MessageRow]] = []
         dropped: set[int] = set()
+        for put, row in pairs:
+            if put.dedup_key is None:
+                continue
+            first = firsts.setdefault(put.dedup_key, put)
+            if first is put:
+                keyed.append((put, row))
+            else:
+                dropped.add(id(put))
+                put.follows = first
+                _answer_with(put, first, queue.partition)
+        claims = await self.fifo.claims.claim(
+            queue, [(put.dedup_key or "", row) for put, row in keyed], queue.partition
+        )
         for (put, _), held in zip(keyed, claims, strict=True):
             if held is None:
                 continue
@@ -300,13 +316,26 @@ class Publisher:
     async def _claims_written(
         self, queue: QueueDefinition, items: list[tuple[_Put, MessageRow]]
     ) -> None:
-        await asyncio.gather(
-            *(
-                self.fifo.written(queue, put.dedup_key)
-                for put, _ in items
-                if put.dedup_key is not None
-            )
-        )
+        keyed = [(put.dedup_key, put.group) for put, _ in items if put.dedup_key is not None]
+        if keyed:
+            await self.fifo.claims.written(queue, keyed)
+
+
+def _answer_with(put: _Put, first: _Put, partition: int) -> None:
+    """``put`` is answered as ``first`` is: a duplicate of its message, or its failure."""
+
+    def answer(done: asyncio.Future[MessageRow]) -> None:
+        if put.done.done():
+            return
+        if done.cancelled():
+            put.done.cancel()
+        elif (exc := done.exception()) is not None:
+            put.done.set_exception(exc)
+        else:
+            put.duplicate_of = partition if first.duplicate_of is None else first.duplicate_of
+            put.done.set_result(done.result())
+
+    first.done.add_done_callback(answer)
 
 
 def _outcome(put: _Put, row: MessageRow) -> tuple[MessageRow, int | None]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any
 
 from cassieq.store.base import LwtUndecided
@@ -40,11 +40,21 @@ class Verdict(enum.Enum):
 RowsOf = Callable[[list[int]], Awaitable[list[Any]]]
 # (entry index, its row as stored) -> whether the entry's condition holds on it
 RowTest = Callable[[int, Any], bool]
+# A row's clustering key, as an entry names it (None: a row of no entry)
+KeyOf = Callable[[Any], Hashable | None]
+
+
+def monoton_of(row: Any) -> int | None:
+    # A partition with only its static markers answers a row without a monoton. A
+    # partition with no row at all (a bucket deleted once finished, one never written)
+    # answers "not applied" with the [applied] column alone: no monoton column either.
+    m = getattr(row, "monoton", None)
+    return None if m is None else int(m)
 
 
 async def run_batch_lwt(
     primitive: str,
-    monotons: Sequence[int],
+    monotons: Sequence[Hashable],
     send: RowsOf,
     read: RowsOf,
     holds: RowTest,
@@ -53,10 +63,13 @@ async def run_batch_lwt(
     retry: LwtRetry,
     observer: LwtObserver,
     absent_holds: bool = False,
+    key_of: KeyOf = monoton_of,
 ) -> list[bool]:
     """Send the entries' conditional batch in rounds until each is decided; for each
     entry (in order) whether this call's change was applied. ``absent_holds``: the
     conditions are IF NOT EXISTS (no row: the condition holds; a row: it does not).
+    ``monotons``: the entries' clustering keys (monotons, unless ``key_of`` reads
+    another column of a row).
 
     ``send`` sends the batch of the given entries; ``read`` reads their rows at SERIAL
     (an absent row is not returned); ``holds`` tests an entry's condition on its row as
@@ -69,7 +82,7 @@ async def run_batch_lwt(
     while pending:
         verdicts = await _round(
             primitive, monotons, pending, send, read, holds, ours, retry=retry,
-            observer=observer, absent_holds=absent_holds,
+            observer=observer, absent_holds=absent_holds, key_of=key_of,
         )  # fmt: skip
         for i, verdict in verdicts.items():
             applied[i] = verdict is Verdict.APPLIED
@@ -88,7 +101,7 @@ async def run_batch_lwt(
 
 async def _round(
     primitive: str,
-    monotons: Sequence[int],
+    monotons: Sequence[Hashable],
     entries: list[int],
     send: RowsOf,
     read: RowsOf,
@@ -98,6 +111,7 @@ async def _round(
     retry: LwtRetry,
     observer: LwtObserver,
     absent_holds: bool,
+    key_of: KeyOf,
 ) -> dict[int, Verdict]:
     """One batch of ``entries`` until its outcome is known; each entry's verdict."""
     answer: list[Any] = []
@@ -111,7 +125,7 @@ async def _round(
     async def resolve() -> Outcome:
         read_back.clear()
         read_back.update(
-            _verdicts(entries, monotons, await read(entries), holds, ours, absent_holds)
+            _verdicts(entries, monotons, await read(entries), holds, key_of, ours, absent_holds)
         )
         seen = set(read_back.values())
         if seen == {Verdict.APPLIED}:
@@ -129,20 +143,21 @@ async def _round(
         return dict(read_back)  # settled by the read back
     # Cassandra answered "not applied": nothing of the batch is written, and the answer
     # rows carry the condition's columns of every conditioned row that exists.
-    return _verdicts(entries, monotons, answer, holds, None, absent_holds)
+    return _verdicts(entries, monotons, answer, holds, key_of, None, absent_holds)
 
 
 def _verdicts(
     entries: list[int],
-    monotons: Sequence[int],
+    monotons: Sequence[Hashable],
     rows: list[Any],
     holds: RowTest,
+    key_of: KeyOf,
     ours: RowTest | None = None,
     absent_holds: bool = False,
 ) -> dict[int, Verdict]:
     """Each entry's verdict on rows as stored: carrying its change (with ``ours``: rows
     read back), its condition holding, or neither (stale, or no row)."""
-    found = _by_monoton(rows)
+    found = {key: r for r in rows if (key := key_of(r)) is not None}
     verdicts: dict[int, Verdict] = {}
     for i in entries:
         row = found.get(monotons[i])
@@ -153,10 +168,3 @@ def _verdicts(
         else:
             verdicts[i] = Verdict.HOLDS if holds(i, row) else Verdict.REJECTED
     return verdicts
-
-
-def _by_monoton(rows: list[Any]) -> dict[int, Any]:
-    # A partition with only its static markers answers a row without a monoton. A
-    # partition with no row at all (a bucket deleted once finished, one never written)
-    # answers "not applied" with the [applied] column alone: no monoton column either.
-    return {int(m): r for r in rows if (m := getattr(r, "monoton", None)) is not None}

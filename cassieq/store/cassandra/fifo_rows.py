@@ -1,15 +1,17 @@
-"""The store's FIFO rows (schemas 0013, 0016): group entries, the groups, deduplication
-claims, receive attempts."""
+"""The store's FIFO rows (schemas 0013, 0016, 0017): group entries, the groups,
+deduplication claims (by queue, and by group), receive attempts."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 from cassandra.query import BatchStatement, BatchType
 
 from cassieq.model import MessageRow, QueueId
-from cassieq.store.base import DedupClaim
+from cassieq.store.base import DedupClaim, LwtUndecided
+from cassieq.store.cassandra.batch_lwt import run_batch_lwt
 from cassieq.store.cassandra.binding import add_prepared
 from cassieq.store.cassandra.execution import APPLIED, CONTENDED, REJECTED, CassandraBase
 from cassieq.store.cassandra.lwt import Outcome
@@ -28,6 +30,11 @@ def _claim_of(key: str, r: Any) -> DedupClaim:
         row=_decode_row(r.message),
         written=bool(r.written),
     )
+
+
+def _claims_of(rows: list[Any]) -> dict[str, DedupClaim]:
+    # A row whose claim is gone but for a late `written` cell has no tag: no claim.
+    return {r.dedup_key: _claim_of(r.dedup_key, r) for r in rows if r.tag is not None}
 
 
 class FifoRows(CassandraBase):
@@ -108,6 +115,93 @@ class FifoRows(CassandraBase):
 
     async def mark_dedup_written(self, queue: QueueId, key: str, ttl_s: int) -> None:
         await self._run(self._q.dedup_mark_written, (ttl_s, str(queue), key))
+
+    # --------------------------------------------- deduplication by group (0017)
+    async def read_group_dedup(
+        self, queue: QueueId, group: str, keys: Sequence[str]
+    ) -> dict[str, DedupClaim]:
+        if not keys:
+            return {}
+        rows = await self._run(self._q.group_dedup_read, (str(queue), group, list(keys)))
+        return _claims_of(rows)
+
+    async def _group_dedup_serial(
+        self, queue: QueueId, group: str, keys: Sequence[str]
+    ) -> dict[str, DedupClaim]:
+        rows = await self._read_serial(self._q.group_dedup_read, (str(queue), group, list(keys)))
+        return _claims_of(rows)
+
+    async def claim_group_dedup(
+        self, queue: QueueId, group: str, claims: Sequence[DedupClaim], ttl_s: int
+    ) -> dict[str, DedupClaim]:
+        """One conditional batch on the group's partition (``batch_lwt``: all or nothing,
+        so a round that finds some keys claimed goes again with the others), then the kept
+        claims of the keys this call did not claim, read at SERIAL as the condition saw them."""
+        qid, pending = str(queue), list(claims)
+        held: dict[str, DedupClaim] = {}
+        for _ in range(self._lwt_retry.attempts):
+            if not pending:
+                return held
+            keys = [c.key for c in pending]
+
+            async def send(indexes: list[int], todo: list[DedupClaim] = pending) -> list[Any]:
+                batch = BatchStatement(batch_type=BatchType.UNLOGGED)
+                for i in indexes:
+                    c = todo[i]
+                    add_prepared(batch, self._q.group_dedup_claim, (
+                        qid, group, c.key, c.monoton, c.partition, c.tag, c.created_at,
+                        c.written, _encode(c.row), ttl_s,
+                    ))  # fmt: skip
+                return await self._once(batch, ())
+
+            async def read(indexes: list[int], keys: list[str] = keys) -> list[Any]:
+                return await self._read_serial(
+                    self._q.group_dedup_read, (qid, group, [keys[i] for i in indexes])
+                )
+
+            def ours(i: int, row: Any, todo: list[DedupClaim] = pending) -> bool:
+                return bool(row.tag == todo[i].tag)
+
+            applied = await run_batch_lwt(
+                "claim_group_dedup", keys, send, read, lambda i, row: False, ours,
+                retry=self._lwt_retry, observer=self.observer, absent_holds=True,
+                key_of=lambda row: getattr(row, "dedup_key", None),
+            )  # fmt: skip
+            lost = [c for c, ok in zip(pending, applied, strict=True) if not ok]
+            kept = {}
+            if lost:
+                kept = await self._group_dedup_serial(queue, group, [c.key for c in lost])
+            held.update(kept)
+            # A claim gone since (its TTL ran out in between): claim its key again.
+            pending = [c for c in lost if c.key not in kept]
+        if pending:
+            raise LwtUndecided("claim_group_dedup", "the keys' claims kept vanishing")
+        return held
+
+    async def replace_group_dedup(
+        self, queue: QueueId, group: str, expected_tag: str, claim: DedupClaim, ttl_s: int
+    ) -> bool:
+        async def resolve() -> Outcome:
+            stored = (await self._group_dedup_serial(queue, group, [claim.key])).get(claim.key)
+            if stored is not None and stored.tag == claim.tag:
+                return APPLIED
+            return CONTENDED if stored is not None and stored.tag == expected_tag else REJECTED
+
+        params = (
+            ttl_s, claim.monoton, claim.partition, claim.tag, claim.created_at, claim.written,
+            _encode(claim.row), str(queue), group, claim.key, expected_tag,
+        )  # fmt: skip
+        applied, _ = await self._lwt(
+            "replace_group_dedup", self._q.group_dedup_replace, params, resolve
+        )
+        return applied
+
+    async def mark_group_dedup_written(
+        self, queue: QueueId, group: str, keys: Sequence[str], ttl_s: int
+    ) -> None:
+        if keys:
+            params = (ttl_s, str(queue), group, list(keys))
+            await self._run(self._q.group_dedup_mark_written, params)
 
     async def write_receive_attempt(
         self, queue: QueueId, attempt_id: str, now: int, answer: bytes, ttl_s: int

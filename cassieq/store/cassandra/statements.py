@@ -323,6 +323,24 @@ class Statements:
         self.dedup_mark_written = p(
             "UPDATE fifo_dedup USING TTL ? SET written = true WHERE queue_id = ? AND dedup_key = ?"
         )
+        # ------------------------------------- FIFO, deduplication by group (schema 0017)
+        self.group_dedup_read = p(
+            f"SELECT dedup_key, {dedup_columns} FROM fifo_group_dedup "
+            "WHERE queue_id = ? AND group_id = ? AND dedup_key IN ?"
+        )
+        self.group_dedup_claim = p(
+            f"INSERT INTO fifo_group_dedup (queue_id, group_id, dedup_key, {dedup_columns}) "
+            f"VALUES (?, ?, ?, {_marks(dedup_columns)}) IF NOT EXISTS USING TTL ?"
+        )
+        self.group_dedup_replace = p(
+            "UPDATE fifo_group_dedup USING TTL ? SET monoton = ?, partition = ?, tag = ?, "
+            "created_at = ?, written = ?, message = ? "
+            "WHERE queue_id = ? AND group_id = ? AND dedup_key = ? IF tag = ?"
+        )
+        self.group_dedup_mark_written = p(
+            "UPDATE fifo_group_dedup USING TTL ? SET written = true "
+            "WHERE queue_id = ? AND group_id = ? AND dedup_key IN ?"
+        )
         self.receive_attempt_write = p(
             "INSERT INTO receive_attempts (queue_id, attempt_id, created_at, answer) "
             "VALUES (?, ?, ?, ?) USING TTL ?"

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import msgspec
+
 from cassieq.config import Settings
 from cassieq.engine import CallCounter, QueueEngine
 from cassieq.model import OutgoingMessage, QueueOptions
@@ -49,6 +51,8 @@ class FifoBench:
     rounds: int = 1
     partitions: int = 1
     dedup_ids: bool = True  # FIFO sends carry a deduplication id (False: what it costs)
+    # The FIFO queue's deduplication scope: "messageGroup" claims a group's ids together.
+    dedup_scope: Literal["queue", "messageGroup"] = "queue"
 
 
 def turn_order(rounds: int) -> list[Kind]:
@@ -74,6 +78,8 @@ async def _turn(
 ) -> dict[str, Any]:
     queue = f"{kind}-{n}"
     options = QueueOptions(fifo=kind == "fifo", partitions=bench.partitions)
+    if kind == "fifo":
+        options = msgspec.structs.replace(options, deduplication_scope=bench.dedup_scope)
     await engines[0].create_queue(account, queue, options)
     for engine in engines[1:]:
         await engine.queue(account, queue)
@@ -205,6 +211,7 @@ def summarise(turns: list[dict[str, Any]], bench: FifoBench, settings: Settings)
             "rounds": bench.rounds,
             "partitions": bench.partitions,
             "dedup_ids": bench.dedup_ids,
+            "dedup_scope": bench.dedup_scope,
         },
         "turns": turns,
         "standard_e2e_per_s": means.get("standard"),
@@ -220,7 +227,11 @@ def fifo_table(result: dict[str, Any]) -> str:
     lines = [
         f"{s['groups']} groups, engines {s['servers']}, producers {s['producers']}, consumers "
         f"{s['consumers']}, batches of {s['batch']}, {s['seconds']} s a turn"
-        + ("" if s["dedup_ids"] else ", FIFO sends without deduplication ids"),
+        + (
+            f", deduplication scope {s.get('dedup_scope', 'queue')}"
+            if s["dedup_ids"]
+            else ", FIFO sends without deduplication ids"
+        ),
         f"{'turn':>4} {'kind':<9} {'e2e/s':>8} {'sent/s':>8} {'e2e p50':>8} {'e2e p99':>8}",
     ]
     for n, t in enumerate(result["turns"], 1):

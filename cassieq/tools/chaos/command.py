@@ -117,6 +117,14 @@ SINGLE_NODE_REPLICATION = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
     show_default=True,
     help="With --fifo: message groups.",
 )
+@click.option(
+    "--dedup-scope",
+    type=click.Choice(["queue", "messageGroup"]),
+    default="queue",
+    show_default=True,
+    help="With --fifo: the queue's DeduplicationScope (messageGroup: a group's ids are "
+    "claimed together).",
+)
 @click.option("--keep", is_flag=True, help="Keep each scenario's keyspace.")
 @click.option(
     "--keep-logs",
@@ -147,6 +155,7 @@ def chaos(
     shared_subscriptions: int,
     fifo: bool,
     groups: int,
+    dedup_scope: str,
     keep: bool,
     keep_logs: Path | None,
     as_json: bool,
@@ -198,7 +207,9 @@ def chaos(
                 if fifo:
                     from cassieq.tools.chaos.fifo import run_fifo_scenario
 
-                    results[name] = await run_fifo_scenario(name, opts, cluster, _err, groups)
+                    results[name] = await run_fifo_scenario(
+                        name, opts, cluster, _err, groups, dedup_scope
+                    )
                     continue
                 results[name] = await run_scenario(name, opts, cluster, _err)
             except Exception as exc:  # one broken scenario must not hide the others

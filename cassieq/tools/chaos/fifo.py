@@ -40,9 +40,10 @@ READY_TIMEOUT_S = 60.0
 RETRY_FRACTION = 0.05
 
 
-def fifo_shape(opts: ChaosOptions, groups: int) -> Shape:
+def fifo_shape(opts: ChaosOptions, groups: int, dedup_scope: str = "queue") -> Shape:
     return Shape(
         groups=groups,
+        dedup_scope=dedup_scope,
         per_group=max(1, opts.messages // groups),
         consumers=opts.consumers,
         expire_fraction=1 / opts.unacked_every if opts.unacked_every else 0.0,
@@ -61,6 +62,7 @@ async def run_fifo_scenario(
     cluster: ClusterConfig | None,
     say: Say,
     groups: int,
+    dedup_scope: str = "queue",
 ) -> dict[str, Any]:
     keyspace = f"cassieq_chaos_fifo_{scenario.replace('-', '_')}_{secrets.token_hex(3)}"
 
@@ -81,7 +83,9 @@ async def run_fifo_scenario(
             await asyncio.to_thread(
                 apply_schema, session, keyspace, opts.replication, default_schema_dir()
             )
-            result = await _with_servers(scenario, opts, cluster, keyspace, log_dir, note, groups)
+            result = await _with_servers(
+                scenario, opts, cluster, keyspace, log_dir, note, groups, dedup_scope
+            )
         finally:
             if not opts.keep_keyspace:
                 try:
@@ -89,7 +93,7 @@ async def run_fifo_scenario(
                 except Exception as exc:  # a failed drop must not hide the run's figures
                     note(f"could not drop keyspace {keyspace}: {exc}")
             await asyncio.to_thread(db.shutdown)
-    result.update(scenario=scenario, keyspace=keyspace, fifo=True)
+    result.update(scenario=scenario, keyspace=keyspace, fifo=True, dedup_scope=dedup_scope)
     return result
 
 
@@ -101,6 +105,7 @@ async def _with_servers(
     log_dir: Path,
     note: Say,
     groups: int,
+    dedup_scope: str,
 ) -> dict[str, Any]:
     token = secrets.token_urlsafe(32)
     servers = new_servers(
@@ -114,7 +119,7 @@ async def _with_servers(
         partitions=opts.partitions,
         workers=opts.workers,
     )
-    shape = fifo_shape(opts, groups)
+    shape = fifo_shape(opts, groups, dedup_scope)
     ledger = Ledger()  # the injector writes its faults here
     injector: FaultInjector | None = None
     faults_done = threading.Event()

@@ -62,6 +62,8 @@ class Shape:
     rate: float | None = None  # sends per second, all groups together (None: unpaced)
     request_timeout: float = 30.0
     seed: int = 1
+    # The queue's DeduplicationScope: "messageGroup" claims a group's ids together.
+    dedup_scope: str = "queue"
 
     @property
     def tail_s(self) -> float:
@@ -103,6 +105,8 @@ def create_fifo_queue(creds: Credentials, shape: Shape, name: str | None = None)
         client = new_client(creds, endpoint, shape)
         if k == 0:
             attributes = {"FifoQueue": "true", "VisibilityTimeout": str(shape.visibility)}
+            if shape.dedup_scope != "queue":
+                attributes["DeduplicationScope"] = shape.dedup_scope
             url = str(client.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"])
             fifo = client.get_queue_attributes(QueueUrl=url, AttributeNames=["FifoQueue"])
             if fifo.get("Attributes", {}).get("FifoQueue") != "true":
