@@ -17,8 +17,8 @@ import pytest
 from cassieq.engine import CallCounter, FakeClock, QueueEngine
 from cassieq.engine.context import Tuning
 from cassieq.engine.errors import FifoCannotChange, InvalidArgument
-from cassieq.engine.life.fifo import HOLE_MS, sequence_number
-from cassieq.engine.life.fifo_dedup import DEDUP_INTERVAL_MS
+from cassieq.engine.life.fifo import HOLE_MS, dedup_key, sequence_number
+from cassieq.engine.life.fifo_dedup import DEDUP_INTERVAL_MS, DEDUP_TTL_S
 from cassieq.model import OutgoingMessage, QueueDefinition
 from cassieq.store.base import DedupClaim, Store
 from tests.engine.conftest import make_queue
@@ -266,6 +266,46 @@ async def test_a_group_scoped_queue_claims_a_groups_keys_together(
     assert min(s.monoton for s in later) > max(s.monoton for s in mixed)
     [retried] = await engine.send(account, "q", batch[1:2])
     assert retried.duplicate and retried.monoton == later[1].monoton
+
+
+@pytest.mark.parametrize("scope", ["queue", "messageGroup"])
+async def test_a_claims_written_mark_lives_no_longer_than_the_claim(
+    engine: QueueEngine, account: str, clock: FakeClock, scope: str, monkeypatch: Any
+) -> None:
+    """A `written` cell outliving its claim's other columns would be a row no new claim of
+    the key could take (IF NOT EXISTS) and no read would call a claim: the mark's TTL is
+    what is left of the claim's, less a second."""
+    queue = await _fifo(engine, account, deduplication_scope=scope)
+    store = engine.ctx.store
+    ttls: list[int] = []
+    name = "mark_group_dedup_written" if scope == "messageGroup" else "mark_dedup_written"
+    mark = getattr(store, name)
+
+    async def recorded(*args: Any) -> None:
+        ttls.append(args[-1])
+        await mark(*args)
+
+    monkeypatch.setattr(store, name, recorded)
+    await engine.send(account, "q", [_msg("g", "now", "d1")])
+    assert ttls == [DEDUP_TTL_S - 1]
+    # A first send that died before writing, answered by a retry 200 s later.
+    from cassieq.engine.life.put import new_message
+
+    monoton = await engine.publisher.take_monotons(queue.id, 1)
+    row = new_message(monoton, "late", engine.now(), group="g")
+    key = dedup_key(queue.options, _msg("g", "late", "d2"))  # its group's, by scope
+    assert key is not None
+    claim = DedupClaim(
+        key=key, monoton=monoton, partition=0, tag="t0", created_at=engine.now(), row=row
+    )
+    if scope == "messageGroup":
+        assert await store.claim_group_dedup(queue.id, "g", [claim], DEDUP_TTL_S) == {}
+    else:
+        assert await store.claim_dedup(claim, queue.id, DEDUP_TTL_S) is None
+    clock.advance(200)
+    [retry] = await engine.send(account, "q", [_msg("g", "late", "d2")])
+    assert retry.duplicate and retry.monoton == monoton
+    assert ttls[-1] == DEDUP_TTL_S - 200 - 1
 
 
 @pytest.mark.parametrize("scope", ["queue", "messageGroup"])

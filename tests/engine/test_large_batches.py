@@ -41,3 +41,26 @@ async def test_a_bucket_of_large_messages_is_sent_received_changed_and_acked_who
     assert sorted(bodies(again)) == sorted(changed)
     assert await engine.ack_batch(account, "q", [d.receipt for d in again]) == [None] * COUNT
     assert await engine.receive(account, "q", COUNT, 30) == []
+
+
+async def test_a_groups_claims_of_large_messages_go_in_parts(
+    engine: QueueEngine, account: str
+) -> None:
+    """Deduplication by message group claims a group's ids in one conditional batch, and
+    each claim holds its message: 100 of 250 KB to one group are claimed in parts (one
+    batch was over Cassandra's request limit), and a retry of them is answered whole."""
+    await make_queue(
+        engine, account, bucket_size=COUNT, fifo=True, deduplication_scope="messageGroup"
+    )
+    sent = [f"{i:03d}".ljust(SIZE, "x") for i in range(COUNT)]
+    batch = [OutgoingMessage(body=b, group="g", dedup_id=f"d{i}") for i, b in enumerate(sent)]
+    first = await engine.send(account, "q", batch)
+    assert len({s.monoton for s in first}) == COUNT and not any(s.duplicate for s in first)
+    again = await engine.send(account, "q", batch)
+    assert all(s.duplicate for s in again)
+    assert [s.monoton for s in again] == [s.monoton for s in first]
+    got: list[str] = []
+    while answer := await engine.receive(account, "q", COUNT, 30):
+        got += bodies(answer)
+        await engine.ack_batch(account, "q", [d.receipt for d in answer])
+    assert got == sent  # in send order, each once

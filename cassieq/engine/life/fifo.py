@@ -357,7 +357,7 @@ class Fifo:
                     pid, row.group, [row.monoton], now, group_ttl_s(queue)
                 )
             if await ctx.store.insert_messages(pid, bucket, [row], now):
-                await self.claims.written(queue, [(claim.key, row.group)])
+                await self.claims.written(queue, [(claim.key, row.group)], claim.created_at)
                 return claim
             if await ctx.store.read_message(pid, bucket, claim.monoton) is not None:
                 return claim  # written by the first send, its bucket finished since

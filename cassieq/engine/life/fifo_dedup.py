@@ -155,11 +155,20 @@ class Claims:
         raise Contention(f"could not claim a deduplication id of {queue.id}")
 
     async def written(
-        self, queue: QueueDefinition, items: Sequence[tuple[str, str | None]]
+        self,
+        queue: QueueDefinition,
+        items: Sequence[tuple[str, str | None]],
+        created_at: int | None = None,
     ) -> None:
         """The claims of these (key, group) have their message stored: one plain write per
-        key, or per group (a lost one costs a retry a no-op insert)."""
+        key, or per group (a lost one costs a retry a no-op insert). ``created_at``: the
+        claims' time (None: now). The mark lives no longer than its claim: a ``written``
+        cell left after the claim's other columns expired would be a row that a new claim
+        of the key (IF NOT EXISTS) could never replace, nor anyone read as a claim."""
         store, whole = self._ctx.store, queue.id.whole
+        now = self._ctx.clock.now()
+        age_s = 0 if created_at is None else max(0, now - created_at) // 1000
+        ttl_s = max(1, DEDUP_TTL_S - age_s - 1)
         try:
             if by_group(queue):
                 groups: dict[str, list[str]] = {}
@@ -167,13 +176,13 @@ class Claims:
                     groups.setdefault(group or "", []).append(key)
                 await asyncio.gather(
                     *(
-                        store.mark_group_dedup_written(whole, g, keys, DEDUP_TTL_S)
+                        store.mark_group_dedup_written(whole, g, keys, ttl_s)
                         for g, keys in groups.items()
                     )
                 )
             else:
                 await asyncio.gather(
-                    *(store.mark_dedup_written(whole, key, DEDUP_TTL_S) for key, _ in items)
+                    *(store.mark_dedup_written(whole, key, ttl_s) for key, _ in items)
                 )
         except StoreError as exc:
             self._ctx.log.info("fifo_dedup_mark_failed", queue=str(queue.id), error=str(exc))

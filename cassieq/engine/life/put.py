@@ -206,6 +206,8 @@ class Publisher:
         undone for the caller to retry; its monoton is a hole.
         """
         ctx, queue = self._ctx, group[0].queue
+        if queue.options.fifo:
+            group = _lead(group, queue.partition)
         try:
             first = await self._monotons.take(queue.id, len(group))
         except Exception as exc:
@@ -272,23 +274,8 @@ class Publisher:
         """FIFO: claim each keyed put's deduplication key (a put that finds a fresh claim is
         answered with that claim's message, its own monoton left a hole) and record the rest
         in their groups, before anything is written (engine/life/fifo.py); the pairs left."""
-        # A key twice among the waiting puts (two sends of it at once, from two calls):
-        # the later put is answered with the first's message once that is written, and
-        # claims nothing (a duplicate answered before the first's write would write the
-        # first's row itself, and the first's batch would then find its row taken).
-        firsts: dict[str, _Put] = {}
-        keyed: list[tuple[_Put, MessageRow]] = []
+        keyed = [(put, row) for put, row in pairs if put.dedup_key is not None]
         dropped: set[int] = set()
-        for put, row in pairs:
-            if put.dedup_key is None:
-                continue
-            first = firsts.setdefault(put.dedup_key, put)
-            if first is put:
-                keyed.append((put, row))
-            else:
-                dropped.add(id(put))
-                put.follows = first
-                _answer_with(put, first, queue.partition)
         claims = await self.fifo.claims.claim(
             queue, [(put.dedup_key or "", row) for put, row in keyed], queue.partition
         )
@@ -303,8 +290,9 @@ class Publisher:
             except Exception as exc:
                 _fail([put], exc)
                 continue
-            put.duplicate_of = done.partition
-            put.done.set_result(done.row)
+            if not put.done.done():  # (its caller may have given up: cancelled)
+                put.duplicate_of = done.partition
+                put.done.set_result(done.row)
         left = [(put, row) for put, row in pairs if id(put) not in dropped]
         try:
             await self.fifo.add_entries(queue, [row for _, row in left])
@@ -321,6 +309,23 @@ class Publisher:
             await self.fifo.claims.written(queue, keyed)
 
 
+def _lead(group: list[_Put], partition: int) -> list[_Put]:
+    """The group's puts but those of a key another put of the group has (two sends of it at
+    once, from two calls): such a put takes no monoton (a hole the reader would wait out)
+    and claims nothing (a group's claims are one batch, which must not hold a key twice);
+    it is answered as the first put of its key is."""
+    firsts: dict[str, _Put] = {}
+    leading: list[_Put] = []
+    for put in group:
+        first = put if put.dedup_key is None else firsts.setdefault(put.dedup_key, put)
+        if first is put:
+            leading.append(put)
+        else:
+            put.follows = first
+            _answer_with(put, first, partition)
+    return leading
+
+
 def _answer_with(put: _Put, first: _Put, partition: int) -> None:
     """``put`` is answered as ``first`` is: a duplicate of its message, or its failure."""
 
@@ -328,7 +333,10 @@ def _answer_with(put: _Put, first: _Put, partition: int) -> None:
         if put.done.done():
             return
         if done.cancelled():
-            put.done.cancel()
+            # The first's caller gave up; this one did not: it is told to send again.
+            put.done.set_exception(
+                Contention(f"a send of the same deduplication id to {put.queue.id} was cancelled")
+            )
         elif (exc := done.exception()) is not None:
             put.done.set_exception(exc)
         else:

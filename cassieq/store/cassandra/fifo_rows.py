@@ -10,7 +10,7 @@ import msgspec
 from cassandra.query import BatchStatement, BatchType
 
 from cassieq.model import MessageRow, QueueId
-from cassieq.store.base import DedupClaim, LwtUndecided
+from cassieq.store.base import DedupClaim, LwtUndecided, by_bytes, row_bytes
 from cassieq.store.cassandra.batch_lwt import run_batch_lwt
 from cassieq.store.cassandra.binding import add_prepared
 from cassieq.store.cassandra.execution import APPLIED, CONTENDED, REJECTED, CassandraBase
@@ -136,7 +136,17 @@ class FifoRows(CassandraBase):
     ) -> dict[str, DedupClaim]:
         """One conditional batch on the group's partition (``batch_lwt``: all or nothing,
         so a round that finds some keys claimed goes again with the others), then the kept
-        claims of the keys this call did not claim, read at SERIAL as the condition saw them."""
+        claims of the keys this call did not claim, read at SERIAL as the condition saw them.
+        Each claim holds its message: a batch holds at most MAX_BATCH_BYTES of them (over
+        Cassandra's request limit, the whole batch would be refused), one after another."""
+        held: dict[str, DedupClaim] = {}
+        for part in by_bytes(claims, lambda c: row_bytes(c.row)):
+            held.update(await self._claim_group_part(queue, group, part, ttl_s))
+        return held
+
+    async def _claim_group_part(
+        self, queue: QueueId, group: str, claims: Sequence[DedupClaim], ttl_s: int
+    ) -> dict[str, DedupClaim]:
         qid, pending = str(queue), list(claims)
         held: dict[str, DedupClaim] = {}
         for _ in range(self._lwt_retry.attempts):
