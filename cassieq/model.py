@@ -82,6 +82,11 @@ class QueueId(msgspec.Struct, frozen=True, omit_defaults=True):
         return QueueId(self.account, self.queue, self.version) if self.partition else self
 
 
+# A FIFO queue's deduplication scope (SQS DeduplicationScope): ids unique in the queue, or
+# in their message group (claims kept one partition per group: engine/life/fifo_dedup.py).
+DeduplicationScope = Literal["queue", "messageGroup"]
+
+
 class QueueOptions(msgspec.Struct, frozen=True, kw_only=True):
     bucket_size: int = 20
     max_delivery_count: int = 5
@@ -114,7 +119,7 @@ class QueueOptions(msgspec.Struct, frozen=True, kw_only=True):
     # like the partitions of a FIFO queue (a group's partition is its key's hash).
     fifo: bool = False
     content_based_deduplication: bool = False
-    deduplication_scope: Literal["queue", "messageGroup"] = "queue"
+    deduplication_scope: DeduplicationScope = "queue"
     fifo_throughput_limit: Literal["perQueue", "perMessageGroupId"] = "perQueue"
     # Fair standard queues (issue 37 item 5): set once a server saw one message group send
     # most of a queue's messages; from then on such groups' messages go to the queue's

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import get_args
 
 import click
 
 from cassieq.cli.common import err as _err
 from cassieq.config import Settings
+from cassieq.model import DeduplicationScope
 
 
 @click.command()
@@ -59,7 +60,7 @@ from cassieq.config import Settings
 )
 @click.option(
     "--dedup-scope",
-    type=click.Choice(["queue", "messageGroup"]),
+    type=click.Choice(get_args(DeduplicationScope)),
     default="queue",
     show_default=True,
     help="The FIFO queue's deduplication scope (messageGroup: a group's ids claimed together).",
@@ -81,7 +82,7 @@ def fifo(
     rounds: int,
     partitions: int,
     dedup_ids: bool,
-    dedup_scope: Literal["queue", "messageGroup"],
+    dedup_scope: DeduplicationScope,
     keyspace: str,
 ) -> None:
     """FIFO e2e (messages acked per second) with --groups groups against a standard queue's,

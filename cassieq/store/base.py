@@ -443,28 +443,25 @@ class Store(SharedSubscriptionRows, Protocol):
     async def read_group_dedup(
         self, queue: QueueId, group: str, keys: Sequence[str]
     ) -> dict[str, DedupClaim]:
-        """The kept claims of these keys of a queue deduplicated by message group (schema
-        0017: one partition per group), by key; a key with none is left out."""
+        """``read_dedup`` of a group's keys (schema 0017), by key; keys without one left out."""
         ...
 
     async def claim_group_dedup(
         self, queue: QueueId, group: str, claims: Sequence[DedupClaim], ttl_s: int
     ) -> dict[str, DedupClaim]:
-        """Claim each key of ``claims`` of which no claim is kept (one compare-and-set per
-        round, resolved like every other): the kept claims of the keys this call did not
-        claim, by key; the others are this call's."""
+        """``claim_dedup`` of a group's keys, by key the claims kept of those not claimed."""
         ...
 
     async def replace_group_dedup(
         self, queue: QueueId, group: str, expected_tag: str, claim: DedupClaim, ttl_s: int
     ) -> bool:
-        """``replace_dedup`` for a queue deduplicated by message group."""
+        """``replace_dedup`` of a group's key."""
         ...
 
     async def mark_group_dedup_written(
         self, queue: QueueId, group: str, keys: Sequence[str], ttl_s: int
     ) -> None:
-        """Record that these claims' messages are written (one plain write)."""
+        """``mark_dedup_written`` of a group's keys (one plain write)."""
         ...
 
     async def write_receive_attempt(

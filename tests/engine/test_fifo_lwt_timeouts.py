@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Literal
 
 import pytest
 
 from cassieq.engine import FakeClock, QueueEngine
 from cassieq.engine.life.fifo_dedup import DEDUP_INTERVAL_MS
-from cassieq.model import Delivery, OutgoingMessage, QueueOptions
+from cassieq.model import DeduplicationScope, Delivery, OutgoingMessage, QueueOptions
 from cassieq.store.cassandra import CassandraStore, LwtRetry
 from tests.lwt_faults import Mode, TimeoutInjectingStore
 
@@ -39,8 +38,7 @@ PRIMITIVES = (
 )
 # A queue deduplicated by message group claims in its own table (schema 0017): its claims
 # (one conditional batch per group), their replacement, and the put's own LWTs beside them.
-Scope = Literal["queue", "messageGroup"]
-CASES: list[tuple[str, Scope]] = [(p, "queue") for p in PRIMITIVES] + [
+CASES: list[tuple[str, DeduplicationScope]] = [(p, "queue") for p in PRIMITIVES] + [
     (p, "messageGroup")
     for p in ("claim_group_dedup", "replace_group_dedup", "cas_monoton", "insert_messages")
 ]
@@ -112,7 +110,7 @@ async def _consume(engine: QueueEngine, account: str, ledger: Ledger, rounds: in
 @pytest.mark.parametrize("mode", ["before", "after"])
 @pytest.mark.parametrize(("primitive", "scope"), CASES)
 async def test_a_fifo_queue_through_lwt_timeouts(
-    cassandra_store: CassandraStore, primitive: str, scope: Scope, mode: Mode
+    cassandra_store: CassandraStore, primitive: str, scope: DeduplicationScope, mode: Mode
 ) -> None:
     store = TimeoutInjectingStore.beside(cassandra_store, lwt_retry=LwtRetry(base_s=0.001))
     clock = FakeClock()

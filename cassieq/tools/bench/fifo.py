@@ -26,7 +26,7 @@ import msgspec
 
 from cassieq.config import Settings
 from cassieq.engine import CallCounter, QueueEngine
-from cassieq.model import OutgoingMessage, QueueOptions
+from cassieq.model import DeduplicationScope, OutgoingMessage, QueueOptions
 from cassieq.store.cassandra import (
     CassandraStore,
     apply_schema,
@@ -52,7 +52,7 @@ class FifoBench:
     partitions: int = 1
     dedup_ids: bool = True  # FIFO sends carry a deduplication id (False: what it costs)
     # The FIFO queue's deduplication scope: "messageGroup" claims a group's ids together.
-    dedup_scope: Literal["queue", "messageGroup"] = "queue"
+    dedup_scope: DeduplicationScope = "queue"
 
 
 def turn_order(rounds: int) -> list[Kind]:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 import click
 
+from cassieq.model import DeduplicationScope
 from cassieq.tools.chaos.options import NODE_SCENARIOS, SCENARIOS, ChaosOptions, Scenario
 
 if TYPE_CHECKING:
@@ -119,7 +120,7 @@ SINGLE_NODE_REPLICATION = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
 )
 @click.option(
     "--dedup-scope",
-    type=click.Choice(["queue", "messageGroup"]),
+    type=click.Choice(get_args(DeduplicationScope)),
     default="queue",
     show_default=True,
     help="With --fifo: the queue's DeduplicationScope (messageGroup: a group's ids are "
@@ -155,7 +156,7 @@ def chaos(
     shared_subscriptions: int,
     fifo: bool,
     groups: int,
-    dedup_scope: str,
+    dedup_scope: DeduplicationScope,
     keep: bool,
     keep_logs: Path | None,
     as_json: bool,

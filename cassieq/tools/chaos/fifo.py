@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
+from cassieq.model import DeduplicationScope
 from cassieq.store.cassandra import apply_schema, connect, default_schema_dir, drop_keyspace
 from cassieq.tools.chaos.faults import FaultInjector, ensure_cluster, plan
 from cassieq.tools.chaos.ledger import Ledger
@@ -40,7 +41,7 @@ READY_TIMEOUT_S = 60.0
 RETRY_FRACTION = 0.05
 
 
-def fifo_shape(opts: ChaosOptions, groups: int, dedup_scope: str = "queue") -> Shape:
+def fifo_shape(opts: ChaosOptions, groups: int, dedup_scope: DeduplicationScope = "queue") -> Shape:
     return Shape(
         groups=groups,
         dedup_scope=dedup_scope,
@@ -62,7 +63,7 @@ async def run_fifo_scenario(
     cluster: ClusterConfig | None,
     say: Say,
     groups: int,
-    dedup_scope: str = "queue",
+    dedup_scope: DeduplicationScope = "queue",
 ) -> dict[str, Any]:
     keyspace = f"cassieq_chaos_fifo_{scenario.replace('-', '_')}_{secrets.token_hex(3)}"
 
@@ -105,7 +106,7 @@ async def _with_servers(
     log_dir: Path,
     note: Say,
     groups: int,
-    dedup_scope: str,
+    dedup_scope: DeduplicationScope,
 ) -> dict[str, Any]:
     token = secrets.token_urlsafe(32)
     servers = new_servers(

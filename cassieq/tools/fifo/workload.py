@@ -27,6 +27,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from cassieq.model import DeduplicationScope
 from cassieq.tools.fifo.checker import ACKED
 from cassieq.tools.fifo.events import Delivery, EventLog, Outcome, Send, message_body, parse_body
 
@@ -63,7 +64,7 @@ class Shape:
     request_timeout: float = 30.0
     seed: int = 1
     # The queue's DeduplicationScope: "messageGroup" claims a group's ids together.
-    dedup_scope: str = "queue"
+    dedup_scope: DeduplicationScope = "queue"
 
     @property
     def tail_s(self) -> float:
