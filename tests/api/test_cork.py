@@ -10,7 +10,8 @@ from uvicorn.config import Config
 from uvicorn.server import ServerState
 
 from cassieq.api.http.cork import CorkedTransport
-from cassieq.api.http.h11_limits import HttpLimits, protocol_class
+from cassieq.api.http.limits import HttpLimits
+from cassieq.api.http.protocol import protocol_class
 from cassieq.config import Settings
 
 

@@ -126,6 +126,13 @@ def _assert_stored(live: Live, message: str) -> None:
     assert got.json()["message"] == message
 
 
+def _stored(live: Live, count: int) -> set[str]:
+    """The next ``count`` messages (a v1 queue promises no order between them)."""
+    got = [live.get_next() for _ in range(count)]
+    assert [g.status_code for g in got] == [200] * count, [g.text for g in got]
+    return {g.json()["message"] for g in got}
+
+
 def test_put_with_an_h2c_upgrade_offer_keeps_its_body(live: Live) -> None:
     body = b'{"order": 42}'
     # The header block java.net.http (HttpClient default version HTTP_2) sends on http://.
@@ -145,6 +152,56 @@ def test_put_with_an_h2c_upgrade_offer_keeps_its_body(live: Live) -> None:
     assert status == 201, answer
     assert answer == b""
     _assert_stored(live, body.decode())
+
+
+# The headers of java.net.http's upgrade offer, without the body's framing.
+_OFFER = (
+    "Connection: Upgrade, HTTP2-Settings",
+    f"HTTP2-Settings: {H2C_SETTINGS}",
+    "Upgrade: h2c",
+)
+
+
+def test_after_an_h2c_upgrade_offer_the_connection_serves_the_next_request(live: Live) -> None:
+    # The server makes no upgrade: the connection stays HTTP/1.1, and what follows the
+    # offer's body is the next request (llhttp would read it as the new protocol's bytes).
+    first, second = b"offered", b"after the offer"
+    with _connect(live) as conn:
+        conn.sendall(_head(live, *_OFFER, f"Content-Length: {len(first)}") + first)
+        status, headers, _ = _read_response(conn)
+        assert status == 201
+        assert headers.get("connection") != "close"
+        conn.sendall(_head(live, f"Content-Length: {len(second)}") + second)
+        status, _, _ = _read_response(conn)
+        assert status == 201
+    assert _stored(live, 2) == {first.decode(), second.decode()}
+
+
+def test_a_chunked_put_with_an_h2c_upgrade_offer_keeps_its_body(live: Live) -> None:
+    parts = [b"offered ", b"in chunks"]
+    framed = b"".join(f"{len(p):x}\r\n".encode() + p + b"\r\n" for p in parts) + b"0\r\n\r\n"
+    with _connect(live) as conn:
+        # The body in a later write than the head, and pipelined with a second put.
+        conn.sendall(_head(live, *_OFFER, "Transfer-Encoding: chunked"))
+        conn.sendall(framed + _head(live, "Content-Length: 4") + b"next")
+        status, _, rest = _read_response(conn)
+        assert status == 201
+        if b"HTTP/1.1" not in rest:
+            status, _, _ = _read_response(conn)
+        assert status == 201
+    assert _stored(live, 2) == {"offered in chunks", "next"}
+
+
+def test_a_get_with_an_h2c_upgrade_offer_is_answered(live: Live) -> None:
+    with _connect(live) as conn:
+        conn.sendall(_head(live, "Content-Length: 2") + b"hi")
+        assert _read_response(conn)[0] == 201
+        path = live.queue_path + "/next"
+        head = f"GET {path} HTTP/1.1\r\nHost: {live.host}\r\nAuthorization: Key {live.key}\r\n"
+        conn.sendall((head + "\r\n".join(_OFFER) + "\r\n\r\n").encode("latin-1"))
+        status, _, answer = _read_response(conn)
+    assert status == 200, answer
+    assert b'"message":"hi"' in answer.replace(b" ", b"")
 
 
 def test_chunked_put_keeps_its_body(live: Live) -> None:

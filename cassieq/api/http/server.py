@@ -1,5 +1,5 @@
 """How the ASGI app is put on a socket: uvicorn, with the HTTP/1.1 parser the contract needs
-and the limits of cassieq.api.http.h11_limits (from the app's settings)."""
+and the limits of cassieq.api.http.protocol (from the app's settings)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from litestar import Litestar
 
 from cassieq.api.http import event_loop
 from cassieq.api.http.gc_tuning import settle_for_serving
-from cassieq.api.http.h11_limits import HttpLimits, protocol_class
+from cassieq.api.http.limits import HttpLimits
+from cassieq.api.http.protocol import protocol_class
 from cassieq.api.state import AppState
 
 
@@ -30,13 +31,9 @@ def uvicorn_config(
         app,
         host=host,
         port=port,
-        # h11, not uvicorn's default httptools: httptools hands a request that offers an
-        # HTTP/2 upgrade (`Connection: Upgrade, HTTP2-Settings`, `Upgrade: h2c`, as
-        # java.net.http and `curl --http2` send on http:// URLs) to the upgrade path and
-        # drops its body, so a put was stored empty (or answered 400). h11 serves such a
-        # request as plain HTTP/1.1, body intact, and frames chunked bodies and `Expect:
-        # 100-continue` by the RFC (tests/api/test_framing.py sends those exact bytes).
-        # This is uvicorn's h11 protocol with the read deadlines and header limits it lacks.
+        # uvicorn's httptools protocol with the read deadlines and header limits it lacks,
+        # serving an HTTP/2 upgrade offer as HTTP/1.1 with its body (cassieq/api/http/
+        # protocol.py; tests/api/test_framing.py sends java.net.http's exact bytes).
         http=protocol_class(limits),
         # The API has no WebSocket route: an upgrade request is served as plain HTTP, by
         # the protocol above (with its limits), never handed to a WebSocket protocol.
