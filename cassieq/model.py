@@ -82,8 +82,7 @@ class QueueId(msgspec.Struct, frozen=True, omit_defaults=True):
         return QueueId(self.account, self.queue, self.version) if self.partition else self
 
 
-# A FIFO queue's deduplication scope (SQS DeduplicationScope): ids unique in the queue, or
-# in their message group (claims kept one partition per group: engine/life/fifo_dedup.py).
+# SQS DeduplicationScope: ids unique in the queue, or in their group (engine/life/fifo_dedup.py).
 DeduplicationScope = Literal["queue", "messageGroup"]
 
 

@@ -79,8 +79,7 @@ class LimitedProtocol(HttpToolsProtocol):
         app_state: dict[str, Any],
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
-        super().__init__(config, server_state, app_state, _loop)
-        self.parser = _parser(self)
+        super().__init__(config, server_state, app_state, _loop)  # its parser calls ours
         self.app = Gate(self.app, self.limits, server_state)
         self.limit_concurrency = None  # Gate answers it, in the API's shape
         self._deadline: asyncio.TimerHandle | None = None
@@ -263,9 +262,6 @@ class LimitedProtocol(HttpToolsProtocol):
 
     # -- refusals
 
-    def send_400_response(self, msg: str) -> None:
-        self._refuse(400, "malformed HTTP/1.1 request")
-
     def _refuse_large_head(self) -> None:
         limit = self.limits.max_header_bytes
         self._refuse(431, f"the request line and headers are larger than {limit} bytes")
@@ -315,10 +311,8 @@ class _HeadTooLarge(Exception):
 def _framing(headers: list[tuple[bytes, bytes]]) -> bytes | None:
     """The header that frames a request's body (chunked, or its Content-Length), or None
     when it has none."""
-    for name, value in headers:
-        if name == b"transfer-encoding":
-            return b"transfer-encoding: " + value
-    for name, value in headers:
-        if name == b"content-length" and value.strip() not in (b"", b"0"):
-            return b"content-length: " + value
-    return None
+    fields = dict(headers)  # names are lower case; llhttp refused a request with both
+    if b"transfer-encoding" in fields:
+        return b"transfer-encoding: " + fields[b"transfer-encoding"]
+    length = fields.get(b"content-length", b"").strip()
+    return None if length in (b"", b"0") else b"content-length: " + length
