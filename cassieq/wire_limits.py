@@ -22,7 +22,7 @@ MAX_QUEUE_MESSAGE_BYTES = 1024 * 1024
 """The largest ``maxMessageBytes`` a queue can have, and its default: SQS's current limit
 (1 MiB, botocore's model). A message that size is one row of 1 MiB, well inside Cassandra's
 limits (a mutation up to half a commit log segment, 16 MiB by default); the store writes
-larger sets in parts (store.base.MAX_BATCH_BYTES)."""
+larger sets in parts (store.batches.MAX_BATCH_BYTES)."""
 
 
 PEEK_CURSOR_PATTERN = r"^[0-9]{1,18}$|^[0-9]{0,18}(\.[0-9]{0,18}){1,255}$"

@@ -39,7 +39,7 @@ from cassieq.engine.life.put import new_message
 from cassieq.model import MAX_MESSAGE_BYTES, QueueDefinition, utf8_len
 from cassieq.pipeline.progress import Progress
 from cassieq.pipeline.spark import PipelineError
-from cassieq.store.base import by_bytes
+from cassieq.store.batches import by_bytes
 from cassieq.store.cassandra import CassandraStore
 
 if TYPE_CHECKING:

@@ -12,9 +12,9 @@ row has to be created before first use.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypeVar
+from typing import Literal, Protocol
 
 import msgspec
 
@@ -29,44 +29,15 @@ from cassieq.model import (
     QueueId,
     RedriveTask,
     StatsSnapshot,
-    message_bytes,
 )
 from cassieq.model_subscriptions import SubscriptionDef
 from cassieq.store.base_shared import SharedSubscriptionRows
+from cassieq.store.batches import AckEntry
 from cassieq.store.observer import LwtObserver
 
 # "retention": on a queue that has (had) subscriptions, the first bucket its retention has
 # not dropped yet, plus one (0: none set; issue 36).
 PointerKind = Literal["reader", "repair", "retention"]
-T = TypeVar("T")
-
-# The most message bytes (bodies and attributes, UTF-8) one insert_messages call or one
-# conditional batch of cas_messages carries. Cassandra refuses a request larger than
-# native_transport_max_message_size (16 MiB by default) and a mutation larger than half
-# a commit log segment (16 MiB by default): a bucket of 100 messages of 250 KB was one
-# 25 MB batch, refused, and every put in it failed. Callers send larger sets in parts
-# (``by_bytes``); a default bucket of 20 messages of the largest size fits in one.
-MAX_BATCH_BYTES = 8 * 1024 * 1024
-
-
-def row_bytes(row: MessageRow) -> int:
-    """The bytes of a row that count against MAX_BATCH_BYTES."""
-    return message_bytes(row.message, row.attributes)
-
-
-def by_bytes(items: Sequence[T], size: Callable[[T], int]) -> list[list[T]]:
-    """``items`` in order, in consecutive parts of at most MAX_BATCH_BYTES each (an item
-    larger on its own is a part of its own)."""
-    parts: list[list[T]] = []
-    total = 0
-    for item in items:
-        n = size(item)
-        if not parts or total + n > MAX_BATCH_BYTES:
-            parts.append([])
-            total = 0
-        parts[-1].append(item)
-        total += n
-    return parts
 
 
 class StoreError(Exception):
@@ -88,29 +59,6 @@ class LwtUndecided(StoreError):
     def __init__(self, primitive: str, reason: str) -> None:
         super().__init__(f"{primitive}: {reason}")
         self.primitive = primitive
-
-
-AckEntry = tuple[int, int, str]
-"""A batch ack's entry: (monoton, version, tag), as ``ack_message`` takes them."""
-
-
-def check_monotons(monotons: Sequence[int]) -> None:
-    """One entry per message: a conditional batch with two changes of one row would apply
-    only one of them, so both stores refuse it."""
-    if len(set(monotons)) != len(monotons):
-        raise ValueError("a batch changes each message at most once")
-
-
-def check_cas_entries(entries: Sequence[tuple[int, MessageRow]]) -> None:
-    """Each row of ``cas_messages`` carries the change token of its own write: the read
-    back of a lost answer tells that write by it (an empty token would be any row's)."""
-    check_monotons([row.monoton for _, row in entries])
-    if any(not row.change for _, row in entries):
-        raise ValueError("each row of cas_messages needs a change token")
-
-
-def check_ack_entries(entries: Sequence[AckEntry]) -> None:
-    check_monotons([monoton for monoton, _, _ in entries])
 
 
 class DedupClaim(msgspec.Struct, frozen=True, kw_only=True):
@@ -364,11 +312,13 @@ class Store(SharedSubscriptionRows, Protocol):
         *,
         unsealed: bool = False,
         keep_body: bool = False,
+        units: list[int] | None = None,
     ) -> list[bool]:
         """``cas_message`` for several messages of one bucket: each entry is
         (expected_version, row) and is applied if the message is still at its expected
         version (and, with ``unsealed``, the bucket not sealed). Each entry is decided on
-        its own (a stale one does not hold back the rest); the answer says, in entry
+        its own (a stale one does not hold back the rest), except that entries of one
+        ``units`` number go together or not at all; the answer says, in entry
         order, whether this call's change of each was applied. On Cassandra: one
         conditional batch on the bucket partition, sent again without the stale entries
         after a lost condition. Rows carry their own change token; their attributes are

@@ -24,14 +24,8 @@ from cassieq.model import (
     RedriveTask,
     StatsSnapshot,
 )
-from cassieq.store.base import (
-    AckEntry,
-    DedupClaim,
-    PointerKind,
-    SchemaStatus,
-    check_ack_entries,
-    check_cas_entries,
-)
+from cassieq.store.base import DedupClaim, PointerKind, SchemaStatus
+from cassieq.store.batches import AckEntry, check_ack_entries, check_cas_entries
 from cassieq.store.memory_fifo import MemoryFifo
 from cassieq.store.memory_shared import MemorySharedSubscriptions
 from cassieq.store.memory_subscriptions import MemorySubscriptions
@@ -229,6 +223,15 @@ class MemoryStore(MemoryFifo, MemorySubscriptions, MemorySharedSubscriptions):
     ) -> bool:
         return self._cas(queue, bucket, expected_version, row, unsealed=unsealed, keep_body=False)
 
+    def _cas_holds(
+        self, queue: QueueId, bucket: int, expected_version: int, row: MessageRow, *, unsealed: bool
+    ) -> bool:
+        b = self._buckets.get((queue, bucket))
+        current = None if b is None else b.messages.get(row.monoton)
+        if b is None or current is None or current.version != expected_version:
+            return False
+        return not (unsealed and b.sealed_at is not None)
+
     def _cas(
         self,
         queue: QueueId,
@@ -239,12 +242,10 @@ class MemoryStore(MemoryFifo, MemorySubscriptions, MemorySharedSubscriptions):
         unsealed: bool,
         keep_body: bool,
     ) -> bool:
-        b = self._buckets.get((queue, bucket))
-        current = None if b is None else b.messages.get(row.monoton)
-        if b is None or current is None or current.version != expected_version:
+        if not self._cas_holds(queue, bucket, expected_version, row, unsealed=unsealed):
             return False
-        if unsealed and b.sealed_at is not None:
-            return False
+        b = self._buckets[(queue, bucket)]
+        current = b.messages[row.monoton]
         if keep_body:
             b.messages[row.monoton] = _state_change(current, row)
             return True
@@ -387,8 +388,21 @@ class MemoryStore(MemoryFifo, MemorySubscriptions, MemorySharedSubscriptions):
         *,
         unsealed: bool = False,
         keep_body: bool = False,
+        units: list[int] | None = None,
     ) -> list[bool]:
-        check_cas_entries(entries)
+        check_cas_entries(entries, units)
+        if units is not None:
+            # A unit goes only whole: its entries whose condition fails take the rest out.
+            lost = {
+                unit
+                for unit, (expected, row) in zip(units, entries, strict=True)
+                if not self._cas_holds(queue, bucket, expected, row, unsealed=unsealed)
+            }
+            return [
+                unit not in lost
+                and self._cas(queue, bucket, expected, row, unsealed=unsealed, keep_body=keep_body)
+                for unit, (expected, row) in zip(units, entries, strict=True)
+            ]
         return [
             self._cas(queue, bucket, expected, row, unsealed=unsealed, keep_body=keep_body)
             for expected, row in entries

@@ -72,6 +72,53 @@ async def test_cas_messages_through_a_timeout(lossy: TimeoutInjectingStore, mode
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_cas_messages_in_units_through_a_timeout(
+    lossy: TimeoutInjectingStore, mode: Mode
+) -> None:
+    """A FIFO run's take (``units``): the round times out before or after it ran, with an
+    entry of one unit gone stale; read back, that unit is out whole and the other is sent
+    again (before) or read back as applied (after: Cassandra refused the batch, nothing of
+    it is applied, so it is sent again too)."""
+    queue = _queue()
+    rows = await _bucket(lossy, queue, 4)
+    other = taken(rows[1], now=2500)
+    assert await lossy.cas_message(queue, 0, 1, other)
+    mine = [taken(r, now=3000) for r in rows]
+    lossy.inject("cas_messages", mode, times=1)
+    result = await lossy.cas_messages(
+        queue, 0, [(1, c) for c in mine], keep_body=True, units=[0, 0, 1, 1]
+    )
+    assert result == [False, False, True, True]
+    assert lossy.injected["cas_messages"] == 1
+    stored = await _stored(lossy, queue)
+    assert stored[0].change == rows[0].change and stored[0].version == 1
+    assert stored[1].change == other.change
+    assert [stored[i].change for i in (2, 3)] == [mine[i].change for i in (2, 3)]
+    # The timed-out round is settled by its read back (one entry stale), the next round
+    # (unit 1 alone) applied.
+    assert _events(lossy, "cas_messages") == {"timeout_rejected": 1, "applied": 1}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_unit_applied_before_its_answer_was_lost_is_not_sent_again(
+    lossy: TimeoutInjectingStore, mode: Mode
+) -> None:
+    queue = _queue()
+    rows = await _bucket(lossy, queue, 3)
+    mine = [taken(r) for r in rows]
+    lossy.inject("cas_messages", mode, times=1)
+    result = await lossy.cas_messages(queue, 0, [(1, c) for c in mine], units=[0, 0, 0])
+    assert result == [True, True, True]
+    stored = await _stored(lossy, queue)
+    assert [stored[c.monoton].change for c in mine] == [c.change for c in mine]
+    expected = "timeout_contended" if mode == "before" else "timeout_applied"
+    assert _events(lossy, "cas_messages") == {
+        expected: 1,
+        **({"applied": 1} if mode == "before" else {}),
+    }
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_ack_messages_through_a_timeout(lossy: TimeoutInjectingStore, mode: Mode) -> None:
     queue = _queue()
     rows = await _bucket(lossy, queue, 3)

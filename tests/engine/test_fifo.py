@@ -78,9 +78,9 @@ async def test_a_group_is_delivered_in_order_and_waits_while_it_is_in_flight(
     assert all(len(s) == 20 for s in seqs) and seqs == sorted(seqs)
 
 
-class _SlowReads:
-    """The store, with each read of a message (or a bucket) taking ``seconds`` of the fake
-    clock: a loaded cluster, where a receive's reads take longer than half its lease."""
+class _SlowTakes:
+    """The store, with each conditional batch of takes answering ``seconds`` of the fake
+    clock late: a loaded cluster, where a receive's LWT takes longer than half its lease."""
 
     def __init__(self, store: Store, clock: FakeClock, seconds: float) -> None:
         self._store, self._clock, self._seconds = store, clock, seconds
@@ -89,36 +89,49 @@ class _SlowReads:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
 
-    async def read_message(self, *args: Any) -> Any:
+    async def cas_messages(self, *args: Any, **kwargs: Any) -> Any:
+        applied = await self._store.cas_messages(*args, **kwargs)
         if self.slow:
             self._clock.advance(self._seconds)
-        return await self._store.read_message(*args)
-
-    async def read_bucket(self, *args: Any) -> Any:
-        if self.slow:
-            self._clock.advance(self._seconds)
-        return await self._store.read_bucket(*args)
+        return applied
 
 
-async def test_a_receive_slower_than_half_its_lease_answers_only_the_heads(
+async def test_a_receive_slower_than_half_its_lease_takes_nothing_of_a_later_bucket(
     store: Store, clock: FakeClock, tuning: Tuning
 ) -> None:
-    slow = _SlowReads(store, clock, 4)
+    slow = _SlowTakes(store, clock, 6)
     engine = QueueEngine(cast(Store, slow), clock, tuning=tuning)
     account = f"t-{uuid.uuid4().hex[:12]}"
     await engine.accounts.create(account)
-    await _fifo(engine, account)
+    await _fifo(engine, account, bucket_size=1)  # each message a bucket of its own
     await engine.send(account, "q", [_msg("g", "a"), _msg("g", "b"), _msg("g", "c")])
     slow.slow = True
-    # The head's read (4 s) comes before its take; reading the two messages after it takes
-    # 8 s more: past half the 10 s lease, so they are not taken (another consumer could have
-    # the head again before this answer arrives).
+    # The head's take answers after 6 s of its 10 s lease: the message after it, of the
+    # next bucket (its own conditional batch, sent after the head's), is not taken (another
+    # consumer could have the head again before this answer arrives).
     [a] = await engine.receive(account, "q", 10, 10)
     assert a.message == "a"
     slow.slow = False
     assert await engine.receive(account, "q", 10, 10) == []  # b waits for a, in flight
     await engine.ack(account, "q", a.receipt)
     assert [d.message for d in await engine.receive(account, "q", 10, 10)] == ["b", "c"]
+
+
+async def test_a_slow_take_still_answers_the_run_of_the_heads_bucket(
+    store: Store, clock: FakeClock, tuning: Tuning
+) -> None:
+    """The messages right after a head in its bucket are taken with it, in one conditional
+    batch whose leases all start at that take: however slow, none can outlive the head's."""
+    slow = _SlowTakes(store, clock, 6)
+    engine = QueueEngine(cast(Store, slow), clock, tuning=tuning)
+    account = f"t-{uuid.uuid4().hex[:12]}"
+    await engine.accounts.create(account)
+    await _fifo(engine, account, bucket_size=8)
+    await engine.send(account, "q", [_msg("g", "a"), _msg("g", "b"), _msg("g", "c")])
+    slow.slow = True
+    run = await engine.receive(account, "q", 10, 10)
+    assert [d.message for d in run] == ["a", "b", "c"]
+    assert len({d.receipt.monoton // 8 for d in run}) == 1  # one bucket: one batch
 
 
 async def test_a_receive_looks_at_groups_another_server_freed_without_a_scan(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cassieq.engine import QueueEngine
 from cassieq.model import MAX_MESSAGE_BYTES, OutgoingMessage, PopReceipt, VisibilityChange
-from cassieq.store.base import MAX_BATCH_BYTES
+from cassieq.store.batches import MAX_BATCH_BYTES
 from tests.engine.conftest import make_queue
 from tests.engine.test_batches import bodies
 

@@ -60,6 +60,25 @@ async def test_a_stale_entry_does_not_hold_back_the_others(store: Store, queue: 
     assert [stored[i].change for i in (0, 1, 3)] == [mine[i].change for i in (0, 1, 3)]
 
 
+async def test_a_unit_goes_whole_or_not_at_all(store: Store, queue: QueueId) -> None:
+    """``units``: a FIFO group's run (its head and the messages right after it) is taken
+    together or not at all; a stale entry takes its unit out, not the other units."""
+    rows = await _bucket(store, queue, 5)
+    other = taken(rows[1])  # another consumer took message 1 first
+    assert await store.cas_message(queue, 0, 1, other)
+    mine = [taken(r, now=3000) for r in rows]
+    result = await store.cas_messages(
+        queue, 0, [(1, c) for c in mine], keep_body=True, units=[0, 0, 1, 1, 2]
+    )
+    assert result == [False, False, True, True, True]
+    stored = await _stored(store, queue)
+    assert stored[0].version == 1 and stored[0].change == rows[0].change  # unit 0: nothing
+    assert stored[1].change == other.change
+    assert [stored[i].change for i in (2, 3, 4)] == [mine[i].change for i in (2, 3, 4)]
+    with pytest.raises(ValueError, match="one unit per entry"):
+        await store.cas_messages(queue, 0, [(2, taken(rows[4]))], units=[0, 1])
+
+
 async def test_every_entry_stale_changes_nothing(store: Store, queue: QueueId) -> None:
     rows = await _bucket(store, queue, 3)
     before = await _stored(store, queue)

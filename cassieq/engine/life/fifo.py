@@ -41,6 +41,7 @@ from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import Contention, InvalidArgument
 from cassieq.engine.life.fifo_dedup import Claims
 from cassieq.engine.life.fifo_groups import GroupList
+from cassieq.engine.life.fifo_reads import Head, read_rows
 from cassieq.engine.recent import Recent
 from cassieq.model import (
     Delivery,
@@ -64,15 +65,23 @@ HOLE_MS = 30_000
 # How long this server skips a group it found held (an earlier message unretired): its
 # own acks of the group end the skip at once; other servers' are seen after this.
 BLOCKED_MS = 100
-# Entries read per look at a group: normally one or two (the head, maybe an acked one).
-GROUP_READ = 16
+# Entries read per look at a group: a receive's run of the group (10 at most) and what
+# the next looks of this server start from without reading them again (``ran``).
+GROUP_READ = 32
+# Groups this server's acks freed, kept for its next looks.
+READY_KNOWN = 1_024
 GROUPS_KNOWN = 65_536
 # Groups a receive looks at, at most (those its server's acks freed first, then the queue's
 # list in turn: life/fifo_groups.py); the room left in its answer goes to the messages right
 # after the heads it took (life/fifo_turns.py). Each look is two reads, one after the other:
-# looking at every group for every receive made the reads most of a receive's time.
+# looking at every group for every receive made the reads most of a receive's time. The
+# first FIRST_LOOKS groups are looked at first; the others only if their runs leave room.
 LOOKS = 4
+FIRST_LOOKS = 2
 GROUP_TTL_MARGIN_S = 24 * 3600
+# How long this server passes by, unread, the entries of messages it acked itself (the ack
+# removes them; a look that began before that removal landed read each one).
+ACKED_HERE_MS = 5_000
 
 
 def sequence_number(partition: int, monoton: int) -> str:
@@ -137,6 +146,10 @@ class Fifo:
         self._after_run: OrderedDict[tuple[QueueId, str], tuple[set[int], list[int]]] = (
             OrderedDict()
         )
+        # (queue, monoton) of this server's acks a moment ago: looks pass their entries by.
+        self._acked_here: Recent[tuple[QueueId, int], bool] = Recent(
+            ctx, ACKED_HERE_MS, GROUPS_KNOWN
+        )
         self.group_list = GroupList(ctx)
         self.claims = Claims(ctx)
 
@@ -176,29 +189,29 @@ class Fifo:
         for earlier in entries:
             if earlier >= row.monoton:
                 break
-            if not await self._retired(queue, group, earlier):
+            if self._ours(queue, earlier):
+                continue  # this server acked it: its ack removes the entry
+            stored = await store.read_message(queue.id, queue.bucket_of(earlier), earlier)
+            if not await self._retired(queue, earlier, stored):
                 self._blocked.put((queue.id, group), began)
                 self._ctx.observers.group_held(queue, 1)
                 return False
+            await self._forget(queue.id, group, [earlier])
         return True
 
-    async def _retired(self, queue: QueueDefinition, group: str, monoton: int) -> bool:
-        """Whether the entry's message is out of the group's way (removing its entry if so)."""
+    async def _retired(
+        self, queue: QueueDefinition, monoton: int, stored: MessageRow | None
+    ) -> bool:
+        """Whether an entry's message (``stored``, as read) is out of its group's way."""
+        if stored is not None:
+            return stored.acked or stored.republished_to is not None
+        # Not written yet (its put is under way), a hole, or acked and dropped with its
+        # bucket. The group's TTL'd entry carries no time: ask the bucket's markers.
         ctx = self._ctx
-        stored = await ctx.store.read_message(queue.id, queue.bucket_of(monoton), monoton)
-        if stored is None:
-            # Not written yet (its put is under way), a hole, or acked and dropped with its
-            # bucket. The group's TTL'd entry carries no time: ask the bucket's markers.
-            snap = await ctx.store.read_bucket(queue.id, queue.bucket_of(monoton))
-            gone = snap.finalized_at is not None or (
-                snap.sealed_at is not None and ctx.clock.now() - snap.sealed_at > HOLE_MS
-            )
-            if not gone:
-                return False
-        elif not (stored.acked or stored.republished_to is not None):
-            return False
-        await self._forget(queue.id, group, [monoton])
-        return True
+        snap = await ctx.store.read_bucket(queue.id, queue.bucket_of(monoton))
+        return snap.finalized_at is not None or (
+            snap.sealed_at is not None and ctx.clock.now() - snap.sealed_at > HOLE_MS
+        )
 
     async def _forget(self, queue: QueueId, group: str, monotons: list[int]) -> None:
         try:
@@ -206,15 +219,14 @@ class Fifo:
         except StoreError as exc:  # the next delivery of the group removes it
             self._ctx.log.info("fifo_entry_kept", queue=str(queue), error=str(exc))
 
-    async def next_heads(
-        self, queue: QueueDefinition, want: int
-    ) -> list[tuple[MessageRow, list[int]]]:
+    async def next_heads(self, queue: QueueDefinition, want: int) -> list[Head]:
         """The heads of up to ``want`` (and LOOKS) groups that may go on now (each its
-        group's lowest unretired message, visible now), with the group's entries after it
-        (as far as read), found by the groups' records, with no scan of the buckets: first
-        the groups this server's acks freed, then the queue partition's groups in turn
-        (life/fifo_groups.py). A group found with its head in flight is held here for
-        BLOCKED_MS (the scans behind the reader pass its messages by too)."""
+        group's lowest unretired message, visible now), each with the messages right after
+        it that were visible when read with it, found by the groups' records, with no scan
+        of the buckets: first the groups this server's acks freed, then the queue
+        partition's groups in turn (life/fifo_groups.py). A group found with its head in
+        flight is held here for BLOCKED_MS (the scans behind the reader pass its messages
+        by too)."""
         ready = self._ready.get(queue.id) or OrderedDict()
         looks = min(want, LOOKS)
         freed = [ready.popitem(last=False)[0] for _ in range(min(looks, len(ready)))]
@@ -226,42 +238,120 @@ class Fifo:
         )
         groups = freed + listed
         began = self._acks
-        found = await asyncio.gather(*(self._head_of(queue, g) for g in groups))
-        now = self._ctx.clock.now()
-        heads: list[tuple[MessageRow, list[int]]] = []
-        for group, (row, rest) in zip(groups, found, strict=True):
-            if row is None and rest is None:
-                self.group_list.found_empty(queue.id, group)
-            elif row is not None and row.visible(now):
-                heads.append((row, rest or []))
-            elif row is not None:  # in flight (or delayed): the group waits for it
-                self._blocked.put((queue.id, group), began)
-                self._ctx.observers.group_held(queue, 1)
+        heads: list[Head] = []
+        room = want
+        # Two waves: the groups after the first FIRST_LOOKS are looked at only if the first
+        # ones' runs leave room in the answer (one group's run fills it most often).
+        for wave in (groups[:FIRST_LOOKS], groups[FIRST_LOOKS:]):
+            if wave and room <= 0:
+                for group in reversed([g for g in wave if g in picked]):
+                    ready = self._ready.setdefault(queue.id, OrderedDict())
+                    ready[group] = None  # not looked at: first again next time
+                    ready.move_to_end(group, last=False)
+            elif wave:
+                found = await self._look(queue, wave, room, began)
+                heads += found
+                room -= sum(1 + len(h.followers) for h in found)
         return heads[:want]
 
-    async def _head_of(
-        self, queue: QueueDefinition, group: str
-    ) -> tuple[MessageRow | None, list[int] | None]:
-        """(The group's lowest unretired message if it is written, the group's entries
-        after it); (None, None): the group has no unretired message at all."""
-        store = self._ctx.store
+    async def _look(
+        self, queue: QueueDefinition, groups: list[str], room: int, began: int
+    ) -> list[Head]:
+        """The heads of these groups that may go on now, with their followers."""
+        read = await asyncio.gather(*(self._entries_of(queue, g, room) for g in groups))
+        # The messages read of each group: as many as the answer may still take, the first
+        # groups first, at least the head.
+        windows = []
+        for entries, _ in read:
+            windows.append(max(1, min(room, sum(not self._ours(queue, m) for m in entries))))
+            room = max(0, room - windows[-1])
+        found = await asyncio.gather(
+            *(
+                self._head_of(queue, g, entries, kept, window)
+                for g, (entries, kept), window in zip(groups, read, windows, strict=True)
+            )
+        )
+        now = self._ctx.clock.now()
+        heads: list[Head] = []
+        for group, head in zip(groups, found, strict=True):
+            if head is None:
+                self.group_list.found_empty(queue.id, group)
+            elif head.row is not None and head.row.visible(now):
+                heads.append(head)
+            elif head.row is not None:  # in flight (or delayed): the group waits for it
+                self._blocked.put((queue.id, group), began)
+                self._ctx.observers.group_held(queue, 1)
+        return heads
+
+    async def _entries_of(
+        self, queue: QueueDefinition, group: str, want: int
+    ) -> tuple[list[int], bool]:
+        """The group's entries (as far as read), and whether they are those kept after the
+        run this server delivered and acked whole."""
         kept = self._after_run.pop((queue.id, group), None)
-        if kept is not None and not kept[0] and kept[1]:
+        if kept is not None and not kept[0] and len(kept[1]) >= want:
             # This server delivered and acked the group's whole last run: what is left of
-            # the group is the entries read after it (and any written since, after them).
-            entries = kept[1]
-        else:
-            entries = await store.read_group_messages(queue.id, group, GROUP_READ)
-        for i, monoton in enumerate(entries):
-            row = await store.read_message(queue.id, queue.bucket_of(monoton), monoton)
-            if row is None or row.acked or row.republished_to is not None:
-                if not await self._retired(queue, group, monoton):
-                    return None, []  # not written yet (its put is under way)
-                continue
-            return row, entries[i + 1 :]
-        if kept is not None and entries is kept[1]:
-            return None, []  # the entries left were all retired: read the group next time
-        return None, (None if len(entries) < GROUP_READ else [])
+            # the group is the entries read after it (and any written since, after them),
+            # enough of them for the answer (fewer: read again, some may have come since).
+            return kept[1], True
+        return await self._ctx.store.read_group_messages(queue.id, group, GROUP_READ), False
+
+    async def _head_of(
+        self, queue: QueueDefinition, group: str, entries: list[int], kept: bool, window: int
+    ) -> Head | None:
+        """The group's lowest unretired message (row None: not written yet, its put under
+        way), with up to ``window - 1`` messages right after it visible now and the group's
+        entries after it; None: the group has no unretired message at all. The entries'
+        messages are read ``window`` at a time, side by side (one after the other, a look
+        that met acked entries first took a read each)."""
+        retired: list[int] = []
+        head: Head | None = None
+        at = 0
+        while head is None and at < len(entries):
+            part = entries[at : at + window]
+            rows = await read_rows(self._ctx, queue, [m for m in part if not self._ours(queue, m)])
+            for i, monoton in enumerate(part):
+                if self._ours(queue, monoton):
+                    continue  # this server acked it: its ack removes the entry
+                row = rows[monoton]
+                if row is None or row.acked or row.republished_to is not None:
+                    if not await self._retired(queue, monoton, row):
+                        head = Head(None, [], [])  # not written yet (its put is under way)
+                        break
+                    retired.append(monoton)
+                    continue
+                head = Head(row, self._run(queue, part[i + 1 :], rows), entries[at + i + 1 :])
+                break
+            at += len(part)
+        if retired:
+            await self._forget(queue.id, group, retired)
+        if head is not None:
+            return head
+        if kept:
+            return Head(None, [], [])  # the entries left were all retired: read it next time
+        return None if len(entries) < GROUP_READ else Head(None, [], [])
+
+    def _ours(self, queue: QueueDefinition, monoton: int) -> bool:
+        """This server acked the message a moment ago (its entry goes with the ack)."""
+        return self._acked_here.get((queue.id, monoton)) is not None
+
+    def _run(
+        self, queue: QueueDefinition, after: list[int], rows: dict[int, MessageRow | None]
+    ) -> list[MessageRow]:
+        """The messages of ``after`` (entries right after a head) visible now, in a row up
+        to the first that is not (not written yet, or leased), retired ones passed by."""
+        now = self._ctx.clock.now()
+        run: list[MessageRow] = []
+        for monoton in after:
+            row = rows.get(monoton)
+            if self._ours(queue, monoton) or (
+                row is not None and (row.acked or row.republished_to is not None)
+            ):
+                continue  # retired: out of the group's way
+            if row is None or not row.visible(now):
+                break
+            run.append(row)
+        return run
 
     def free(self, queue: QueueDefinition, group: str | None) -> None:
         """The group may go on (its head left it): the next look here starts with it."""
@@ -309,11 +399,12 @@ class Fifo:
                 self._freed[key] = self._acks
                 ready = self._ready.setdefault(queue.id, OrderedDict())
                 ready[group] = None
-                while len(ready) > GROUP_READ * 64:
+                while len(ready) > READY_KNOWN:
                     ready.popitem(last=False)
                 if len(self._freed) > GROUPS_KNOWN:
                     self._freed.clear()  # only a hint: a group found held again waits BLOCKED_MS
                 removals.setdefault(group, []).append(monoton)
+                self._acked_here.put((queue.id, monoton), True)
         # One write per group (a receive answers a run of a group, acked together mostly).
         await asyncio.gather(*(self._forget(queue.id, g, ms) for g, ms in removals.items()))
 

@@ -1,9 +1,15 @@
 """A FIFO queue's receive by its groups (issue 37): the heads of the groups that may go on,
-found by their records (life/fifo.py ``next_heads``), taken where they are; then, with the
-room the answer has left, the messages right after each head won, in the same answer (as
-SQS returns as many messages of one group as it can): every one of them comes before the
-next in its group, and none is delivered while an earlier message of its group is in
-flight from another answer.
+found by their records with the messages right after them (life/fifo.py ``next_heads``),
+and as many of those as the answer has room for, the first groups first (as SQS returns as
+many messages of one group as it can): every one of them comes before the next in its
+group, and none is delivered while an earlier message of its group is in flight from
+another answer.
+
+A head and the messages after it in its bucket are one *run*, taken whole or not at all in
+the bucket's conditional batch (``cas_messages`` units): one LWT for a group's run, not one
+for the head and another for the rest (the run's leases all begin at that take). The run's
+messages of the next bucket are taken after the head won (another partition: no batch
+holds both), and only while its lease surely still runs.
 
 Only from buckets still the invisibility side's or the reader's: a never-delivered row in a
 bucket the invisibility pointer has passed is a late write, repair's to move.
@@ -14,13 +20,11 @@ from __future__ import annotations
 import asyncio
 
 from cassieq.engine.context import EngineContext
+from cassieq.engine.life.expire import expiring
+from cassieq.engine.life.fifo_reads import Head
 from cassieq.engine.life.redeliver import InvisibilitySide
 from cassieq.engine.life.take import Deliverer
 from cassieq.model import Delivery, MessageRow, QueueDefinition
-
-# Messages right after the heads that one bucket holds from which the bucket is read whole
-# instead of one by one.
-BUCKET_READ_FROM = 3
 
 
 class FifoTurns:
@@ -50,109 +54,91 @@ class FifoTurns:
         heads = await fifo.next_heads(queue, want)
         if not heads:
             return [], False
+        plan = self._plan(queue, heads, want)
         leased_from = self._ctx.clock.now()  # the heads' leases begin after this
-        got = await self._take(queue, [row for row, _ in heads], invisibility_ms)
-        won = {d.receipt.monoton for d in got}
+        got = await self._take_runs(queue, [run for _, run, _ in plan], invisibility_ms)
         freed = False
-        for row, _ in heads:
-            if row.monoton not in won and row.delivery_count >= queue.options.max_delivery_count:
-                fifo.free(queue, row.group)  # dead-lettered (or lost: a look costs two reads)
+        won: list[tuple[Head, list[MessageRow], list[MessageRow]]] = []
+        for head, run, later in plan:
+            assert head.row is not None  # next_heads answers only heads it found
+            if head.row.monoton in got:
+                # A run cut short (a message of it was being taken by another reader of this
+                # server) takes nothing of the next bucket: it would come after a gap.
+                whole = all(row.monoton in got for row in run)
+                won.append((head, run, later if whole else []))
+            elif head.row.delivery_count >= queue.options.max_delivery_count:
+                fifo.free(queue, head.row.group)  # dead-lettered (or lost: a look costs reads)
                 freed = True
-        runs = {row.group: (row.monoton, rest) for row, rest in heads if row.monoton in won}
-        after: dict[str, list[MessageRow]] = {}
-        if len(got) < want:
-            after = await self._followers(
-                queue, [(g, rest) for g, (_, rest) in runs.items() if g and rest], want - len(got)
-            )
-        if self._ctx.clock.now() - leased_from >= invisibility_ms // 2:
-            # The messages after the heads are taken only while the heads' leases surely
-            # still run (reads that slow: a loaded cluster), or a consumer would get a
-            # group's next message while another may already have its first again.
-            after = {}
-        rows = [row for run in after.values() for row in run]
-        taken = {d.receipt.monoton: d for d in await self._take(queue, rows, invisibility_ms)}
-        for group, (head, rest) in runs.items():
-            answered = [head]
-            for row in after.get(group or "", []):
-                delivery = taken.get(row.monoton)
+        later_runs = [later for _, _, later in won if later]
+        if later_runs and self._ctx.clock.now() - leased_from < invisibility_ms // 2:
+            # The messages of the next bucket are taken only after their head won, and only
+            # while its lease surely still runs (reads that slow: a loaded cluster), or a
+            # consumer would get a group's next message while another may already have its
+            # first again. Each group's in one unit: after one is lost, none after it goes.
+            got |= await self._take_runs(queue, later_runs, invisibility_ms)
+        answer: list[Delivery] = []
+        for head, run, later in won:
+            assert head.row is not None
+            answered: list[int] = []
+            for row in [*run, *later]:
+                delivery = got.get(row.monoton)
                 if delivery is None:
-                    # Lost (changed since it was read): the ones after it stay leased
-                    # unanswered and come back, in order, when their leases end.
-                    self._ctx.log.info(
-                        "fifo_run_cut", queue=str(queue.id), group=group, at=row.monoton
-                    )
-                    break
-                got.append(delivery)
+                    break  # lost or cut: what follows it in its group waits
+                answer.append(delivery)
                 answered.append(row.monoton)
-            if group is not None:
-                fifo.ran(queue, group, answered, [m for m in rest if m > answered[-1]])
-        return got, freed
+            if head.row.group is not None:
+                fifo.ran(
+                    queue, head.row.group, answered, [m for m in head.rest if m > answered[-1]]
+                )
+        return answer, freed
 
-    async def _take(
-        self, queue: QueueDefinition, rows: list[MessageRow], invisibility_ms: int
-    ) -> list[Delivery]:
-        """Take the rows, each bucket's in one conditional batch, the buckets side by side."""
-        by_bucket: dict[int, list[MessageRow]] = {}
-        for row in rows:
-            by_bucket.setdefault(queue.bucket_of(row.monoton), []).append(row)
-        if not by_bucket:
-            return []
-        window = await self._invisibility.in_window_of(queue.id, by_bucket)
-
-        async def take(bucket: int, rows: list[MessageRow]) -> list[Delivery]:
-            return await self._deliverer.take(
-                queue, bucket, rows, len(rows), invisibility_ms, heads=True
-            )
-
-        taken = await asyncio.gather(*(take(b, rs) for b, rs in by_bucket.items() if b in window))
-        return [d for part in taken for d in part]
-
-    async def _followers(
-        self, queue: QueueDefinition, runs: list[tuple[str, list[int]]], slots: int
-    ) -> dict[str, list[MessageRow]]:
-        """The messages right after each group's head (delivered with it, in the same
-        answer: SQS returns as many of a group as it can), given the group's entries after
-        its head: of each group, those visible now in a row up to the first that is not
-        (not written yet, or leased), ``slots`` in all, the first groups first."""
-        plan: list[tuple[str, list[int]]] = []
-        for group, entries in runs:
+    def _plan(
+        self, queue: QueueDefinition, heads: list[Head], want: int
+    ) -> list[tuple[Head, list[MessageRow], list[MessageRow]]]:
+        """Each head with the messages right after it that the answer has room for, the
+        first groups first (SQS returns as many of a group as it can): those of the head's
+        bucket (taken with it, whole or not at all), those of the next bucket (taken after
+        it won)."""
+        limit, now = queue.options.max_delivery_count, self._ctx.clock.now()
+        plan: list[tuple[Head, list[MessageRow], list[MessageRow]]] = []
+        slots = want
+        for head in heads:
             if slots <= 0:
                 break
-            plan.append((group, entries[:slots]))
-            slots -= len(plan[-1][1])
-        read = await self._read_messages(queue, [m for _, ms in plan for m in ms])
-        now = self._ctx.clock.now()
-        found: dict[str, list[MessageRow]] = {}
-        for group, monotons in plan:
-            rows = [read.get(m) for m in monotons]
-            run: list[MessageRow] = []
-            for row in rows:
-                if row is not None and (row.acked or row.republished_to is not None):
-                    continue  # retired: out of the group's way
-                if row is None or not row.visible(now):
-                    break
-                run.append(row)
-            found[group] = run
-        return found
+            assert head.row is not None
+            followers: list[MessageRow] = []
+            if head.row.delivery_count < limit and not expiring(queue, head.row, now):
+                # (A head dead-lettered or expired, not delivered, takes none with it.)
+                # Up to the first that used up its deliveries: it is the group's to
+                # dead-letter in its turn, not before the messages ahead of it are done.
+                for row in head.followers[: slots - 1]:
+                    if row.delivery_count >= limit:
+                        break
+                    followers.append(row)
+            first = queue.bucket_of(head.row.monoton)
+            same = [r for r in followers if queue.bucket_of(r.monoton) == first]
+            next_bucket = first + 1
+            later = [r for r in followers[len(same) :] if queue.bucket_of(r.monoton) == next_bucket]
+            plan.append((head, [head.row, *same], later))
+            slots -= 1 + len(same) + len(later)
+        return plan
 
-    async def _read_messages(
-        self, queue: QueueDefinition, monotons: list[int]
-    ) -> dict[int, MessageRow | None]:
-        """The rows of these messages, side by side: a bucket that holds BUCKET_READ_FROM
-        of them or more is read whole (a group's messages sent in one batch sit together),
-        the others one by one."""
-        store, pid = self._ctx.store, queue.id
-        by_bucket: dict[int, list[int]] = {}
-        for m in monotons:
-            by_bucket.setdefault(queue.bucket_of(m), []).append(m)
-
-        async def read(bucket: int, wanted: list[int]) -> list[tuple[int, MessageRow | None]]:
-            if len(wanted) >= BUCKET_READ_FROM:
-                snap = await store.read_bucket(pid, bucket)
-                rows = {r.monoton: r for r in snap.messages}
-                return [(m, rows.get(m)) for m in wanted]
-            got = await asyncio.gather(*(store.read_message(pid, bucket, m) for m in wanted))
-            return list(zip(wanted, got, strict=True))
-
-        parts = await asyncio.gather(*(read(b, ms) for b, ms in by_bucket.items()))
-        return {m: row for part in parts for m, row in part}
+    async def _take_runs(
+        self, queue: QueueDefinition, runs: list[list[MessageRow]], invisibility_ms: int
+    ) -> dict[int, Delivery]:
+        """Take the runs (each whole or not at all), each bucket's in one conditional batch,
+        the buckets side by side; the deliveries by monoton."""
+        by_bucket: dict[int, list[list[MessageRow]]] = {}
+        for run in runs:
+            by_bucket.setdefault(queue.bucket_of(run[0].monoton), []).append(run)
+        if not by_bucket:
+            return {}
+        window = await self._invisibility.in_window_of(queue.id, by_bucket)
+        taken = await asyncio.gather(
+            *(
+                self._deliverer.take_runs(queue, bucket, bucket_runs, invisibility_ms)
+                for bucket, bucket_runs in by_bucket.items()
+                if bucket in window
+            )
+        )
+        return {d.receipt.monoton: d for part in taken for d in part}

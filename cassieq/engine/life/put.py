@@ -24,7 +24,7 @@ from cassieq.engine.life.fifo import Fifo
 from cassieq.engine.life.monotons import Monotons, MonotonStrategy
 from cassieq.engine.life.partitions import Rotation
 from cassieq.model import MessageRow, OutgoingMessage, QueueDefinition, QueueId
-from cassieq.store.base import by_bytes, row_bytes
+from cassieq.store.batches import by_bytes, row_bytes
 from cassieq.tokens import new_token
 
 MAX_PUT_ATTEMPTS = 8

@@ -119,6 +119,27 @@ class Deliverer:
             got += await self._try(queue, bucket, batch, invisibility_ms, unsealed=unsealed)
         return got
 
+    async def take_runs(
+        self,
+        queue: QueueDefinition,
+        bucket: int,
+        runs: list[list[MessageRow]],
+        invisibility_ms: int,
+    ) -> list[Delivery]:
+        """FIFO: each run (a group's head and messages right after it, of this bucket)
+        delivered whole or not at all, all in one conditional batch; a run is cut before
+        a message another reader of this server is taking."""
+        kept: list[list[MessageRow]] = []
+        for run in runs:
+            cut = next((i for i, r in enumerate(run) if self.busy(queue, r, held=False)), len(run))
+            if cut:
+                kept.append(run[:cut])
+        rows = [row for run in kept for row in run]
+        units = {row.monoton: n for n, run in enumerate(kept) for row in run}
+        if not rows:
+            return []
+        return await self._try(queue, bucket, rows, invisibility_ms, unsealed=False, units=units)
+
     async def _try(
         self,
         queue: QueueDefinition,
@@ -127,6 +148,7 @@ class Deliverer:
         invisibility_ms: int,
         *,
         unsealed: bool,
+        units: dict[int, int] | None = None,
     ) -> list[Delivery]:
         """Consume ``rows``, marked as being tried meanwhile: concurrent readers of this
         server pick others (every candidate of a batch is marked, not only the first)."""
@@ -135,7 +157,9 @@ class Deliverer:
         tries = [loop.create_future() for _ in keys]
         self._trying.update(zip(keys, tries, strict=True))
         try:
-            return await self.consume(queue, bucket, rows, invisibility_ms, unsealed=unsealed)
+            return await self.consume(
+                queue, bucket, rows, invisibility_ms, unsealed=unsealed, units=units
+            )
         finally:
             for key, trying in zip(keys, tries, strict=True):
                 del self._trying[key]
@@ -212,10 +236,12 @@ class Deliverer:
         invisibility_ms: int,
         *,
         unsealed: bool = False,
+        units: dict[int, int] | None = None,
     ) -> list[Delivery]:
         """Deliver rows of one bucket with one conditional batch (each row conditioned on
         its version); the deliveries made, in row order. Rows that used up their
-        deliveries are dead-lettered instead."""
+        deliveries are dead-lettered instead. ``units`` (monoton -> unit): rows of one
+        unit are delivered together or not at all (FIFO runs: take_runs)."""
         ctx = self._ctx
         if any(r.redrive_to is not None for r in rows):
             rows = await self.dead_letters.finish_redrives(queue, bucket, rows)
@@ -241,6 +267,7 @@ class Deliverer:
             [(row.version, new) for row, new, _ in writes],
             unsealed=unsealed,
             keep_body=True,  # takes and retirements: only the state changes
+            units=None if units is None else [units[row.monoton] for row, _, _ in writes],
         )
         if unsealed:
             won_rows = [new for (_, new, _), won in zip(writes, applied, strict=True) if won]

@@ -64,9 +64,12 @@ async def run_batch_lwt(
     observer: LwtObserver,
     absent_holds: bool = False,
     key_of: KeyOf = monoton_of,
+    units: Sequence[int] | None = None,
 ) -> list[bool]:
     """Send the entries' conditional batch in rounds until each is decided; for each
-    entry (in order) whether this call's change was applied. ``absent_holds``: the
+    entry (in order) whether this call's change was applied. ``units``: entries of one
+    unit number are applied together or not at all (a round applies all it sends or
+    nothing; an entry whose unit lost one goes into no later round). ``absent_holds``: the
     conditions are IF NOT EXISTS (no row: the condition holds; a row: it does not).
     ``monotons``: the entries' clustering keys (monotons, unless ``key_of`` reads
     another column of a row).
@@ -87,6 +90,9 @@ async def run_batch_lwt(
         for i, verdict in verdicts.items():
             applied[i] = verdict is Verdict.APPLIED
         still = [i for i in pending if verdicts[i] is Verdict.HOLDS]
+        if units is not None:
+            lost = {units[i] for i in pending if verdicts[i] is Verdict.REJECTED}
+            still = [i for i in still if units[i] not in lost]
         if len(still) == len(pending):
             # Refused, yet each condition holds in the answer: cannot happen with a sound
             # condition test; bounded rather than looping on a misread answer.

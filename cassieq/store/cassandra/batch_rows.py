@@ -11,7 +11,7 @@ from cassieq.model import (
     MessageRow,
     QueueId,
 )
-from cassieq.store.base import (
+from cassieq.store.batches import (
     AckEntry,
     by_bytes,
     check_ack_entries,
@@ -41,8 +41,13 @@ class MessageBatches(CassandraBase):
         *,
         unsealed: bool = False,
         keep_body: bool = False,
+        units: list[int] | None = None,
     ) -> list[bool]:
-        check_cas_entries(entries)
+        check_cas_entries(entries, units)
+        if units is not None:  # applied together or not at all: one batch whatever its size
+            return await self._cas_messages(
+                queue, bucket, entries, unsealed=unsealed, keep_body=keep_body, units=units
+            )
         applied: list[bool] = []
         # Rows that carry their bodies: large ones go in parts, one after the other (parts
         # sent at once would only contend for the partition's Paxos). Without the bodies
@@ -62,6 +67,7 @@ class MessageBatches(CassandraBase):
         *,
         unsealed: bool,
         keep_body: bool,
+        units: list[int] | None = None,
     ) -> list[bool]:
         qid, q = str(queue), self._q
         full = q.message_cas_unsealed if unsealed else q.message_cas
@@ -88,7 +94,9 @@ class MessageBatches(CassandraBase):
             return bool(stored.last_change == entries[i][1].change)
 
         monotons = [row.monoton for _, row in entries]
-        return await self._batch_lwt("cas_messages", qid, bucket, monotons, add, holds, ours)
+        return await self._batch_lwt(
+            "cas_messages", qid, bucket, monotons, add, holds, ours, units=units
+        )
 
     async def ack_messages(
         self, queue: QueueId, bucket: int, entries: list[AckEntry], now: int
@@ -122,7 +130,11 @@ class MessageBatches(CassandraBase):
         add: Callable[[BatchStatement, int], None],
         holds: Callable[[int, Any], bool],
         ours: Callable[[int, Any], bool],
+        *,
+        units: list[int] | None = None,
     ) -> list[bool]:
         """One conditional batch on the bucket partition per round (``batch_lwt``)."""
         read_some = (self._q.messages_read_sealed, (qid, bucket))
-        return await self._batch_rounds(primitive, monotons, add, read_some, holds, ours)
+        return await self._batch_rounds(
+            primitive, monotons, add, read_some, holds, ours, units=units
+        )

@@ -145,6 +145,7 @@ class CassandraBase:
         ours: Callable[[int, Any], bool],
         *,
         absent_holds: bool = False,
+        units: list[int] | None = None,
     ) -> list[bool]:
         """One conditional batch on one partition per round (``batch_lwt``): ``add`` puts
         entry i's statement in a batch; ``read_some`` is the statement reading the rows of
@@ -162,7 +163,7 @@ class CassandraBase:
 
         return await run_batch_lwt(
             primitive, monotons, send, read, holds, ours, retry=self._lwt_retry,
-            observer=self.observer, absent_holds=absent_holds,
+            observer=self.observer, absent_holds=absent_holds, units=units,
         )  # fmt: skip
 
     def _by_change(

@@ -10,7 +10,8 @@ import msgspec
 from cassandra.query import BatchStatement, BatchType
 
 from cassieq.model import MessageRow, QueueId
-from cassieq.store.base import DedupClaim, LwtUndecided, by_bytes, row_bytes
+from cassieq.store.base import DedupClaim, LwtUndecided
+from cassieq.store.batches import by_bytes, row_bytes
 from cassieq.store.cassandra.batch_lwt import run_batch_lwt
 from cassieq.store.cassandra.binding import add_prepared
 from cassieq.store.cassandra.execution import APPLIED, CONTENDED, REJECTED, CassandraBase
