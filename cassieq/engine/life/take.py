@@ -128,10 +128,15 @@ class Deliverer:
     ) -> list[Delivery]:
         """FIFO: each run (a group's head and messages right after it, of this bucket)
         delivered whole or not at all, all in one conditional batch; a run is cut before
-        a message another reader of this server is taking."""
+        a message another reader of this server is taking, or one half redriven (consume
+        finishes its move first: a move is no delivery)."""
         kept: list[list[MessageRow]] = []
         for run in runs:
             cut = next((i for i, r in enumerate(run) if self.busy(queue, r, held=False)), len(run))
+            if run and run[0].redrive_to is not None:
+                cut = min(cut, 1)  # a head half redriven is finished alone (consume)
+            else:  # a message after the head half redriven: the run stops before it
+                cut = next((i for i, r in enumerate(run[:cut]) if r.redrive_to is not None), cut)
             if cut:
                 kept.append(run[:cut])
         rows = [row for run in kept for row in run]
