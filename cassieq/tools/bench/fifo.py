@@ -8,7 +8,8 @@ served by ``servers`` engines in this process (as `cassieq bench partitions`), f
 owns some of the groups and sends a batch to each in turn, so each group's messages go in
 order; the dedup id is the body), ``consumers`` clients
 receive up to ``batch`` and ack what they got in one batch. Reported per turn and per kind:
-messages acked per second (e2e), sent per second, e2e latency, store calls and LWT rounds
+messages acked per second (e2e), sent per second, e2e latency, sends refused for contention
+(sent again, as a client does after a 503), store calls and LWT rounds
 per message sent (where a turn's work went); the ratio FIFO / standard of
 the kinds' mean e2e.
 """
@@ -26,6 +27,7 @@ import msgspec
 
 from cassieq.config import Settings
 from cassieq.engine import CallCounter, QueueEngine
+from cassieq.engine.errors import Contention
 from cassieq.model import DeduplicationScope, OutgoingMessage, QueueOptions
 from cassieq.store.cassandra import (
     CassandraStore,
@@ -85,12 +87,12 @@ async def _turn(
         await engine.queue(account, queue)
     sent_at: dict[str, float] = {}
     e2e_latency: list[float] = []
-    acked = sent = 0
+    acked = sent = contended = 0
     deadline = time.monotonic() + bench.seconds
     counter.reset()
 
     async def produce(client: int) -> None:
-        nonlocal sent
+        nonlocal sent, contended
         engine = engines[client % len(engines)]
         # A FIFO producer owns the groups client, client + producers, ... and sends to them in
         # turn, a batch at a time: each group's messages go in order, and every group is fed
@@ -104,16 +106,20 @@ async def _turn(
             group = owned[(k // bench.batch) % len(owned)] if kind == "fifo" else None
             k += bench.batch
             start = time.monotonic()
-            await engine.send(
-                account,
-                queue,
-                [
-                    OutgoingMessage(
-                        body=b, group=group, dedup_id=b if group and bench.dedup_ids else None
-                    )
-                    for b in bodies
-                ],
-            )
+            outgoing = [
+                OutgoingMessage(
+                    body=b, group=group, dedup_id=b if group and bench.dedup_ids else None
+                )
+                for b in bodies
+            ]
+            try:
+                await engine.send(account, queue, outgoing)
+            except Contention:
+                # The put's compare-and-sets kept losing (the API answers 503): a client
+                # sends again; with deduplication ids, FIFO's retry is answered as a duplicate.
+                contended += 1
+                k -= bench.batch
+                continue
             for b in bodies:
                 sent_at[b] = start
             sent += len(bodies)
@@ -139,7 +145,10 @@ async def _turn(
     elapsed = time.monotonic() - started
     for engine in engines:
         await engine.settle()
-    return _figures(kind, sent, acked, elapsed, e2e_latency, counter)
+    return {
+        **_figures(kind, sent, acked, elapsed, e2e_latency, counter),
+        "sends_contended": contended,
+    }
 
 
 def _figures(
