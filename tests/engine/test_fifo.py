@@ -10,6 +10,7 @@ import asyncio
 import random
 import uuid
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 import pytest
@@ -132,6 +133,76 @@ async def test_a_slow_take_still_answers_the_run_of_the_heads_bucket(
     run = await engine.receive(account, "q", 10, 10)
     assert [d.message for d in run] == ["a", "b", "c"]
     assert len({d.receipt.monoton // 8 for d in run}) == 1  # one bucket: one batch
+
+
+class _BeforeTheTake:
+    """The store, running ``hook`` once when a receive asks whether its buckets are in the
+    invisibility window (after the look read the run, before the run's take)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.hook: Callable[[], Awaitable[None]] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    async def read_invisibility(self, *args: Any) -> Any:
+        hook, self.hook = self.hook, None
+        if hook is not None:
+            await hook()
+        return await self._store.read_invisibility(*args)
+
+
+async def test_a_run_lost_on_its_head_leaves_the_rest_to_this_server(
+    store: Store, clock: FakeClock, tuning: Tuning
+) -> None:
+    """A run's take lost on its head alone (a late consumer acked it between the look and
+    the take): the messages after it were refused unchanged, and the server takes them next
+    time (it took them as taken by someone, and passed them by for good)."""
+    hooked = _BeforeTheTake(store)
+    engine = QueueEngine(cast(Store, hooked), clock, tuning=tuning)
+    account = f"t-{uuid.uuid4().hex[:12]}"
+    await engine.accounts.create(account)
+    await _fifo(engine, account, bucket_size=8)
+    for body in "abc":
+        await engine.send(account, "q", [_msg("g", body)])
+        clock.advance(0.001)
+    [a] = await engine.receive(account, "q", 1, LEASE_S)
+    clock.advance(LEASE_S + 1)  # a's lease ran out; its consumer is late
+
+    async def late_ack() -> None:
+        await engine.ack(account, "q", a.receipt)
+
+    hooked.hook = late_ack
+    assert await engine.receive(account, "q", 10, LEASE_S) == []  # the run [a, b, c] lost on a
+    assert [d.message for d in await engine.receive(account, "q", 10, LEASE_S)] == ["b", "c"]
+
+
+async def test_a_head_expiring_at_its_take_leases_nothing_after_it(
+    store: Store, clock: FakeClock, tuning: Tuning
+) -> None:
+    """The head outlives the retention between the look and the take: retired as expired
+    in the run's batch, it answers nothing, and the messages after it are not leased (they
+    would be, unanswered, and their group held for a lease)."""
+    hooked = _BeforeTheTake(store)
+    engine = QueueEngine(cast(Store, hooked), clock, tuning=tuning)
+    account = f"t-{uuid.uuid4().hex[:12]}"
+    await engine.accounts.create(account)
+    queue = await _fifo(engine, account, bucket_size=8, message_retention_seconds=60)
+    await engine.send(account, "q", [_msg("g", "a")])
+    clock.advance(1)
+    await engine.send(account, "q", [_msg("g", "b"), _msg("g", "c")])
+    clock.advance(59 - 0.001)  # a's retention ends within the receive
+
+    async def a_moment() -> None:
+        clock.advance(0.002)
+
+    hooked.hook = a_moment
+    assert await engine.receive(account, "q", 10, LEASE_S) == []
+    rows = {r.message: r for r in (await store.read_bucket(queue.id, 0)).messages}
+    assert rows["a"].acked and rows["a"].expired
+    assert rows["b"].delivery_count == rows["c"].delivery_count == 0  # not leased
+    assert [d.message for d in await engine.receive(account, "q", 10, LEASE_S)] == ["b", "c"]
 
 
 async def test_a_receive_looks_at_groups_another_server_freed_without_a_scan(

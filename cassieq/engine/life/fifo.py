@@ -311,9 +311,11 @@ class Fifo:
         at = 0
         while head is None and at < len(entries):
             part = entries[at : at + window]
-            rows = await read_rows(self._ctx, queue, [m for m in part if not self._ours(queue, m)])
+            # Judged once: an ack's mark may lapse while the others are read.
+            ours = {m for m in part if self._ours(queue, m)}
+            rows = await read_rows(self._ctx, queue, [m for m in part if m not in ours])
             for i, monoton in enumerate(part):
-                if self._ours(queue, monoton):
+                if monoton in ours:
                     continue  # this server acked it: its ack removes the entry
                 row = rows[monoton]
                 if row is None or row.acked or row.republished_to is not None:

@@ -251,6 +251,8 @@ class Deliverer:
         if any(r.redrive_to is not None for r in rows):
             rows = await self.dead_letters.finish_redrives(queue, bucket, rows)
         now = ctx.clock.now()
+        if units is not None:
+            rows = _cut_at_expiring(queue, rows, units, now)
         # Outliving the retention is not a failed delivery: such rows are retired as
         # expired (in the same conditional batch as the takes), never dead-lettered.
         expiring_rows = [r for r in rows if expiring(queue, r, now)]
@@ -285,7 +287,10 @@ class Deliverer:
                     got.append(delivery_of(queue, row, new))
                     if queue.options.fifo:
                         self._publisher.fifo.delivered(queue, [row])
-            elif not unsealed:  # then someone won it: it is at least at the next version
+            elif not unsealed and units is None:
+                # Then someone won it: it is at least at the next version. (Not in a unit:
+                # a row refused because another row of its unit lost is unchanged, and
+                # noting it as taken would keep this server's readers off it for good.)
                 self.note_version(queue, row.monoton, row.version + 1)
             # else another reader won it, or (unsealed) the bucket was sealed
         if expired := sum(
@@ -297,6 +302,22 @@ class Deliverer:
             if self.on_leased is not None:
                 self.on_leased(queue.id, now + invisibility_ms)
         return got
+
+
+def _cut_at_expiring(
+    queue: QueueDefinition, rows: list[MessageRow], units: dict[int, int], now: int
+) -> list[MessageRow]:
+    """A unit's rows up to the first that outlived the retention (retired as expired in
+    the batch, it answers nothing): the ones after it would be leased and never answered."""
+    cut: set[int] = set()
+    kept: list[MessageRow] = []
+    for row in sorted(rows, key=lambda r: r.monoton):
+        if units[row.monoton] in cut:
+            continue
+        kept.append(row)
+        if expiring(queue, row, now):
+            cut.add(units[row.monoton])
+    return kept
 
 
 def latest_only(got: list[Delivery]) -> list[Delivery]:
