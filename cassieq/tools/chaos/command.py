@@ -57,6 +57,12 @@ SINGLE_NODE_REPLICATION = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
     "request.",
 )
 @click.option(
+    "--mixed",
+    is_flag=True,
+    help="With --batch: every other producer and consumer uses v1 instead (one message per "
+    "request), so one run's faults meet both APIs.",
+)
+@click.option(
     "--deadline",
     type=click.FloatRange(min=10),
     default=360.0,
@@ -147,6 +153,7 @@ def chaos(
     unacked_every: int,
     seed: int,
     batch: int,
+    mixed: bool,
     deadline: float,
     hosts: str | None,
     single_node: bool,
@@ -174,6 +181,8 @@ def chaos(
     from cassieq.tools.chaos.report import passed, print_table, to_json
     from cassieq.tools.chaos.scenario import run_scenario
 
+    if mixed and not batch:
+        raise click.UsageError("--mixed needs --batch (the v2 half's batch size)")
     if fifo and shared_subscriptions:
         raise click.UsageError("--shared-subscriptions is for the queue's workload, not --fifo")
     scenarios: list[Scenario] = list(SCENARIOS) if scenario == "all" else [_scenario(scenario)]
@@ -190,6 +199,7 @@ def chaos(
         unacked_every=unacked_every,
         seed=seed,
         batch=batch,
+        mixed=mixed,
         deadline=deadline,
         single_node=single_node,
         partitions=partitions,

@@ -36,6 +36,9 @@ class ChaosOptions:
     # producers send N messages per request, consumers receive up to N (long polling) and
     # ack what they got in one request.
     batch: int = 0
+    # With ``batch``: every other producer and consumer of the queue uses v1 instead, one
+    # message per request, so that one run (one set of faults) covers both APIs at once.
+    mixed: bool = False
     # The queue's partitions (the servers' CASSIEQ_DEFAULT_PARTITIONS: the v1 create makes
     # it so) and each server's processes (CASSIEQ_WORKERS): issue 35.
     partitions: int = 1

@@ -47,8 +47,15 @@ def _verdict(r: Mapping[str, Any]) -> str:
     return "PASS" if r.get("passed") else "FAIL: " + "; ".join(r.get("violations", []))
 
 
+def _api(r: Mapping[str, Any]) -> str:
+    if not r.get("batch"):
+        return "v1"
+    batches = f"v2, batches of {r['batch']}"
+    return f"{batches} and v1, half each" if r.get("mixed") else batches
+
+
 ROWS: list[Row] = [
-    ("API", lambda r: f"v2, batches of {r['batch']}" if r.get("batch") else "v1"),
+    ("API", _api),
     ("partitions / workers", lambda r: f"{r.get('partitions', 1)} / {r.get('workers', 1)}"),
     ("puts answered 201", lambda r: f"{r.get('puts_201', '-')} of {r.get('messages', '-')}"),
     ("put attempts (no answer)", lambda r: f"{r.get('put_attempts')} ({r.get('put_unanswered')})"),

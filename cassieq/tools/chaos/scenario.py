@@ -61,6 +61,7 @@ async def run_scenario(
             "hosts": list(opts.hosts),
             "replication": opts.replication,
             "batch": opts.batch,
+            "mixed": opts.mixed and opts.batch > 0,
             "partitions": opts.partitions,
             "workers": opts.workers,
             "consumers": opts.consumers,
@@ -210,6 +211,8 @@ async def _with_servers(
         "recoveries": [dataclasses.asdict(r) for r in recoveries(ledger, progress.puts_started)],
         "fault_errors": injector.errors,
         "harness_errors": progress.task_errors,
+        "puts_by_api": progress.puts_by_api,
+        "deliveries_by_api": progress.deliveries_by_api,
         "pointers": pointers,
         "pointers_within_one_bucket": within,
         "seconds": {

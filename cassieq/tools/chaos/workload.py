@@ -41,6 +41,10 @@ class Progress:
     last_delivery: float = 0.0  # in any lane
     last_empty: dict[str, float] = field(default_factory=dict)  # the queue's lane's
     deliveries: int = 0  # in every lane
+    # Puts answered 201 and deliveries of the queue's lane, per API ("v1", "v2"): a
+    # --mixed run shows both were used.
+    puts_by_api: dict[str, int] = field(default_factory=dict)
+    deliveries_by_api: dict[str, int] = field(default_factory=dict)
     task_errors: list[str] = field(default_factory=list)  # a loop that died: a harness bug
 
 
@@ -95,7 +99,9 @@ class Workload:
         p = self.progress
         p.puts_started = p.last_delivery = time.monotonic()
         producers = [
-            asyncio.create_task(self._producer(self._servers[i % len(self._servers)]))
+            asyncio.create_task(
+                self._producer(self._servers[i % len(self._servers)], self._v1_among_batches(i))
+            )
             for i in range(self._opts.producers)
         ]
         consumers = [
@@ -145,18 +151,23 @@ class Workload:
 
     # ------------------------------------------------------------------ producers
 
-    async def _producer(self, home: str) -> None:
+    def _v1_among_batches(self, index: int) -> bool:
+        """``--mixed``: the odd producers and consumers of the queue use v1."""
+        return self._opts.mixed and self._opts.batch > 0 and index % 2 == 1
+
+    async def _producer(self, home: str, v1: bool = False) -> None:
         start, opts = self.progress.puts_started, self._opts
+        batch = 0 if v1 else opts.batch
         while not self._over() and self._next_seq < opts.messages:
             first = self._next_seq
-            seqs = range(first, min(first + max(1, opts.batch), opts.messages))
+            seqs = range(first, min(first + max(1, batch), opts.messages))
             self._next_seq = seqs.stop
             # A shared schedule: put number seq is due at start + seq / rate (a batch goes
             # when its last message is due).
             await asyncio.sleep(max(0.0, start + seqs[-1] / opts.rate - time.monotonic()))
-            await self._put(seqs, home)
+            await self._put(seqs, home, batch)
 
-    async def _put(self, seqs: range, home: str) -> None:
+    async def _put(self, seqs: range, home: str, batch: int) -> None:
         server = home
         for attempt in range(PUT_ATTEMPTS):
             if self._over():
@@ -164,11 +175,14 @@ class Workload:
             # A put with no answer may have been stored: the next attempt gets bodies of its
             # own, so that a copy of the first is never taken for a double delivery.
             bodies = [f"{self._scenario}:{seq}:{attempt}" for seq in seqs]
-            if self._opts.batch:
+            if batch:
                 status = (await self._client.send(server, bodies))[0].status
             else:
                 status = (await self._client.put(server, bodies[0])).status
             if status == 201:
+                api = "v2" if batch else "v1"
+                by_api = self.progress.puts_by_api
+                by_api[api] = by_api.get(api, 0) + len(seqs)
                 return
             server = self._client.other(server)
             await asyncio.sleep(RETRY_S)
@@ -177,7 +191,7 @@ class Workload:
 
     async def _consumer(self, index: int, home: str, lane: Lane | None = None) -> None:
         lane = lane or self._queue_lane
-        if lane.batch:
+        if lane.batch and not (lane is self._queue_lane and self._v1_among_batches(index)):
             await self._batch_consumer(index, home, lane)
             return
         client = lane.client
@@ -194,7 +208,7 @@ class Workload:
             if delivery is None:
                 await asyncio.sleep(IDLE_S if call.status == 204 else RETRY_S)
                 continue
-            self._delivered(lane, delivery)
+            self._delivered(lane, delivery, "v1")
             if self._leave_unacked(lane, delivery):
                 continue
             # Receipts are server-neutral: some acks go to the server that did not deliver.
@@ -220,16 +234,19 @@ class Workload:
                 continue
             keep = []
             for d in got:
-                self._delivered(lane, d)
+                self._delivered(lane, d, "v2")
                 if not self._leave_unacked(lane, d):
                     keep.append(d)
             other = rng.random() < self._opts.other_server_acks
             if keep:
                 await self._ack_batch(keep, client.other(server) if other else server, client)
 
-    def _delivered(self, lane: Lane, d: Delivery) -> None:
+    def _delivered(self, lane: Lane, d: Delivery, api: str) -> None:
         lane.deliveries += 1
         self.progress.deliveries += 1
+        if lane is self._queue_lane:
+            by_api = self.progress.deliveries_by_api
+            by_api[api] = by_api.get(api, 0) + 1
         self.progress.last_delivery = max(self.progress.last_delivery, d.recv)
 
     def _leave_unacked(self, lane: Lane, d: Delivery) -> bool:

@@ -29,6 +29,7 @@ class Stand:
 
     def __init__(self) -> None:
         self.sent: list[list[str]] = []
+        self.v1_sent: list[str] = []  # v1 puts (chaos --mixed)
         self.to_deliver: list[dict[str, Any]] = []
         self.ack_script: dict[str, list[str | int]] = {}  # receipt -> outcomes in turn
         self.ack_requests: list[list[str]] = []
@@ -39,6 +40,7 @@ class Stand:
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post(MESSAGES, self.send)
+        app.router.add_post("/api/v1/accounts/acc/queues/q/messages", self.v1_put)
         app.router.add_post(f"{MESSAGES}/receive", self.receive)
         app.router.add_post(f"{MESSAGES}/ack", self.ack)
         return app
@@ -48,6 +50,10 @@ class Stand:
         self.sent.append(bodies)
         entries = [{"id": str(i), "messageTag": f"t{i}"} for i in range(len(bodies))]
         return web.json_response({"messages": entries}, status=201)
+
+    async def v1_put(self, request: web.Request) -> web.Response:
+        self.v1_sent.append(await request.text())
+        return web.json_response({}, status=201)
 
     async def receive(self, request: web.Request) -> web.Response:
         wanted = (await request.json())["maxMessages"]
@@ -215,3 +221,25 @@ async def test_a_batch_consumer_leaves_a_delivery_unacked_like_v1(
     assert [d.left_unacked for d in ledger.deliveries] == [False, True, False, True]
     assert s.ack_requests[0] == ["r0", "r2"]
     assert workload.progress.deliveries == 4
+
+
+async def test_mixed_puts_half_through_v1_and_counts_each_api(
+    stand: tuple[Stand, ChaosClient, Ledger],
+) -> None:
+    """`--mixed`: the odd producers put one message per v1 request, the even ones send
+    batches; each message is put once, and the result counts what each API carried."""
+    s, client, ledger = stand
+    opts = ChaosOptions(batch=10, mixed=True, messages=25, rate=1000.0)
+    workload = Workload(client, opts, "x", time.monotonic() + 30, _notes().append)
+    assert [workload._v1_among_batches(i) for i in range(4)] == [False, True, False, True]
+    await asyncio.gather(workload._producer("A", False), workload._producer("B", True))
+    v1_bodies = s.v1_sent
+    batched = [b for batch in s.sent for b in batch]
+    assert v1_bodies and s.sent and all(len(batch) <= 10 for batch in s.sent)
+    put = sorted(int(b.split(":")[1]) for b in batched + v1_bodies)
+    assert put == list(range(25))  # every message once, by one API or the other
+    assert workload.progress.puts_by_api == {"v2": len(batched), "v1": len(v1_bodies)}
+    assert len(ledger.puts) == 25
+    # Without --batch, --mixed changes nothing: everyone is on v1.
+    plain = Workload(client, ChaosOptions(mixed=True), "x", time.monotonic() + 30, _notes().append)
+    assert not any(plain._v1_among_batches(i) for i in range(4))
