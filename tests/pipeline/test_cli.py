@@ -90,14 +90,21 @@ def test_pipeline_errors_are_one_line(
     assert access.run(access.store.read_monoton(access.queue(account, "q").id)) == 0
 
 
-def test_job_runs_as_a_module_for_spark_submit(cassandra_node: CassandraNode, world: World) -> None:
+def test_job_runs_as_a_module_for_spark_submit_quiet_and_without_writing(
+    cassandra_node: CassandraNode, world: World
+) -> None:
+    """The module form spark-submit runs; --quiet prints nothing on stderr, not Spark's log
+    lines either (its JVM starts with a log4j configuration of ours); --no-write leaves the
+    snapshot unwritten. One Spark start (each takes 25-50 s here) for the three."""
     access, engine, account = world.access, world.engine, world.account
     access.run(engine.create_queue(account, "m", QueueOptions()))
     access.run(engine.put(account, "m", "x"))
-    done = _run(cassandra_node, sys.executable, "-m", "cassieq.pipeline.stats",
-                "--account", account, "--json", "--quiet")  # fmt: skip
+    done = _run(cassandra_node, sys.executable, "-m", "cassieq.pipeline.stats", "--account",
+                account, "--queue", "m", "--no-write", "--json", "--quiet")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["published"] == 1
+    assert done.stderr == ""
+    assert access.run(access.store.read_stats_snapshot(account, "m")) is None
 
 
 def test_stats_of_a_queue_whose_finished_buckets_were_emptied(
@@ -129,6 +136,7 @@ def test_stats_of_a_queue_whose_finished_buckets_were_emptied(
     done = _run(cassandra_node, CASSIEQ, "pipeline", "stats", "--account", account,
                 "--queue", "emptied", "--json", "--quiet")  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # --quiet through `cassieq pipeline` too
     body = json.loads(done.stdout)
     engine_stats = access.run(engine.statistics(account, "emptied"))
     assert (body["published"], body["acked"], body["dead_lettered"]) == (12, 10, 0)
@@ -192,15 +200,3 @@ def test_keyspace_flag_wins_over_the_environment(
     [error] = [ln for ln in done.stderr.splitlines() if ln.startswith("Error")]
     assert f"keyspace '{elsewhere}' has no cassieq schema" in error, done.stderr
     assert f"cassieq schema apply --keyspace {elsewhere}" in error
-
-
-def test_quiet_prints_nothing_on_stderr(cassandra_node: CassandraNode, world: World) -> None:
-    """Not Spark's log lines either: its JVM starts with a log4j configuration of ours."""
-    access, engine, account = world.access, world.engine, world.account
-    access.run(engine.create_queue(account, "q", QueueOptions()))
-    access.run(engine.put(account, "q", "x"))
-    done = _run(cassandra_node, CASSIEQ, "pipeline", "stats", "--account", account,
-                "--queue", "q", "--no-write", "--json", "--quiet")  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["published"] == 1
-    assert done.stderr == ""
