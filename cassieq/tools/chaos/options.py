@@ -63,6 +63,11 @@ class ChaosOptions:
     log_dir: Path | None = None
 
     @property
+    def mixes_apis(self) -> bool:
+        """``mixed`` in effect: only beside v2 batches (without them every client is v1)."""
+        return self.mixed and self.batch > 0
+
+    @property
     def quiet_window(self) -> float:
         """How long both servers must have answered empty before the drain ends: a delivery
         left unacked comes back after its lease, and repair acts after its finalize time."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -43,8 +44,8 @@ class Progress:
     deliveries: int = 0  # in every lane
     # Puts answered 201 and deliveries of the queue's lane, per API ("v1", "v2"): a
     # --mixed run shows both were used.
-    puts_by_api: dict[str, int] = field(default_factory=dict)
-    deliveries_by_api: dict[str, int] = field(default_factory=dict)
+    puts_by_api: Counter[str] = field(default_factory=Counter)
+    deliveries_by_api: Counter[str] = field(default_factory=Counter)
     task_errors: list[str] = field(default_factory=list)  # a loop that died: a harness bug
 
 
@@ -153,7 +154,7 @@ class Workload:
 
     def _v1_among_batches(self, index: int) -> bool:
         """``--mixed``: the odd producers and consumers of the queue use v1."""
-        return self._opts.mixed and self._opts.batch > 0 and index % 2 == 1
+        return self._opts.mixes_apis and index % 2 == 1
 
     async def _producer(self, home: str, v1: bool = False) -> None:
         start, opts = self.progress.puts_started, self._opts
@@ -180,9 +181,7 @@ class Workload:
             else:
                 status = (await self._client.put(server, bodies[0])).status
             if status == 201:
-                api = "v2" if batch else "v1"
-                by_api = self.progress.puts_by_api
-                by_api[api] = by_api.get(api, 0) + len(seqs)
+                self.progress.puts_by_api["v2" if batch else "v1"] += len(seqs)
                 return
             server = self._client.other(server)
             await asyncio.sleep(RETRY_S)
@@ -245,8 +244,7 @@ class Workload:
         lane.deliveries += 1
         self.progress.deliveries += 1
         if lane is self._queue_lane:
-            by_api = self.progress.deliveries_by_api
-            by_api[api] = by_api.get(api, 0) + 1
+            self.progress.deliveries_by_api[api] += 1
         self.progress.last_delivery = max(self.progress.last_delivery, d.recv)
 
     def _leave_unacked(self, lane: Lane, d: Delivery) -> bool:
