@@ -3,7 +3,8 @@
 The messages table is keyed by (queue id, bucket). A queue's buckets are 0 up to one past
 its monoton's bucket (a repair copy may sit there), so a job builds that key range and
 joins it with the table: with the connector's extensions this is a direct join (one read
-per partition), without them a scan; both give the same rows.
+per partition), without them a scan of the whole table (every queue's rows); both give the
+same rows.
 """
 
 from __future__ import annotations
@@ -44,16 +45,25 @@ def bucket_keys(spark: SparkSession, ranges: list[tuple[QueueDefinition, int, in
     """(queue_id, bucket) for each queue's buckets ``first..last`` inclusive."""
     from pyspark.sql import functions as F
 
+    spans = [(str(q.id), first, last) for q, first, last in ranges if last >= first]
+    if not spans:
+        return spark.createDataFrame([], "queue_id string, bucket bigint")
+    # With one queue id, Spark folds the literal into a filter on the table and joins on
+    # the bucket alone, which no longer covers the partition key: the connector then scans
+    # the whole messages table (every queue's rows) instead of reading the buckets. A second
+    # branch with another id and no rows keeps queue_id a join key (a direct join).
+    spans.append(_NO_QUEUE)
     frames = [
         spark.range(first, last + 1).select(
-            F.lit(str(q.id)).alias("queue_id"), F.col("id").alias("bucket")
+            F.lit(queue_id).alias("queue_id"), F.col("id").alias("bucket")
         )
-        for q, first, last in ranges
-        if last >= first
+        for queue_id, first, last in spans
     ]
-    if not frames:
-        return spark.createDataFrame([], "queue_id string, bucket bigint")
     return reduce(lambda a, b: a.unionByName(b), frames)
+
+
+# No queue has this id (a queue id is account:name:version), and its range is empty.
+_NO_QUEUE = ("", 0, -1)
 
 
 def message_rows(

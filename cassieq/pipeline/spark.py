@@ -144,6 +144,11 @@ def session(
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(log_level)
+    # The connector's direct join binds a placeholder attribute with expression id 0
+    # ("none#0"): when the first plan of a JVM gave id 0 to a column of the table it joins,
+    # the job fails with "Couldn't find none#0" (an export of a partitioned queue, as the
+    # first job of `cassieq pipeline export`, did). An empty range spends id 0 first.
+    spark.range(0)
     return spark
 
 

@@ -30,11 +30,13 @@ def _run(
     return subprocess.run(args, capture_output=True, text=True, env=env, timeout=300, check=False)
 
 
-def test_ingest_jsonl_then_stats_json(
+def test_ingest_jsonl_then_stats_then_export_json(
     cassandra_node: CassandraNode, world: World, tmp_path: Path
 ) -> None:
+    """On a partitioned queue: each job a JVM of its own, so the export's direct join is
+    the first plan of its JVM (it failed there, "Couldn't find none#0")."""
     access, engine, account = world.access, world.engine, world.account
-    access.run(engine.create_queue(account, "bulk", QueueOptions(bucket_size=10)))
+    access.run(engine.create_queue(account, "bulk", QueueOptions(bucket_size=10, partitions=2)))
     source = tmp_path / "in.jsonl"
     lines = [json.dumps({"message": f"m{i}"}) for i in range(250)]
     lines += ["", json.dumps({"message": {"nested": [1, 2]}})]  # blank lines are skipped
@@ -59,6 +61,13 @@ def test_ingest_jsonl_then_stats_json(
     assert body["delivery_count_histogram"] == {"0": 251}
     assert body["ack_latency_ms"] == {"p50": None, "p95": None, "p99": None}
     assert body["oldest_unacked_age_s"] >= 0
+
+    archive = tmp_path / "archive"
+    exported = _run(cassandra_node, CASSIEQ, "pipeline", "export", "--account", account,
+                    "--queue", "bulk", "--out", str(archive), "--json", "--quiet")  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+    assert json.loads(exported.stdout)["rows"] == 251
+    assert list(archive.glob("*.parquet"))
     # The nested JSON value arrived as its JSON text.
     delivered = set()
     live = engine_on(access, FakeClock(start_ms=body["computed_at_ms"] + 1000))
