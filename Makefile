@@ -55,23 +55,14 @@ lint: $(STAMP)
 
 ## test: lint, build the docs (strict), start the local node and the three-node cluster, apply
 ## the schema to an empty test keyspace, run the suite (the cluster tests: the cluster tool and a short chaos soak)
-## in parts that together select every test once: those that need no node on two
+## in two parts that together select every test once: those that need no node on two
 ## pytest-xdist workers, then those marked `cassandra` in one process (they share the test
-## keyspace) and, beside them, those marked `cluster` in another (the three-node cluster and a
-## keyspace of their own there; mostly waiting on faults and restarts, about 6 minutes that
-## no longer add up). Every part runs even when another failed; make fails if any did.
-CLUSTER_LOG := $(VENV)/cluster-tests.log
+## keyspace). The second part runs even when the first failed; make fails if either did.
 test: $(STAMP) lint docs browser cassandra-start cluster-start
 	$(BIN)/cassieq schema apply --keyspace $(TEST_KEYSPACE) --recreate
 	$(TEST_ENV) CASSIEQ_TEST_KEYSPACE=$(TEST_KEYSPACE) $(BIN)/pytest -m "not cassandra" -n 2; \
 	status=$$?; \
-	( $(TEST_ENV) CASSIEQ_TEST_KEYSPACE=$(TEST_KEYSPACE) $(BIN)/pytest -m cluster \
-	    -p no:cacheprovider > $(CLUSTER_LOG) 2>&1 ) & cluster=$$!; \
-	$(TEST_ENV) CASSIEQ_TEST_KEYSPACE=$(TEST_KEYSPACE) $(BIN)/pytest -m "cassandra and not cluster" \
-	    || status=1; \
-	wait $$cluster || status=1; \
-	echo "== the tests marked cluster, run beside the others ($(CLUSTER_LOG)):"; \
-	cat $(CLUSTER_LOG); \
+	$(TEST_ENV) CASSIEQ_TEST_KEYSPACE=$(TEST_KEYSPACE) $(BIN)/pytest -m cassandra || status=1; \
 	exit $$status
 
 ## test-fast: every test that needs no Cassandra node, on three workers (pytest-xdist; the tests
