@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 import click
 
 from cassieq.cli.common import err as _err
 from cassieq.config import Settings
+
+if TYPE_CHECKING:
+    from cassieq.engine.life.monotons import MonotonStrategy
 
 
 def counts_between(text: str, low: int, high: int, what: str) -> tuple[int, ...]:
@@ -32,6 +37,7 @@ def measure(
     seconds: float,
     batch: int,
     keyspace: str,
+    put_strategy: MonotonStrategy = "grouped",
 ) -> dict[str, object]:
     import asyncio
 
@@ -44,6 +50,7 @@ def measure(
         consumers=consumers,
         seconds=seconds,
         batch=batch,
+        put_strategy=put_strategy,
     )
     return asyncio.run(
         run_partitions(Settings.from_env(), keyspace=keyspace, bench=bench, say=_err)
@@ -77,6 +84,14 @@ def measure(
     help="Messages per put (1: v1's put; more: a v2 send).",
 )
 @click.option(
+    "--put-strategy",
+    type=click.Choice(["grouped", "per_put"]),
+    default="grouped",
+    show_default=True,
+    help="grouped: concurrent puts share a monoton range (the engine's way); per_put: a "
+    "monoton compare-and-set for every put (the original design).",
+)
+@click.option(
     "--keyspace",
     default="cassieq_bench_partitions",
     show_default=True,
@@ -90,6 +105,7 @@ def partitions(
     consumers: int,
     seconds: float,
     batch: int,
+    put_strategy: str,
     keyspace: str,
 ) -> None:
     """One queue with each partition count: e2e/s, LWT attempts and CAS retries per message,
@@ -108,5 +124,6 @@ def partitions(
         seconds=seconds,
         batch=batch,
         keyspace=keyspace,
+        put_strategy=cast("MonotonStrategy", put_strategy),
     )
     click.echo(json.dumps(result, indent=2) if as_json else partitions_table(result))

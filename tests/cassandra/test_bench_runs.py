@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from cassieq.engine.life.monotons import MonotonStrategy
+from cassieq.tools.bench.partitions import PartitionBench, partitions_table, run_partitions
 from cassieq.tools.bench.report import table
 from cassieq.tools.bench.run import run_bench
 from cassieq.tools.bench.v2 import V2Settings
@@ -96,3 +98,29 @@ def _check_v2(v2: dict[str, Any]) -> None:
     assert idle["waiters_per_server"] == 5 and idle["returned_early"] == 0
     assert set(idle["reads_per_s"]) == {"A", "B"}
     assert all(n >= 0 for n in idle["reads_per_s"].values())
+
+
+@pytest.mark.parametrize("strategy", ["grouped", "per_put"])
+async def test_the_partitions_bench_counts_every_lwt_of_either_put_strategy(
+    cassandra_node: CassandraNode, strategy: MonotonStrategy
+) -> None:
+    """`cassieq bench partitions --put-strategy`: per_put takes a monoton for every put (the
+    original design, whose contention partitions divide), grouped one per group."""
+    bench = PartitionBench(
+        counts=(1, 2), servers=2, producers=6, consumers=1, seconds=1.0, put_strategy=strategy
+    )
+    keyspace = f"{cassandra_node.settings.keyspace}_bench_parts"
+    result = await run_partitions(cassandra_node.settings, keyspace=keyspace, bench=bench,
+                                  say=lambda _: None)  # fmt: skip
+    assert result["put_strategy"] == strategy
+    assert [r["partitions"] for r in result["partitions"]] == [1, 2]
+    for row in result["partitions"]:
+        assert row["messages_put"] > 0 and row["messages_acked"] > 0, row
+        monoton = row["lwt_per_message_by_primitive"]["cas_monoton"]
+        applied = monoton.get("applied", 0) + monoton.get("timeout_applied", 0)
+        if strategy == "per_put":
+            assert applied >= 1.0, row  # one monoton of its own for every put
+        # Every attempt counted: applied, not applied, timed out.
+        assert sum(monoton.values()) >= applied > 0, row
+        assert row["lwt_attempts_per_message"] >= sum(monoton.values()), row
+    assert f"puts {strategy}" in partitions_table(result)

@@ -23,6 +23,7 @@ from typing import Any
 
 from cassieq.config import Settings
 from cassieq.engine import CallCounter, QueueEngine
+from cassieq.engine.life.monotons import MonotonStrategy
 from cassieq.model import OutgoingMessage, QueueOptions
 from cassieq.store.cassandra import CassandraStore
 from cassieq.tools.bench.keyspace import fresh_store
@@ -38,6 +39,9 @@ class PartitionBench:
     consumers: int = 8
     seconds: float = 10.0
     batch: int = 1  # messages per put call (1: v1's put; more: a v2 send)
+    # "grouped" (the engine's default) or "per_put": a monoton compare-and-set for every
+    # put, the original design, whose contention on one partition partitions divide.
+    put_strategy: MonotonStrategy = "grouped"
 
 
 def _pct(values: list[float], q: float) -> float | None:
@@ -52,7 +56,9 @@ async def _one_count(
 ) -> dict[str, Any]:
     counter = CallCounter()
     engines = [
-        QueueEngine(store, instance_id=f"bench-{i}", observers=[counter])
+        QueueEngine(
+            store, instance_id=f"bench-{i}", observers=[counter], monotons=bench.put_strategy
+        )
         for i in range(bench.servers)
     ]
     account = f"bp-{secrets.token_hex(5)}"
@@ -156,6 +162,7 @@ async def run_partitions(
         "producers": bench.producers,
         "consumers": bench.consumers,
         "batch": bench.batch,
+        "put_strategy": bench.put_strategy,
         "seconds": bench.seconds,
         "partitions": rows,
         # Each count against the first (one run: this machine's speed drifts between runs).
@@ -180,7 +187,8 @@ def partitions_table(result: dict[str, Any]) -> str:
     )
     lines = [
         f"servers {result['servers']}, producers {result['producers']}, consumers "
-        f"{result['consumers']}, batch {result['batch']}, {result['seconds']} s each",
+        f"{result['consumers']}, batch {result['batch']}, puts {result['put_strategy']}, "
+        f"{result['seconds']} s each",
         head,
     ]
     for r in result["partitions"]:
