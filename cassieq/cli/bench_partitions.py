@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import click
 
@@ -85,6 +85,8 @@ def measure(
 )
 @click.option(
     "--put-strategy",
+    # MonotonStrategy's values, spelled out: importing the engine here would load it for
+    # every `cassieq` command.
     type=click.Choice(["grouped", "per_put"]),
     default="grouped",
     show_default=True,
@@ -105,7 +107,7 @@ def partitions(
     consumers: int,
     seconds: float,
     batch: int,
-    put_strategy: str,
+    put_strategy: MonotonStrategy,  # click's Choice gives only these values
     keyspace: str,
 ) -> None:
     """One queue with each partition count: e2e/s, LWT attempts and CAS retries per message,
@@ -124,6 +126,6 @@ def partitions(
         seconds=seconds,
         batch=batch,
         keyspace=keyspace,
-        put_strategy=cast("MonotonStrategy", put_strategy),
+        put_strategy=put_strategy,
     )
     click.echo(json.dumps(result, indent=2) if as_json else partitions_table(result))
