@@ -17,10 +17,12 @@ from cassieq.engine import policy
 from cassieq.engine.context import EngineContext
 from cassieq.engine.errors import EngineError, InvalidArgument, StaleReceipt, Unsettled
 from cassieq.engine.hints import BucketHints
+from cassieq.engine.life.bucket_groups import BucketGroups
 from cassieq.engine.life.fifo import Fifo
 from cassieq.engine.life.redeliver import InvisibilitySide
 from cassieq.model import MessageRow, PopReceipt, QueueDefinition, QueueId, VisibilityChange
 from cassieq.store.base import StoreError
+from cassieq.store.batches import AckEntry
 from cassieq.tokens import new_token
 
 STALE = "the receipt is stale: acked, redelivered or updated since"
@@ -37,6 +39,9 @@ class Acker:
         self._ctx = ctx
         self._invisibility = invisibility
         self._hints = hints
+        # Acks of one bucket that come while one is being written go together (v1's one
+        # at a time, v2's batches of different clients alike).
+        self._groups: BucketGroups[AckEntry] = BucketGroups(lambda entry: entry[0])
         # Told when a changed lease now ends (long polling wakes a waiter then).
         self.on_leased: Callable[[QueueId, int], None] | None = None
         # FIFO queues: told of this server's acks (their groups' entries go at once).
@@ -47,14 +52,8 @@ class Acker:
             raise StaleReceipt(OLD_VERSION)
         # One conditional update, no read: the receipt names the version and tag it holds.
         bucket = queue.bucket_of(receipt.monoton)
-        acked = await self._ctx.store.ack_message(
-            queue.id,
-            bucket,
-            receipt.monoton,
-            receipt.version,
-            receipt.tag,
-            self._ctx.clock.now(),
-        )
+        entry = (receipt.monoton, receipt.version, receipt.tag)
+        (acked,) = await self._acks(queue.id, bucket, [entry], alone=True)
         if not acked:
             raise StaleReceipt(STALE)
         self._invisibility.note_acked(queue.id, bucket, receipt.monoton, receipt.version)
@@ -68,8 +67,7 @@ class Acker:
 
         async def bucket_acks(bucket: int, held: list[PopReceipt]) -> list[EngineError | None]:
             entries = [(r.monoton, r.version, r.tag) for r in held]
-            now = self._ctx.clock.now()
-            acked = await self._ctx.store.ack_messages(queue.id, bucket, entries, now)
+            acked = await self._acks(queue.id, bucket, entries)
             for receipt, done in zip(held, acked, strict=True):
                 if done:
                     self._invisibility.note_acked(
@@ -82,6 +80,22 @@ class Acker:
             return [None if done else StaleReceipt(STALE) for done in acked]
 
         return await per_bucket(queue, receipts, lambda r: r, bucket_acks)
+
+    async def _acks(
+        self, queue: QueueId, bucket: int, entries: list[AckEntry], *, alone: bool = False
+    ) -> list[bool]:
+        """Ack the entries, with those of other acks of the bucket that come meanwhile.
+        ``alone``: a single ack, sent as the plain conditional update when nothing joined it."""
+        store = self._ctx.store
+
+        async def write(group: list[AckEntry]) -> list[bool]:
+            now = self._ctx.clock.now()
+            if alone and len(group) == 1:
+                monoton, version, tag = group[0]
+                return [await store.ack_message(queue, bucket, monoton, version, tag, now)]
+            return await store.ack_messages(queue, bucket, group, now)
+
+        return await self._groups.run((queue, bucket), entries, write)
 
     async def update(
         self,

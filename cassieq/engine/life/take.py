@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from cassieq.engine.context import EngineContext
+from cassieq.engine.life.bucket_groups import BucketGroups, Write
 from cassieq.engine.life.dead_letter import DeadLetters
 from cassieq.engine.life.expire import expiring
 from cassieq.engine.life.fifo import Fifo, sequence_number
@@ -25,6 +26,8 @@ from cassieq.engine.recent import Recent
 from cassieq.engine.tenancy.queues import QueueDirectory
 from cassieq.model import Delivery, MessageRow, PopReceipt, QueueDefinition, QueueId
 from cassieq.tokens import new_token
+
+CasEntry = tuple[int, MessageRow]  # cas_messages' entry: (the version expected, the new row)
 
 TAKEN_CACHE_SIZE = 65_536
 # How long the rows this server's reader wrote into a bucket are kept for the bucket's seal
@@ -75,6 +78,9 @@ class Deliverer:
         self.dead_letters = DeadLetters(ctx, publisher, queues, self.note_version)
         # Told when the leases given end (long polling wakes a waiter then).
         self.on_leased: Callable[[QueueId, int], None] | None = None
+        # Takes (and retirements) of one bucket that come while one is being written go
+        # together: concurrent readers' single takes are one conditional batch then.
+        self._takes: BucketGroups[CasEntry] = BucketGroups(lambda entry: entry[1].monoton)
 
     async def take(
         self,
@@ -233,6 +239,14 @@ class Deliverer:
             if known is None or known.version < row.version:
                 writes.rows[row.monoton] = without_body(row)
 
+    def _write_takes(self, queue: QueueId, bucket: int, unsealed: bool) -> Write[CasEntry]:
+        async def write(entries: list[CasEntry]) -> list[bool]:
+            return await self._ctx.store.cas_messages(
+                queue, bucket, entries, unsealed=unsealed, keep_body=True
+            )
+
+        return write
+
     async def consume(
         self,
         queue: QueueDefinition,
@@ -268,14 +282,20 @@ class Deliverer:
         ]
         if not writes:
             return []
-        applied = await ctx.store.cas_messages(
-            queue.id,
-            bucket,
-            [(row.version, new) for row, new, _ in writes],
-            unsealed=unsealed,
-            keep_body=True,  # takes and retirements: only the state changes
-            units=None if units is None else [units[row.monoton] for row, _, _ in writes],
-        )
+        entries = [(row.version, new) for row, new, _ in writes]
+        if units is None:
+            applied = await self._takes.run(
+                (queue.id, bucket, unsealed), entries, self._write_takes(queue.id, bucket, unsealed)
+            )
+        else:
+            applied = await ctx.store.cas_messages(
+                queue.id,
+                bucket,
+                entries,
+                unsealed=unsealed,
+                keep_body=True,  # takes and retirements: only the state changes
+                units=[units[row.monoton] for row, _, _ in writes],
+            )
         if unsealed:
             won_rows = [new for (_, new, _), won in zip(writes, applied, strict=True) if won]
             self._note_reader_writes(queue.id, bucket, won_rows)

@@ -1,0 +1,155 @@
+"""Writes of one bucket grouped while one is out (engine/life/bucket_groups.py), alone:
+a write function the test holds open, so what goes when, and together, is seen exactly."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from cassieq.engine.life.bucket_groups import MAX_GROUP_ENTRIES, BucketGroups
+
+
+class Writes:
+    """A write function whose calls wait until the test lets them finish; each entry is an
+    int (its own monoton); entries listed in ``refuse`` come back not applied."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[int]] = []
+        self.gates: list[asyncio.Future[None]] = []
+        self.refuse: set[int] = set()
+        self.fail: BaseException | None = None
+        self._made = asyncio.Condition()
+
+    async def __call__(self, entries: list[int]) -> list[bool]:
+        self.calls.append(list(entries))
+        gate = asyncio.get_running_loop().create_future()
+        self.gates.append(gate)
+        async with self._made:
+            self._made.notify_all()
+        await gate
+        if self.fail is not None:
+            raise self.fail
+        return [e not in self.refuse for e in entries]
+
+    async def release(self, index: int) -> None:
+        """Let call ``index`` finish, once it was made."""
+        async with self._made:
+            await self._made.wait_for(lambda: len(self.gates) > index)
+        self.gates[index].set_result(None)
+
+
+def groups() -> BucketGroups[int]:
+    return BucketGroups(lambda entry: entry)
+
+
+async def settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_the_first_goes_at_once_and_those_behind_it_go_together() -> None:
+    g, write = groups(), Writes()
+    first = asyncio.create_task(g.run("b", [1], write))
+    await settle()
+    assert write.calls == [[1]]  # at once, alone: no timer
+    later = [asyncio.create_task(g.run("b", [m], write)) for m in (2, 3, 4)]
+    await settle()
+    assert write.calls == [[1]]  # they wait for the first
+    write.refuse = {3}
+    await write.release(0)
+    await write.release(1)
+    assert await first == [True]
+    assert [await t for t in later] == [[True], [False], [True]]  # each its own answer
+    assert write.calls == [[1], [2, 3, 4]]
+
+
+async def test_other_keys_do_not_wait() -> None:
+    g, write = groups(), Writes()
+    a = asyncio.create_task(g.run("a", [1], write))
+    b = asyncio.create_task(g.run("b", [1], write))
+    await settle()
+    assert write.calls == [[1], [1]]
+    await write.release(0)
+    await write.release(1)
+    assert await a == [True] and await b == [True]
+
+
+async def test_a_message_named_twice_waits_for_the_next_batch() -> None:
+    g, write = groups(), Writes()
+    first = asyncio.create_task(g.run("b", [1], write))
+    await settle()
+    again = [asyncio.create_task(g.run("b", [m], write)) for m in (5, 5, 6)]
+    await settle()
+    await write.release(0)
+    await write.release(1)
+    await write.release(2)
+    await first
+    assert [await t for t in again] == [[True]] * 3
+    assert write.calls == [[1], [5, 6], [5]]
+
+
+async def test_a_batch_holds_at_most_the_cap_the_rest_go_next_in_order() -> None:
+    g, write = groups(), Writes()
+    first = asyncio.create_task(g.run("b", [-1], write))
+    await settle()
+    many = list(range(MAX_GROUP_ENTRIES + 3))
+    waiting = asyncio.create_task(g.run("b", many, write))
+    await settle()
+    for i in range(3):
+        await write.release(i)
+    await first
+    assert await waiting == [True] * len(many)
+    assert write.calls[1:] == [many[:MAX_GROUP_ENTRIES], many[MAX_GROUP_ENTRIES:]]
+
+
+async def test_an_error_reaches_every_waiter_of_its_batch_and_frees_the_key() -> None:
+    g, write = groups(), Writes()
+    first = asyncio.create_task(g.run("b", [1], write))
+    await settle()
+    later = [asyncio.create_task(g.run("b", [m], write)) for m in (2, 3)]
+    await settle()
+    await write.release(0)
+    assert await first == [True]
+    write.fail = RuntimeError("undecided")
+    await write.release(1)
+    for task in later:
+        with pytest.raises(RuntimeError, match="undecided"):
+            await task
+    write.fail = None
+    again = asyncio.create_task(g.run("b", [4], write))
+    await settle()
+    assert write.calls[-1] == [4]  # the key is free: at once
+    await write.release(2)
+    assert await again == [True]
+
+
+async def test_a_waiter_that_goes_away_leaves_the_group_whole() -> None:
+    g, write = groups(), Writes()
+    first = asyncio.create_task(g.run("b", [1], write))
+    await settle()
+    gone = asyncio.create_task(g.run("b", [2], write))
+    stays = asyncio.create_task(g.run("b", [3], write))
+    await settle()
+    gone.cancel()
+    await settle()
+    await write.release(0)
+    await write.release(1)
+    await first
+    assert await stays == [True]
+    assert write.calls == [[1], [2, 3]]  # its entry was written with the others
+    assert gone.cancelled()
+
+
+async def test_a_first_writer_that_goes_away_still_lets_the_waiters_go() -> None:
+    g, write = groups(), Writes()
+    first = asyncio.create_task(g.run("b", [1], write))
+    await settle()
+    waiter = asyncio.create_task(g.run("b", [2], write))
+    await settle()
+    first.cancel()
+    await settle()
+    assert first.cancelled()
+    await write.release(1)
+    assert await waiter == [True]
+    assert write.calls == [[1], [2]]
