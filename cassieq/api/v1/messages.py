@@ -14,7 +14,7 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 from cassieq.api.dependencies import App, Engine
 from cassieq.api.errors import errors, errors_response
 from cassieq.api.http.empty import EmptyResponse, empty
-from cassieq.api.security import account_guard
+from cassieq.api.security import account_before_request
 from cassieq.api.v1.dto import GetMessageBody, UpdateMessageBody, UpdateMessageRequest
 from cassieq.auth.receipt_keys import ReceiptSigner
 from cassieq.auth.receipts import ReceiptOfAnotherQueue
@@ -47,7 +47,7 @@ class _RawMessageBody(Operation):
 class MessageController(Controller):
     path = "/api/v1/accounts/{account:str}/queues/{queue:str}/messages"
     tags = ["messages"]
-    guards = [account_guard]
+    before_request = staticmethod(account_before_request)
 
     @post(
         operation_id="putMessage",

@@ -11,7 +11,7 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 from cassieq.api.dependencies import Engine
 from cassieq.api.errors import errors
 from cassieq.api.http.empty import EmptyResponse, empty
-from cassieq.api.security import account_guard
+from cassieq.api.security import account_before_request
 from cassieq.api.v1.dto import (
     QueueCreateOptions,
     QueueDefinitionBody,
@@ -25,7 +25,7 @@ AUTH_ERRORS = (400, 401, 403)
 class QueueController(Controller):
     path = "/api/v1/accounts/{account:str}/queues"
     tags = ["queues"]
-    guards = [account_guard]
+    before_request = staticmethod(account_before_request)
 
     @get(
         operation_id="listQueues",

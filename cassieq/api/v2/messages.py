@@ -15,7 +15,7 @@ from litestar.params import FromPath, JSONBody
 
 from cassieq.api.dependencies import App, Engine
 from cassieq.api.errors import errors_v2
-from cassieq.api.security import account_guard
+from cassieq.api.security import account_before_request
 from cassieq.api.v2.deliveries import acked, leases_changed, received
 from cassieq.api.v2.dto_messages import (
     MAX_BATCH,
@@ -43,7 +43,7 @@ BATCH_BODY_LIMIT = MAX_BATCH * MAX_MESSAGE_BYTES + 1024 * 1024
 class MessageV2Controller(Controller):
     path = "/api/v2/accounts/{account:str}/queues/{queue:str}/messages"
     tags = ["messages v2"]
-    guards = [account_guard]
+    before_request = staticmethod(account_before_request)
 
     @post(
         operation_id="sendMessages",

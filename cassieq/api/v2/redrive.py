@@ -10,7 +10,7 @@ from litestar.params import FromPath, JSONBody
 
 from cassieq.api.dependencies import Engine
 from cassieq.api.errors import errors_v2
-from cassieq.api.security import account_guard, authorize_for
+from cassieq.api.security import account_before_request, authorize_for
 from cassieq.api.v1.dto import Name
 from cassieq.engine.life.redrive import MAX_PER_SECOND
 from cassieq.model import AuthorizationLevel as L
@@ -44,7 +44,7 @@ class RedriveStatus(msgspec.Struct, frozen=True, rename="camel"):
 class RedriveController(Controller):
     path = "/api/v2/accounts/{account:str}/queues/{queue:str}/redrive"
     tags = ["queues"]
-    guards = [account_guard]
+    before_request = staticmethod(account_before_request)
 
     @post(
         operation_id="startRedrive",

@@ -24,7 +24,7 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 
 from cassieq.api.dependencies import App, Engine
 from cassieq.api.errors import errors_v2
-from cassieq.api.security import account_guard
+from cassieq.api.security import account_before_request
 from cassieq.api.v2.deliveries import acked, leases_changed, received
 from cassieq.api.v2.dto_messages import (
     AckRequest,
@@ -56,7 +56,7 @@ DEFAULT_READ_LIMIT = 100
 class SubscriptionV2Controller(Controller):
     path = "/api/v2/accounts/{account:str}/queues/{queue:str}/subscriptions"
     tags = ["subscriptions v2"]
-    guards = [account_guard]
+    before_request = staticmethod(account_before_request)
 
     @put(
         "/{subscription:str}",
