@@ -4,6 +4,7 @@ a write function the test holds open, so what goes when, and together, is seen e
 from __future__ import annotations
 
 import asyncio
+import gc
 
 import pytest
 
@@ -153,3 +154,30 @@ async def test_a_first_writer_that_goes_away_still_lets_the_waiters_go() -> None
     await write.release(1)
     assert await waiter == [True]
     assert write.calls == [[1], [2]]
+
+
+async def test_the_error_of_a_gone_waiters_batch_is_not_left_unretrieved() -> None:
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, object]] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _, context: reported.append(context))
+    try:
+        g, write = groups(), Writes()
+        first = asyncio.create_task(g.run("b", [1], write))
+        await settle()
+        gone = asyncio.create_task(g.run("b", [2], write))
+        await settle()
+        gone.cancel()
+        await settle()
+        write.fail = RuntimeError("undecided")
+        await write.release(0)
+        await write.release(1)
+        with pytest.raises(RuntimeError):
+            await first
+        await settle()
+        del gone
+        gc.collect()
+        await settle()
+    finally:
+        loop.set_exception_handler(previous)
+    assert [c["message"] for c in reported] == []

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 E = TypeVar("E")
 
@@ -61,7 +61,9 @@ class BucketGroups(Generic[E]):
         waiting.answers.extend(answers)
         # Shielded: a caller that goes away (its client closed) leaves the group intact;
         # its entries are written with the others, as a write already sent would be.
-        return list(await asyncio.shield(asyncio.gather(*answers)))
+        joined = asyncio.gather(*answers)
+        joined.add_done_callback(_retrieve)  # its error, once nobody waits for it
+        return list(await asyncio.shield(joined))
 
     def _next(self, key: Hashable, write: Write[E]) -> None:
         """The key's write is done: send what waited for it, or free the key."""
@@ -103,19 +105,21 @@ class BucketGroups(Generic[E]):
 async def _write(write: Write[E], batch: _Waiting[E]) -> None:
     try:
         applied = await write(batch.entries)
+    except asyncio.CancelledError:  # the server is stopping: so are its waiters
+        for answer in batch.answers:
+            answer.cancel()
+        raise
     except BaseException as exc:
         for answer in batch.answers:
             if not answer.done():
                 answer.set_exception(exc)
-        if isinstance(exc, asyncio.CancelledError):
-            raise
         return
     for answer, done in zip(batch.answers, applied, strict=True):
         if not answer.done():
             answer.set_result(done)
 
 
-def _retrieve(task: asyncio.Task[None]) -> None:
-    # The waiters got the error; nobody awaits the task itself.
-    if not task.cancelled():
-        task.exception()
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    # The waiters got the error; nobody awaits the task (or a gone waiter's answers).
+    if not future.cancelled():
+        future.exception()
