@@ -22,7 +22,7 @@ from litestar.routes import HTTPRoute
 from litestar.static_files import create_static_files_router
 
 from cassieq import __version__
-from cassieq.api.security import account_guard, admin_guard
+from cassieq.api.security import account_before_request, admin_guard
 from cassieq.auth.signing import REQUEST_TIME_HEADER
 from cassieq.auth.signing_v2 import DATE_HEADER
 from cassieq.auth.signing_v2 import SCHEME as V2_SCHEME
@@ -154,8 +154,9 @@ def asset_routes() -> list[Router]:
 
 
 def document_security(app: Litestar) -> None:
-    """Each route's security requirements, from its guard: they cannot drift from what the
-    route checks. Runs before the schema is first built (Litestar builds it lazily)."""
+    """Each route's security requirements, from its guard (or the queue API's account check,
+    a before_request hook): they cannot drift from what the route checks. Runs before the
+    schema is first built (Litestar builds it lazily)."""
     for route in app.routes:
         if not isinstance(route, HTTPRoute):
             continue
@@ -167,7 +168,7 @@ def _requirements(handler: HTTPRouteHandler, path: str) -> list[SecurityRequirem
     guards = handler.resolve_guards()
     if admin_guard in guards:
         return OPERATOR
-    if account_guard in guards:
+    if handler.resolve_before_request() is account_before_request:
         return V2_ACCOUNT if path.startswith("/api/v2/") else V1_ACCOUNT
     return None
 

@@ -10,7 +10,7 @@ from litestar.params import FromPath
 
 from cassieq.api.dependencies import Engine
 from cassieq.api.errors import errors_v2
-from cassieq.api.security import account_guard
+from cassieq.api.security import account_before_request
 from cassieq.model import AuthorizationLevel as L
 
 
@@ -21,7 +21,7 @@ class PurgedBody(msgspec.Struct, frozen=True):
 class PurgeController(Controller):
     path = "/api/v2/accounts/{account:str}/queues/{queue:str}/purge"
     tags = ["queues"]
-    guards = [account_guard]
+    before_request = staticmethod(account_before_request)
 
     @post(
         operation_id="purgeQueue",

@@ -16,7 +16,7 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 
 from cassieq.api.dependencies import Engine
 from cassieq.api.errors import errors_v2
-from cassieq.api.security import account_guard, authorize_for
+from cassieq.api.security import account_before_request, authorize_for
 from cassieq.api.v2.dto_queues import (
     FIFO_ONLY,
     PeekBody,
@@ -37,7 +37,7 @@ CURSOR_PATTERN = PEEK_CURSOR_PATTERN
 class QueueV2Controller(Controller):
     path = "/api/v2/accounts/{account:str}/queues/{queue:str}"
     tags = ["queues v2"]
-    guards = [account_guard]
+    before_request = staticmethod(account_before_request)
 
     @put(
         operation_id="putQueueV2",
