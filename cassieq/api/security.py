@@ -46,7 +46,10 @@ async def account_before_request(request: Request[Any, Any, Any]) -> None:
     at the same point for a route (before its parameters and body are parsed): Litestar
     hands each guard call a copy of the route handler, and that copy was 4.5% of the
     server's CPU on v1's put->get->ack (py-spy); the hook gets the request, whose handler
-    is only read here."""
+    is only read here. Unlike guards, which add up over the layers, the last layer's
+    before_request wins: a route or router of these controllers must not set its own (the
+    OpenAPI security, documented from this hook, would lose it too, and
+    tests/unit/api/test_docs_pages.py fails on a queue route without it)."""
     await account_guard(request, request.route_handler)
 
 

@@ -76,7 +76,7 @@ async def test_other_keys_do_not_wait() -> None:
     assert await a == [True] and await b == [True]
 
 
-async def test_a_message_named_twice_waits_for_the_next_batch() -> None:
+async def test_a_message_named_twice_waits_for_the_next_batch_and_so_do_those_behind() -> None:
     g, write = groups(), Writes()
     first = asyncio.create_task(g.run("b", [1], write))
     await settle()
@@ -87,21 +87,59 @@ async def test_a_message_named_twice_waits_for_the_next_batch() -> None:
     await write.release(2)
     await first
     assert [await t for t in again] == [[True]] * 3
-    assert write.calls == [[1], [5, 6], [5]]
+    assert write.calls == [[1], [5], [5, 6]]  # nothing overtakes the call left behind
 
 
-async def test_a_batch_holds_at_most_the_cap_the_rest_go_next_in_order() -> None:
+async def test_a_batch_holds_at_most_the_cap_and_never_splits_a_call() -> None:
     g, write = groups(), Writes()
     first = asyncio.create_task(g.run("b", [-1], write))
     await settle()
-    many = list(range(MAX_GROUP_ENTRIES + 3))
-    waiting = asyncio.create_task(g.run("b", many, write))
+    singles = [asyncio.create_task(g.run("b", [m], write)) for m in range(MAX_GROUP_ENTRIES - 1)]
+    pair = asyncio.create_task(g.run("b", [1000, 1001], write))  # over the cap by one
+    big = list(range(2000, 2000 + MAX_GROUP_ENTRIES + 3))
+    whole = asyncio.create_task(g.run("b", big, write))
     await settle()
-    for i in range(3):
+    for i in range(4):
         await write.release(i)
     await first
-    assert await waiting == [True] * len(many)
-    assert write.calls[1:] == [many[:MAX_GROUP_ENTRIES], many[MAX_GROUP_ENTRIES:]]
+    assert [await t for t in singles] == [[True]] * (MAX_GROUP_ENTRIES - 1)
+    assert await pair == [True, True] and await whole == [True] * len(big)
+    assert write.calls[1:] == [list(range(MAX_GROUP_ENTRIES - 1)), [1000, 1001], big]
+
+
+async def test_a_cancelled_group_write_leaves_no_waiter_behind() -> None:
+    g, write = groups(), Writes()
+    first = asyncio.create_task(g.run("b", [1], write))
+    await settle()
+    grouped = asyncio.create_task(g.run("b", [2], write))
+    behind = asyncio.create_task(g.run("b", [2], write))  # the same message: the next batch
+    await settle()
+    await write.release(0)
+    assert await first == [True]
+    write.fail = asyncio.CancelledError()  # the server stopping while the group is out
+    await write.release(1)
+    await settle()
+    assert grouped.cancelled() and behind.cancelled()  # neither waits for good
+    write.fail = None
+    again = asyncio.create_task(g.run("b", [3], write))
+    await settle()
+    assert write.calls[-1] == [3]  # the key is free
+    await write.release(2)
+    assert await again == [True]
+
+
+async def test_a_write_answering_the_wrong_count_fails_its_calls_instead_of_hanging() -> None:
+    async def short(entries: list[int]) -> list[bool]:
+        await asyncio.sleep(0)
+        return [True]
+
+    g = groups()
+    first = asyncio.create_task(g.run("b", [1], short))
+    later = [asyncio.create_task(g.run("b", [m], short)) for m in (2, 3)]
+    assert await first == [True]
+    for task in later:
+        with pytest.raises(RuntimeError, match="1 outcomes for 2 entries"):
+            await task
 
 
 async def test_an_error_reaches_every_waiter_of_its_batch_and_frees_the_key() -> None:
