@@ -239,10 +239,17 @@ class Deliverer:
             if known is None or known.version < row.version:
                 writes.rows[row.monoton] = without_body(row)
 
-    def _write_takes(self, queue: QueueId, bucket: int, unsealed: bool) -> Write[CasEntry]:
+    def _write_takes(
+        self, queue: QueueId, bucket: int, unsealed: bool, units: list[int] | None = None
+    ) -> Write[CasEntry]:
         async def write(entries: list[CasEntry]) -> list[bool]:
             return await self._ctx.store.cas_messages(
-                queue, bucket, entries, unsealed=unsealed, keep_body=True
+                queue,
+                bucket,
+                entries,
+                unsealed=unsealed,
+                keep_body=True,  # takes and retirements: only the state changes
+                units=units,
             )
 
         return write
@@ -284,18 +291,11 @@ class Deliverer:
             return []
         entries = [(row.version, new) for row, new, _ in writes]
         if units is None:
-            applied = await self._takes.run(
-                (queue.id, bucket, unsealed), entries, self._write_takes(queue.id, bucket, unsealed)
-            )
-        else:
-            applied = await ctx.store.cas_messages(
-                queue.id,
-                bucket,
-                entries,
-                unsealed=unsealed,
-                keep_body=True,  # takes and retirements: only the state changes
-                units=[units[row.monoton] for row, _, _ in writes],
-            )
+            write = self._write_takes(queue.id, bucket, unsealed)
+            applied = await self._takes.run((queue.id, bucket, unsealed), entries, write)
+        else:  # FIFO runs: a unit all or nothing, never merged with other calls' entries
+            unit_of = [units[row.monoton] for row, _, _ in writes]
+            applied = await self._write_takes(queue.id, bucket, unsealed, unit_of)(entries)
         if unsealed:
             won_rows = [new for (_, new, _), won in zip(writes, applied, strict=True) if won]
             self._note_reader_writes(queue.id, bucket, won_rows)
