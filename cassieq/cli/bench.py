@@ -233,3 +233,8 @@ bench.add_command(_fifo)
 from cassieq.cli.bench_subscriptions import subscriptions as _subscriptions  # noqa: E402
 
 bench.add_command(_subscriptions)
+
+# `cassieq bench driver` (issue 38: the driver's floor), in a module of its own.
+from cassieq.cli.bench_driver import driver as _driver  # noqa: E402
+
+bench.add_command(_driver)

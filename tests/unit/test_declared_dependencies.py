@@ -15,8 +15,9 @@ _DISTRIBUTION = {
     "yaml": "pyyaml",
     "prometheus_client": "prometheus-client",
 }
-# Extras a command says it needs when missing (pyspark: `cassieq pipeline`).
-_OPTIONAL = {"pyspark"}
+# Extras a command says it needs when missing (pyspark: `cassieq pipeline`; acsylla, in the
+# dev extra: `cassieq bench driver`, which compares the store's driver with it).
+_OPTIONAL = {"pyspark", "acsylla"}
 
 
 def _runtime() -> set[str]:
