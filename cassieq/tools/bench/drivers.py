@@ -58,6 +58,14 @@ async def _turn(clients: int, seconds: float, step: Step) -> dict[str, float]:
     }
 
 
+async def _turns(clients: int, seconds: float, steps: tuple[Step, Step, Step]) -> Any:
+    """A turn of each request kind (REQUESTS' order), one after the other."""
+    return {
+        request: await _turn(clients, seconds, step)
+        for request, step in zip(REQUESTS, steps, strict=True)
+    }
+
+
 class _Rows:
     """Each client's partition and the value its rows hold (every update adds one)."""
 
@@ -101,11 +109,7 @@ async def _python_driver(settings: Settings, keyspace: str, clients: int, second
             rows.batched[i] = v + 1
             return True
 
-        figures = {
-            "read": await _turn(clients, seconds, one_read),
-            "lwt": await _turn(clients, seconds, one_lwt),
-            "batch": await _turn(clients, seconds, one_batch),
-        }
+        figures = await _turns(clients, seconds, (one_read, one_lwt, one_batch))
         check = session.prepare(f"SELECT c, v FROM {table} WHERE k = ?")
         for i, key in enumerate(rows.keys):
             held = {row[0]: row[1] for row in session.execute(check, (key,))}
@@ -178,11 +182,7 @@ async def _acsylla(settings: Settings, keyspace: str, clients: int, seconds: flo
             rows.batched[i] = v + 1
             return True
 
-        figures = {
-            "read": await _turn(clients, seconds, one_read),
-            "lwt": await _turn(clients, seconds, one_lwt),
-            "batch": await _turn(clients, seconds, one_batch),
-        }
+        figures = await _turns(clients, seconds, (one_read, one_lwt, one_batch))
         check = await session.create_prepared(f"SELECT c, v FROM {table} WHERE k = ?")
         for i, key in enumerate(rows.keys):
             statement = check.bind()
