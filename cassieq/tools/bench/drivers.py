@@ -24,7 +24,7 @@ from typing import Any
 from cassandra.query import BatchStatement, BatchType
 
 from cassieq.config import Settings
-from cassieq.store.cassandra import check_keyspace, connect, execute_async
+from cassieq.store.cassandra import check_keyspace, connect, drop_keyspace, execute_async
 from cassieq.store.cassandra.binding import add_prepared
 from cassieq.tools.bench.measure import run_clients
 
@@ -34,6 +34,8 @@ REQUESTS = ("read", "lwt", "batch")
 DRIVERS = ("cassandra-driver", "acsylla")
 
 Step = Callable[[int], Awaitable[bool]]
+# Per request kind (REQUESTS): requests sent, per second, CPU ms per request.
+Figures = dict[str, dict[str, float]]
 
 
 class DriverBenchError(RuntimeError):
@@ -58,7 +60,7 @@ async def _turn(clients: int, seconds: float, step: Step) -> dict[str, float]:
     }
 
 
-async def _turns(clients: int, seconds: float, steps: tuple[Step, Step, Step]) -> Any:
+async def _turns(clients: int, seconds: float, steps: tuple[Step, Step, Step]) -> Figures:
     """A turn of each request kind (REQUESTS' order), one after the other."""
     return {
         request: await _turn(clients, seconds, step)
@@ -76,7 +78,9 @@ class _Rows:
         self.batched = [0] * clients  # rows 1..BATCH_ROWS: the batches
 
 
-async def _python_driver(settings: Settings, keyspace: str, clients: int, seconds: float) -> Any:
+async def _python_driver(
+    settings: Settings, keyspace: str, clients: int, seconds: float
+) -> Figures:
     cluster, session = connect(settings.cassandra_hosts, settings.cassandra_port)
     try:
         table = _table(keyspace)
@@ -119,7 +123,7 @@ async def _python_driver(settings: Settings, keyspace: str, clients: int, second
         cluster.shutdown()
 
 
-async def _acsylla(settings: Settings, keyspace: str, clients: int, seconds: float) -> Any:
+async def _acsylla(settings: Settings, keyspace: str, clients: int, seconds: float) -> Figures:
     try:
         import acsylla
     except ImportError as exc:
@@ -219,7 +223,7 @@ async def run_drivers(
     check_keyspace(keyspace)
     cluster, session = connect(settings.cassandra_hosts, settings.cassandra_port)
     try:
-        session.execute(f"DROP KEYSPACE IF EXISTS {keyspace}")
+        drop_keyspace(session, keyspace)  # waits for the schema to agree, as every bench
         session.execute(f"CREATE KEYSPACE {keyspace} WITH replication = {settings.replication}")
         session.execute(
             f"CREATE TABLE {_table(keyspace)} "
