@@ -16,8 +16,10 @@ import pytest
 from cassieq.engine import CallCounter, FakeClock, QueueEngine, SystemClock
 from cassieq.engine.context import Tuning
 from cassieq.engine.life.long_poll import QueueWatcher
+from cassieq.engine.observe import Observer
 from cassieq.model import Delivery, OutgoingMessage, QueueId
 from cassieq.store.base import Store
+from cassieq.store.memory import MemoryStore
 from tests.engine.conftest import make_queue
 from tests.engine.jobs import own_jobs_queue
 
@@ -202,21 +204,51 @@ async def test_a_delayed_put_wakes_nobody_until_the_probe_finds_it_visible(
     assert [d.message for d in got] == ["later"]
 
 
+class _CallTimes(Observer):
+    """When (loop time) the engine called its store: the first call after a waiter started
+    waiting is its wake, apart from what the store then takes to answer."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+
+    def store_call(self, primitive: str) -> None:
+        self.times.append(time.monotonic())
+
+
 async def test_a_waiting_receive_gets_a_message_whose_lease_ends_within_100_ms(
     store: Store,
 ) -> None:
     """#38 item 4, on the wall clock (the wake path is what is under test): the only message
-    is in flight with 3 s left when a receive starts waiting 10 s; it gets the message as
-    its lease ends. Before: the watcher's probe, every two ticks, found it up to 2 s late."""
-    engine = QueueEngine(store, SystemClock(), tuning=own_jobs_queue())
+    is in flight with 3 s left when a receive starts waiting 10 s; it is woken as its lease
+    ends and gets the message. Before: the watcher's probe, every two ticks, found it up to
+    2 s late. The watcher never ticks here (MANUAL), so the only store calls while the
+    receive waits are those of the wake the lease's end scheduled. The wake is bounded on
+    each store (0.1 s); the answer (0.3 s after the lease's end, the issue's mark) on the
+    memory store, where it is the engine's time alone: on Cassandra it is the wake plus the
+    store's reads and LWT, which a loaded CI machine has taken 0.3 s for (session 27)."""
+    calls = _CallTimes()
+    tuning = own_jobs_queue(long_poll_check_ms=MANUAL.long_poll_check_ms)
+    engine = QueueEngine(store, SystemClock(), tuning=tuning, observers=[calls])
     account = f"lp-{uuid.uuid4().hex[:10]}"
     await engine.accounts.create(account)
-    await make_queue(engine, account, "q")
+    queue = await make_queue(engine, account, "q")
     await engine.put(account, "q", "leased")
+    asked = time.monotonic()
     assert len(await engine.receive(account, "q", 1, invisibility_s=3)) == 1
-    ends = time.monotonic() + 3.0  # (the lease began a moment before: at most that early)
-    got = await engine.receive(account, "q", 1, invisibility_s=30, wait_s=10)
-    late = time.monotonic() - ends
+    # The lease ends 3 s after a moment within that receive.
+    earliest, latest = asked + 3.0, time.monotonic() + 3.0
+    waiting = asyncio.create_task(engine.receive(account, "q", 1, invisibility_s=30, wait_s=10))
+    await _watcher(engine, queue.id, 1)
+    calls.times.clear()  # the waiting receive's own first try and the watcher's baseline
+    got = await asyncio.wait_for(waiting, SAFETY_S)
+    answered = time.monotonic()
     assert [d.message for d in got] == ["leased"]
-    assert -0.05 <= late <= 0.3, f"received {late:+.3f} s after the lease's end"
+    assert calls.times, "the receive was answered without a store call"
+    woken = calls.times[0]
+    assert earliest - 0.05 <= woken <= latest + 0.1, (
+        f"woken {woken - latest:+.3f} s after the lease's end (answered after "
+        f"{answered - woken:.3f} s more)"
+    )
+    if isinstance(store, MemoryStore):
+        assert answered <= latest + 0.3, f"answered {answered - latest:+.3f} s after the end"
     await engine.release_waiters()

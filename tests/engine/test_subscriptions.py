@@ -4,6 +4,7 @@ and the cost of a put with subscriptions."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
 import msgspec
@@ -188,6 +189,45 @@ async def test_a_read_waits_at_a_hole_then_passes_it_once_its_bucket_is_finalize
     # The late writer is refused: its message would go to a new monoton, read there.
     late = new_message(hole, "late", clock.now())
     assert not await store.insert_messages(queue.id, 0, [late], clock.now())
+
+
+async def test_two_reads_finalizing_one_bucket_at_once_both_pass_the_hole(
+    engine: QueueEngine,
+    account: str,
+    store: Store,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Two subscriptions read on one server (one reader) and both find the hole due at once:
+    # each finalizes the bucket, and the second used to fail forgetting the hole (KeyError,
+    # seen on the three-node cluster). The real finalize runs; both are held until both came.
+    queue = await make_queue(engine, account, bucket_size=4, finalize_seconds=2)
+    for name in ("a", "b"):
+        await engine.subscriptions.create(account, "q", name, "ordered", "earliest")
+    await engine.put(account, "q", "m0")
+    await engine.publisher.take_monotons(queue.id)  # a writer that never writes
+    for i in range(1, 6):
+        await engine.put(account, "q", f"m{i}")
+    arrived, both = [], asyncio.Event()
+    finalize = type(store).finalize_bucket
+
+    async def held(self: Store, queue_id: QueueId, bucket: int, now: int) -> None:
+        arrived.append(bucket)
+        if len(arrived) == 2:
+            both.set()
+        await asyncio.wait_for(both.wait(), 5)
+        await finalize(self, queue_id, bucket, now)
+
+    # On the class, before the reading server is built: an engine binds its store's methods.
+    monkeypatch.setattr(type(store), "finalize_bucket", held)
+    subs = QueueEngine(store, clock).subscriptions
+    await subs.read(account, "q", "a", 10)  # the hole is found
+    clock.advance(2.5)
+    batches = await asyncio.gather(*(subs.read(account, "q", n, 10) for n in ("a", "b")))
+    assert arrived == [0, 0]
+    for batch in batches:
+        assert [m.body for m in batch.messages] == [f"m{i}" for i in range(6)]
+    assert (await store.read_bucket(queue.id, 0)).finalized
 
 
 async def test_a_repair_copy_is_skipped_its_original_was_read_in_place(

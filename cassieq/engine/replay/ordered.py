@@ -132,7 +132,9 @@ class OrderedReader:
         if not full or now < first + view.options.finalize_seconds * 1000:
             return False
         await self._ctx.store.finalize_bucket(view.id, snap.bucket, now)
-        del self._holes[key]
+        # Another read (of this subscription or another on this server) may have finalized
+        # the same bucket while this one waited on the store, and forgotten the hole already.
+        self._holes.pop(key, None)
         self._ctx.log.info(
             "bucket_finalized_by_reader", queue=str(view.id), bucket=snap.bucket, hole=hole
         )
