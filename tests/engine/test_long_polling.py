@@ -205,8 +205,8 @@ async def test_a_delayed_put_wakes_nobody_until_the_probe_finds_it_visible(
 
 
 class _CallTimes(Observer):
-    """When (loop time) the engine called its store: the first call after a waiter started
-    waiting is its wake, apart from what the store then takes to answer."""
+    """When (time.monotonic) the engine called its store: the first call after a waiter
+    started waiting is its wake, apart from what the store then takes to answer."""
 
     def __init__(self) -> None:
         self.times: list[float] = []
