@@ -75,11 +75,14 @@ def stop_server(server: Server) -> None:
         server.process.kill()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def server(
     cassandra_store: object, cassandra_node: CassandraNode, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
-    # cassandra_store applies the schema to the test keyspace first.
+    # cassandra_store applies the schema to the test keyspace first. One server for the
+    # package's tests (tests/api, and tests/e2e, which imports this fixture), stopped when
+    # the package is done: kept for the whole session, it repaired the test keyspace's
+    # thousands of queues for the rest of it (a third of a core, and Cassandra's Paxos).
     running = start_server(cassandra_node, tmp_path_factory.mktemp("server") / "server.log")
     yield running
     stop_server(running)

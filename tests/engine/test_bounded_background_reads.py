@@ -172,10 +172,10 @@ async def test_a_queue_whose_repair_fails_fails_neither_the_pass_nor_the_other_r
     engine = QueueEngine(faulty, clock, tuning=tuning)
     broken = await make_queue(engine, account, "broken")  # listed before "q"
     await sealed_bucket_with_late_write(engine, account, clock, finalize_seconds=5)
-    faulty.fail_once("read_bucket", when=lambda qid, *_: qid == broken.id)
+    faulty.fail_once("read_pointer", when=lambda qid, *_: qid == broken.id)
     clock.advance(5)
     await BackgroundWorker(engine).tick()
-    assert not faulty.armed("read_bucket")  # the broken queue's repair failed...
+    assert not faulty.armed("read_pointer")  # the broken queue's repair failed...
     assert await drain(engine, account, "q") == ["late"]  # ...and q's was done all the same
 
 

@@ -109,7 +109,9 @@ async def test_two_instances_republish_a_late_write_once(
     await sealed_bucket_with_late_write(engine, account, clock)
     clock.advance(16)
     results = await asyncio.gather(engine.repair(account, "q"), other.repair(account, "q"))
-    assert sorted(results, key=str) == [1, None]  # exactly one held the lease
+    # One held the lease and repaired the bucket; the other found the lease held (None),
+    # or, coming after, nothing left to do (0: the repair pointer reached the reader's).
+    assert sorted(results, key=str) in ([1, None], [0, 1])
     await asyncio.gather(engine.repair(account, "q"), other.repair(account, "q"))
     delivered = await drain(engine, account, "q") + await drain(other, account, "q")
     assert delivered == ["late"]
@@ -122,7 +124,7 @@ async def test_a_dead_lease_owner_hands_repair_over_within_the_ttl(
     engine: QueueEngine,
     other: QueueEngine,
 ) -> None:
-    await make_queue(engine, account)
+    await sealed_bucket_with_late_write(engine, account, clock, finalize_seconds=300)
     assert await engine.repair(account, "q") == 0  # `engine` owns the lease now...
     # ...and is killed: it never renews. The other instance waits out the TTL only.
     assert await other.repair(account, "q") is None
@@ -130,6 +132,53 @@ async def test_a_dead_lease_owner_hands_repair_over_within_the_ttl(
     assert await other.repair(account, "q") is None
     clock.advance(1)
     assert await other.repair(account, "q") == 0
+
+
+async def test_an_idle_queues_repair_is_three_pointer_reads_until_the_reader_moves(
+    calls: CallCounter, clock: FakeClock, account: str, engine: QueueEngine
+) -> None:
+    await make_queue(engine, account, bucket_size=2, finalize_seconds=1)
+    for payload in ("a", "b"):
+        await engine.put(account, "q", payload)
+    calls.reset()
+    assert await engine.repair(account, "q") == 0  # the reader is still in bucket 0
+    assert (calls.calls["read_pointer"], calls.calls["acquire_lease"]) == (3, 0)
+    assert calls.calls["read_bucket"] == 0
+    await engine.put(account, "q", "c")
+    assert await drain(engine, account, "q") == ["a", "b", "c"]  # the reader left bucket 0
+    await engine.settle()  # bucket 0's seal is written...
+    assert await drain(engine, account, "q") == []  # ...and the invisibility side passes it
+    clock.advance(2)  # past bucket 0's finalize wait
+    calls.reset()
+    assert await engine.repair(account, "q") == 1  # leased, and bucket 0 finished
+    assert calls.calls["acquire_lease"] == 1
+    calls.reset()
+    assert await engine.repair(account, "q") == 0  # at the reader's bucket again: idle
+    assert (calls.calls["read_pointer"], calls.calls["acquire_lease"]) == (3, 0)
+
+
+async def test_the_owner_renews_its_lease_once_half_of_it_is_left(
+    calls: CallCounter, clock: FakeClock, account: str, engine: QueueEngine, other: QueueEngine
+) -> None:
+    """A renewal is two Paxos rounds: the owner trusts the expiry it wrote for half the
+    lease, and the lease still changes hands only once it expired. (A bucket waits out its
+    finalize wait throughout: a queue with nothing to repair asks for no lease.)"""
+    await sealed_bucket_with_late_write(engine, account, clock, finalize_seconds=300)
+    half_s = engine.ctx.tuning.lease_ttl_ms / 2000
+    calls.reset()
+    assert await engine.repair(account, "q") == 0  # taken: expires at 2 halves
+    clock.advance(half_s - 1)
+    assert await engine.repair(account, "q") == 0
+    assert calls.calls["acquire_lease"] == 1  # trusted, not asked again
+    clock.advance(1)
+    assert await engine.repair(account, "q") == 0  # half left: renewed, until 3 halves
+    assert calls.calls["acquire_lease"] == 2
+    clock.advance(half_s)  # past the first expiry, before the renewed one
+    assert await other.repair(account, "q") is None
+    clock.advance(half_s)  # the owner stopped: expired at 3 halves
+    assert await other.repair(account, "q") == 0
+    # The former owner's trust ended with the half it renewed for: it asks, and has lost it.
+    assert await engine.repair(account, "q") is None
 
 
 async def test_delete_and_recreate_gives_an_empty_queue_and_old_rows_go(

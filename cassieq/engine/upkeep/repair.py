@@ -37,8 +37,11 @@ class Repairer:
         self._retention = Retention(ctx)
 
     async def run_once(self, queue: QueueDefinition) -> int | None:
-        """Repair what is due; the number of buckets finished, or None without the lease."""
+        """Repair what is due; the number of buckets finished, or None without the lease
+        (0 without asking for it where there is nothing to do: ``_idle``)."""
         ctx, store, qid = self._ctx, self._ctx.store, queue.id
+        if await self._idle(queue):
+            return 0
         if not await self._leases.hold(lease_name(queue)):
             return None
         finalize_ms = queue.options.finalize_seconds * 1000
@@ -94,6 +97,27 @@ class Repairer:
         # Buckets kept for subscriptions (or since their last one went) that are due now.
         await self._retention.sweep(queue)
         return done
+
+    async def _idle(self, queue: QueueDefinition) -> bool:
+        """Whether a run could only stop where it starts: the reader has not left the
+        repair pointer's bucket, and no kept bucket is behind the repair pointer for the
+        retention sweep. Three plain reads instead of the lease's two Paxos rounds and the
+        bucket's read: most queues of a keyspace are idle at any time, and every server
+        repaired each of them every few seconds (an idle server over 1,374 queues: half a
+        core, and half a core of Cassandra's).
+
+        A run at the reader's bucket only reads it and stops (the repair pointer never
+        passes a bucket the reader has not sealed), unless a reader sealed it and died
+        before moving the pointer: then the next receive finds the seal and moves on (it
+        takes nothing from a sealed bucket), and repair goes on from there. Nothing of
+        it is the stall check's either: it warns only of a pointer two buckets behind.
+        """
+        store, qid = self._ctx.store, queue.id
+        repair = await store.read_pointer(qid, "repair")
+        if await store.read_pointer(qid, "reader") > repair:
+            return False
+        mark = await store.read_pointer(qid, "retention")  # 0: nothing kept (Retention.sweep)
+        return not mark or mark - 1 >= repair
 
     async def _seal_if_passed(self, queue: QueueDefinition, bucket: int, now: int) -> bool:
         """Seal a bucket the stored reader pointer has passed without its seal stored.
