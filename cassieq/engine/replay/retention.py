@@ -20,6 +20,12 @@ from cassieq.model import QueueDefinition
 MAX_BUCKETS_PER_SWEEP = 256
 
 
+def kept_behind(mark: int, repair: int) -> bool:
+    """Whether the sweep has buckets to look at: a retention ``mark`` is set (stored plus
+    one) and its bucket is behind the ``repair`` pointer."""
+    return bool(mark) and mark - 1 < repair
+
+
 class Retention:
     def __init__(self, ctx: EngineContext) -> None:
         self._ctx = ctx
@@ -59,7 +65,7 @@ class Retention:
         if not mark:
             return 0
         bucket, repair = mark - 1, await store.read_pointer(view.id, "repair")
-        if bucket >= repair:
+        if not kept_behind(mark, repair):
             return 0
         state = await store.read_invisibility(view.id)
         subs = await store.read_subscriptions(view.id.whole)  # fresh, as kept_for_subscriptions

@@ -15,7 +15,7 @@ from cassieq.engine.life.expire import expire, expiring
 from cassieq.engine.life.kept import kept_for_subscriptions
 from cassieq.engine.life.move import TargetGone, write_copy
 from cassieq.engine.life.put import Publisher, new_message
-from cassieq.engine.replay.retention import Retention
+from cassieq.engine.replay.retention import Retention, kept_behind
 from cassieq.engine.upkeep.leases import Leases
 from cassieq.engine.upkeep.stall import StallWatch
 from cassieq.model import BucketState, InvisibilityState, MessageRow, QueueDefinition
@@ -38,14 +38,14 @@ class Repairer:
 
     async def run_once(self, queue: QueueDefinition) -> int | None:
         """Repair what is due; the number of buckets finished, or None without the lease
-        (0 without asking for it where there is nothing to do: ``_idle``)."""
+        (0 without asking for it where there is nothing to do: ``_start``)."""
         ctx, store, qid = self._ctx, self._ctx.store, queue.id
-        if await self._idle(queue):
+        bucket = await self._start(queue)
+        if bucket is None:
             return 0
         if not await self._leases.hold(lease_name(queue)):
             return None
         finalize_ms = queue.options.finalize_seconds * 1000
-        bucket = await store.read_pointer(qid, "repair")
         done = 0
         blocker = "runs up to the reader"
         while done < MAX_BUCKETS_PER_RUN:
@@ -98,13 +98,15 @@ class Repairer:
         await self._retention.sweep(queue)
         return done
 
-    async def _idle(self, queue: QueueDefinition) -> bool:
-        """Whether a run could only stop where it starts: the reader has not left the
-        repair pointer's bucket, and no kept bucket is behind the repair pointer for the
-        retention sweep. Three plain reads instead of the lease's two Paxos rounds and the
-        bucket's read: most queues of a keyspace are idle at any time, and every server
-        repaired each of them every few seconds (an idle server over 1,374 queues: half a
-        core, and half a core of Cassandra's).
+    async def _start(self, queue: QueueDefinition) -> int | None:
+        """The repair pointer, where a run starts; None where a run could only stop there:
+        the reader has not left the repair pointer's bucket, and no kept bucket is behind
+        the repair pointer for the retention sweep. Three plain reads instead of the
+        lease's two Paxos rounds and the bucket's read: most queues of a keyspace are idle
+        at any time, and every server repaired each of them every few seconds (an idle
+        server over 1,374 queues: half a core, and half a core of Cassandra's). Read before
+        the lease: a pointer another owner moved meanwhile fails the run's compare-and-set
+        on it, which stops the run, as a lease that lapsed mid-run does.
 
         A run at the reader's bucket only reads it and stops (the repair pointer never
         passes a bucket the reader has not sealed), unless a reader sealed it and died
@@ -115,9 +117,10 @@ class Repairer:
         store, qid = self._ctx.store, queue.id
         repair = await store.read_pointer(qid, "repair")
         if await store.read_pointer(qid, "reader") > repair:
-            return False
-        mark = await store.read_pointer(qid, "retention")  # 0: nothing kept (Retention.sweep)
-        return not mark or mark - 1 >= repair
+            return repair
+        if kept_behind(await store.read_pointer(qid, "retention"), repair):
+            return repair
+        return None
 
     async def _seal_if_passed(self, queue: QueueDefinition, bucket: int, now: int) -> bool:
         """Seal a bucket the stored reader pointer has passed without its seal stored.
